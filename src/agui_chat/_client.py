@@ -1,0 +1,86 @@
+"""The ``ChatClient`` protocol, and ``BaseChatClient`` to build one with little code."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from ._messages import ChatMessage
+from ._options import ChatOptions
+from ._responses import ChatResponse, ChatResponseUpdate
+
+__all__ = ["BaseChatClient", "ChatClient", "ChatMessages"]
+
+_T = TypeVar("_T")
+_Self = TypeVar("_Self", bound="BaseChatClient")
+
+#: What a chat client accepts as ``messages``: one user message as text, or messages.
+ChatMessages = str | ChatMessage | Sequence[ChatMessage]
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    """Anything that turns messages into a response, whole or streamed.
+
+    Implementations must be safe for concurrent calls and must not keep state between calls
+    beyond what they own (connections, caches).
+    """
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        """Send the messages and return the whole response."""
+        ...
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        """Send the messages and yield the response as it arrives."""
+        ...
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        """Return ``self`` (or something this client wraps or owns) if it is a ``kind``."""
+        ...
+
+
+class BaseChatClient:
+    """A convenient base for chat clients.
+
+    Implement ``get_streaming_response``; ``get_response`` joins the updates. Override
+    ``aclose`` if the client owns resources; ``async with client:`` closes it.
+    """
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        return await ChatResponse.from_update_stream(self.get_streaming_response(messages, options))
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        raise NotImplementedError
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        return self if isinstance(self, kind) else None
+
+    async def aclose(self) -> None:
+        """Release what the client owns (nothing, by default)."""
+
+    async def __aenter__(self: _Self) -> _Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def check_options(options: Any) -> ChatOptions | None:
+    """``options`` if it is ``None`` or ``ChatOptions``; otherwise a ``TypeError`` naming it."""
+    if options is not None and not isinstance(options, ChatOptions):
+        raise TypeError(f"options must be ChatOptions or None, got {type(options).__name__}")
+    return options

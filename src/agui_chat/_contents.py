@@ -1,0 +1,744 @@
+"""The contents a message is made of: text, data, tool calls and results, and human-in-the-loop
+requests and answers.
+
+Every content serializes with ``to_dict()`` and loads back with ``AIContent.from_dict()``;
+the ``type`` key picks the class, and an unknown ``type`` is an error that names it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import builtins
+import copy
+import mimetypes
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, ClassVar, Literal
+
+from ._exceptions import ExpiredRequestError, InvalidResponseError
+from ._schema import is_expired, parse_expiry, schema_errors, to_jsonable
+from ._usage import UsageDetails
+
+__all__ = [
+    "APPROVAL_RESPONSE_SCHEMA",
+    "AIContent",
+    "DataContent",
+    "ErrorContent",
+    "FunctionCallContent",
+    "FunctionCallUpdateContent",
+    "FunctionResultContent",
+    "InputRequestContent",
+    "InputResponseContent",
+    "InterruptRequestContent",
+    "InterruptResponseContent",
+    "TextContent",
+    "TextReasoningContent",
+    "ToolApprovalRequestContent",
+    "ToolApprovalResponseContent",
+    "UriContent",
+    "UsageContent",
+]
+
+InterruptStatus = Literal["resolved", "cancelled"]
+
+#: The answer to a tool approval, as AG-UI peers expect it in a ``resume`` payload.
+APPROVAL_RESPONSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean"},
+        "reason": {"type": "string"},
+        "editedArgs": {"type": "object"},
+    },
+    "required": ["approved"],
+}
+
+
+def _check_str(value: Any, name: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def _check_id(value: Any, name: str) -> None:
+    _check_str(value, name)
+    if not value.strip():
+        raise ValueError(f"{name} must not be empty")
+
+
+def _check_mapping(value: Any, name: str) -> None:
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
+
+
+class AIContent:
+    """Base class of every content.
+
+    ``additional_properties`` travels with the content (and is serialized);
+    ``raw_representation`` is the provider's own object and is never serialized.
+    """
+
+    __slots__ = ("additional_properties", "raw_representation")
+    type: ClassVar[str] = ""
+    _registry: ClassVar[dict[str, builtins.type[AIContent]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("type"):
+            AIContent._registry[cls.type] = cls
+
+    def __init__(
+        self,
+        *,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+    ) -> None:
+        _check_mapping(additional_properties, "additional_properties")
+        self.additional_properties = additional_properties
+        self.raw_representation = raw_representation
+
+    # -- serialization -------------------------------------------------------------------
+    def _fields(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``AIContent.from_dict`` loads it back."""
+        out: dict[str, Any] = {"type": self.type}
+        out.update(self._fields())
+        if self.additional_properties:
+            out["additional_properties"] = to_jsonable(self.additional_properties)
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        return cls(**data)
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> AIContent:
+        """Load a content written by ``to_dict``; an unknown ``type`` raises ``ValueError``."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"content must be a mapping, got {type(data).__name__}")
+        kind = data.get("type")
+        cls = AIContent._registry.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise ValueError(f"unknown content type {kind!r}")
+        fields = dict(data)
+        del fields["type"]
+        try:
+            return cls._load(fields)
+        except TypeError as exc:
+            raise ValueError(f"invalid {kind!r} content: {exc}") from exc
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, AIContent)
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
+        return f"{type(self).__name__}({shown})"
+
+
+class TextContent(AIContent):
+    """Plain text."""
+
+    __slots__ = ("text",)
+    type = "text"
+
+    def __init__(self, text: str, **kwargs: Any) -> None:
+        if kwargs:
+            super().__init__(**kwargs)
+        else:
+            self.additional_properties = None
+            self.raw_representation = None
+        if text.__class__ is not str:
+            _check_str(text, "text")
+        self.text = text
+
+    def _fields(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class TextReasoningContent(AIContent):
+    """The model's reasoning. ``protected_data`` is opaque (encrypted) reasoning that must be
+    sent back unchanged."""
+
+    __slots__ = ("protected_data", "text")
+    type = "reasoning"
+
+    def __init__(self, text: str = "", *, protected_data: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _check_str(text, "text")
+        _check_str(protected_data, "protected_data", optional=True)
+        self.text = text
+        self.protected_data = protected_data
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text}
+        if self.protected_data is not None:
+            out["protected_data"] = self.protected_data
+        return out
+
+
+class DataContent(AIContent):
+    """Binary data (an image, a document...) with its media type.
+
+    Build it from bytes (``DataContent(b"...", media_type="image/png")``) or from a
+    ``data:`` URI (``DataContent("data:image/png;base64,...")``).
+    """
+
+    __slots__ = ("data", "media_type", "name")
+    type = "data"
+
+    def __init__(
+        self,
+        data: bytes | str,
+        media_type: str | None = None,
+        *,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if isinstance(data, str):
+            if not data.startswith("data:"):
+                raise ValueError("data must be bytes or a 'data:' URI")
+            header, sep, payload = data[5:].partition(",")
+            if not sep or not header.endswith(";base64"):
+                raise ValueError("a data URI must be base64-encoded ('data:<type>;base64,...')")
+            try:
+                raw = base64.b64decode(payload, validate=True)
+            except binascii.Error as exc:
+                raise ValueError(f"data URI is not valid base64: {exc}") from exc
+            media_type = media_type or header[: -len(";base64")] or None
+            data = raw
+        elif not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes or a data URI str, got {type(data).__name__}")
+        if not media_type:
+            raise ValueError("media_type is required for DataContent")
+        _check_str(media_type, "media_type")
+        _check_str(name, "name", optional=True)
+        self.data = bytes(data)
+        self.media_type = media_type
+        self.name = name
+
+    @property
+    def base64_data(self) -> str:
+        """The data, base64-encoded."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def uri(self) -> str:
+        """The data as a ``data:`` URI."""
+        return f"data:{self.media_type};base64,{self.base64_data}"
+
+    def has_top_level_media_type(self, top: str) -> bool:
+        """Whether the media type is ``top/*`` (e.g. ``"image"``)."""
+        return self.media_type.split("/", 1)[0].lower() == top.lower()
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"uri": self.uri}
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        return cls(data.pop("uri"), **data)
+
+
+class UriContent(AIContent):
+    """A reference to content at a URI; the media type is inferred from the path if omitted."""
+
+    __slots__ = ("media_type", "uri")
+    type = "uri"
+
+    def __init__(self, uri: str, media_type: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _check_id(uri, "uri")
+        _check_str(media_type, "media_type", optional=True)
+        self.uri = uri
+        self.media_type = media_type or mimetypes.guess_type(uri)[0] or "application/octet-stream"
+
+    def _fields(self) -> dict[str, Any]:
+        return {"uri": self.uri, "media_type": self.media_type}
+
+
+class FunctionCallContent(AIContent):
+    """A request from the model to call a tool.
+
+    ``arguments`` is the parsed argument object; if the model sent text that is not a JSON
+    object, ``arguments`` is ``None`` and ``raw_arguments`` holds the text (``exception``
+    says why). ``informational_only`` marks a call already handled elsewhere (by the
+    server, or by an earlier loop), so no invoker runs it.
+    """
+
+    __slots__ = ("arguments", "call_id", "exception", "informational_only", "name", "raw_arguments")
+    type = "function_call"
+
+    def __init__(
+        self,
+        call_id: str,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        raw_arguments: str | None = None,
+        informational_only: bool = False,
+        exception: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_id(call_id, "call_id")
+        _check_id(name, "name")
+        _check_mapping(arguments, "arguments")
+        _check_str(raw_arguments, "raw_arguments", optional=True)
+        self.call_id = call_id
+        self.name = name
+        self.arguments: dict[str, Any] | None = dict(arguments) if arguments is not None else None
+        self.raw_arguments = raw_arguments
+        self.informational_only = bool(informational_only)
+        self.exception = exception
+
+    @classmethod
+    def from_json_arguments(
+        cls, call_id: str, name: str, text: str | None, **kwargs: Any
+    ) -> FunctionCallContent:
+        """Build a call from the argument text a model streamed; bad JSON is kept, not raised."""
+        import json
+
+        if text is None or not text.strip():
+            return cls(call_id, name, {}, **kwargs)
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            return cls(call_id, name, None, raw_arguments=text, exception=exc, **kwargs)
+        if not isinstance(parsed, dict):
+            err = ValueError(f"tool arguments must be a JSON object, got {type(parsed).__name__}")
+            return cls(call_id, name, None, raw_arguments=text, exception=err, **kwargs)
+        return cls(call_id, name, parsed, **kwargs)
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"call_id": self.call_id, "name": self.name}
+        out["arguments"] = to_jsonable(self.arguments) if self.arguments is not None else None
+        if self.raw_arguments is not None:
+            out["raw_arguments"] = self.raw_arguments
+        if self.informational_only:
+            out["informational_only"] = True
+        return out
+
+
+class FunctionCallUpdateContent(AIContent):
+    """A piece of a tool call still being streamed: its arguments text so far arrives in
+    ``arguments_delta`` pieces. For showing progress only; the complete call follows as a
+    ``FunctionCallContent``, and ``ChatResponse.from_updates`` drops these."""
+
+    __slots__ = ("arguments_delta", "call_id", "name")
+    type = "function_call_update"
+
+    def __init__(
+        self, call_id: str, name: str | None = None, arguments_delta: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_id(call_id, "call_id")
+        _check_str(name, "name", optional=True)
+        _check_str(arguments_delta, "arguments_delta")
+        self.call_id = call_id
+        self.name = name
+        self.arguments_delta = arguments_delta
+
+    def _fields(self) -> dict[str, Any]:
+        return {"call_id": self.call_id, "name": self.name, "arguments_delta": self.arguments_delta}
+
+
+class FunctionResultContent(AIContent):
+    """The result of a tool call, paired with the call by ``call_id``.
+
+    ``exception`` is set when the tool failed (it is not serialized; ``result`` holds the
+    text the model was given).
+    """
+
+    __slots__ = ("call_id", "exception", "result")
+    type = "function_result"
+
+    def __init__(
+        self,
+        call_id: str,
+        result: Any = None,
+        *,
+        exception: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_id(call_id, "call_id")
+        self.call_id = call_id
+        self.result = result
+        self.exception = exception
+
+    def _fields(self) -> dict[str, Any]:
+        return {"call_id": self.call_id, "result": to_jsonable(self.result)}
+
+
+class ErrorContent(AIContent):
+    """An error reported in-band (for example an AG-UI ``RUN_ERROR``)."""
+
+    __slots__ = ("details", "error_code", "message")
+    type = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_code: str | None = None,
+        details: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_str(message, "message")
+        _check_str(error_code, "error_code", optional=True)
+        _check_str(details, "details", optional=True)
+        self.message = message
+        self.error_code = error_code
+        self.details = details
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message}
+        if self.error_code is not None:
+            out["error_code"] = self.error_code
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+class UsageContent(AIContent):
+    """Token usage, as a content so it can travel inside a stream of updates."""
+
+    __slots__ = ("details",)
+    type = "usage"
+
+    def __init__(self, details: UsageDetails, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(details, UsageDetails):
+            raise TypeError(f"details must be UsageDetails, got {type(details).__name__}")
+        self.details = details
+
+    def _fields(self) -> dict[str, Any]:
+        return {"details": self.details.to_dict()}
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        return cls(UsageDetails.from_dict(data.pop("details")), **data)
+
+
+# -- human in the loop -------------------------------------------------------------------
+
+
+class InputRequestContent(AIContent):
+    """Base of the requests that pause a run for a person; ``request_id`` pairs the answer."""
+
+    __slots__ = ("expires_at", "request_id")
+
+    def __init__(
+        self, request_id: str, *, expires_at: datetime | str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        _check_id(request_id, "request_id")
+        self.request_id = request_id
+        self.expires_at = parse_expiry(expires_at)
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        """Whether the request is past its ``expires_at`` (then it can only be cancelled)."""
+        return is_expired(self.expires_at, now)
+
+    def _expiry_field(self) -> dict[str, Any]:
+        return {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
+
+
+class InputResponseContent(AIContent):
+    """Base of the answers to an ``InputRequestContent``, paired by ``request_id``."""
+
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        _check_id(request_id, "request_id")
+        self.request_id = request_id
+
+
+class ToolApprovalRequestContent(InputRequestContent):
+    """A tool call that waits for a person's approval before it may run.
+
+    Answer it with :meth:`create_response`. ``requires_confirmation`` is false for a request
+    that is shown only for context; ``allow_edits`` says whether the person may change the
+    arguments.
+    """
+
+    __slots__ = ("allow_edits", "message", "requires_confirmation", "tool_call")
+    type = "tool_approval_request"
+
+    def __init__(
+        self,
+        request_id: str,
+        tool_call: FunctionCallContent,
+        *,
+        message: str | None = None,
+        requires_confirmation: bool = True,
+        allow_edits: bool = True,
+        expires_at: datetime | str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(request_id, expires_at=expires_at, **kwargs)
+        if not isinstance(tool_call, FunctionCallContent):
+            raise TypeError(
+                f"tool_call must be a FunctionCallContent, got {type(tool_call).__name__}"
+            )
+        _check_str(message, "message", optional=True)
+        self.tool_call = tool_call
+        self.message = message
+        self.requires_confirmation = bool(requires_confirmation)
+        self.allow_edits = bool(allow_edits)
+
+    def create_response(
+        self,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        edited_arguments: Mapping[str, Any] | None = None,
+    ) -> ToolApprovalResponseContent:
+        """The person's answer: approve (optionally with edited arguments) or reject with a
+        reason that reaches the model.
+
+        Raises ``ExpiredRequestError`` when approving a request past its expiry, and
+        ``InvalidResponseError`` for edits where editing was not offered.
+        """
+        if not isinstance(approved, bool):
+            raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
+        _check_str(reason, "reason", optional=True)
+        _check_mapping(edited_arguments, "edited_arguments")
+        if approved and self.is_expired():
+            raise ExpiredRequestError(
+                f"approval request {self.request_id!r} expired at "
+                f"{self.expires_at.isoformat() if self.expires_at else '?'}; it can only be "
+                "rejected",
+                request_ids=[self.request_id],
+            )
+        if edited_arguments is not None:
+            if not approved:
+                raise ValueError("edited_arguments only make sense when approving")
+            if not self.allow_edits:
+                raise InvalidResponseError(
+                    f"approval request {self.request_id!r} does not allow editing the arguments",
+                    request_ids=[self.request_id],
+                )
+        return ToolApprovalResponseContent(
+            self.request_id,
+            approved,
+            self.tool_call,
+            reason=reason,
+            edited_arguments=edited_arguments,
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request_id": self.request_id, "tool_call": self.tool_call.to_dict()}
+        if self.message is not None:
+            out["message"] = self.message
+        if not self.requires_confirmation:
+            out["requires_confirmation"] = False
+        if not self.allow_edits:
+            out["allow_edits"] = False
+        out.update(self._expiry_field())
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        call = AIContent.from_dict(data.pop("tool_call"))
+        return cls(data.pop("request_id"), call, **data)  # type: ignore[arg-type]
+
+
+class ToolApprovalResponseContent(InputResponseContent):
+    """A person's answer to a ``ToolApprovalRequestContent``.
+
+    ``edited_arguments``, when given, replace the call's arguments entirely (they are
+    validated against the tool's schema before anything runs).
+    """
+
+    __slots__ = ("approved", "edited_arguments", "reason", "tool_call")
+    type = "tool_approval_response"
+
+    def __init__(
+        self,
+        request_id: str,
+        approved: bool,
+        tool_call: FunctionCallContent,
+        reason: str | None = None,
+        edited_arguments: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(request_id, **kwargs)
+        if not isinstance(approved, bool):
+            raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
+        if not isinstance(tool_call, FunctionCallContent):
+            raise TypeError(
+                f"tool_call must be a FunctionCallContent, got {type(tool_call).__name__}"
+            )
+        _check_str(reason, "reason", optional=True)
+        _check_mapping(edited_arguments, "edited_arguments")
+        self.approved = approved
+        self.tool_call = tool_call
+        self.reason = reason
+        self.edited_arguments = dict(edited_arguments) if edited_arguments is not None else None
+
+    def to_payload(self) -> dict[str, Any]:
+        """The AG-UI resume payload: ``{approved, reason?, editedArgs?}``."""
+        payload: dict[str, Any] = {"approved": self.approved}
+        if self.reason:
+            payload["reason"] = self.reason
+        if self.edited_arguments is not None:
+            payload["editedArgs"] = to_jsonable(self.edited_arguments)
+        return payload
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "request_id": self.request_id,
+            "approved": self.approved,
+            "tool_call": self.tool_call.to_dict(),
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.edited_arguments is not None:
+            out["edited_arguments"] = to_jsonable(self.edited_arguments)
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        call = AIContent.from_dict(data.pop("tool_call"))
+        return cls(data.pop("request_id"), data.pop("approved"), call, **data)  # type: ignore[arg-type]
+
+
+class InterruptRequestContent(InputRequestContent):
+    """A question for a person (AG-UI interrupt): answer with :meth:`create_response` or
+    decline with :meth:`cancel`.
+
+    ``tool_call_id`` names the tool call that asked; ``key`` tells apart several questions of
+    one call; ``response_schema`` is the JSON schema the answer must satisfy.
+    """
+
+    __slots__ = ("key", "message", "metadata", "reason", "response_schema", "tool_call_id")
+    type = "interrupt_request"
+
+    def __init__(
+        self,
+        request_id: str,
+        reason: str | None = None,
+        message: str | None = None,
+        tool_call_id: str | None = None,
+        response_schema: Mapping[str, Any] | None = None,
+        expires_at: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(request_id, expires_at=expires_at, **kwargs)
+        _check_str(reason, "reason", optional=True)
+        _check_str(message, "message", optional=True)
+        _check_str(tool_call_id, "tool_call_id", optional=True)
+        _check_str(key, "key", optional=True)
+        _check_mapping(response_schema, "response_schema")
+        _check_mapping(metadata, "metadata")
+        self.reason = reason
+        self.message = message
+        self.tool_call_id = tool_call_id
+        self.response_schema = dict(response_schema) if response_schema is not None else None
+        self.metadata = dict(metadata) if metadata is not None else None
+        self.key = key
+
+    def validate_payload(self, payload: Any) -> None:
+        """Raise ``InvalidResponseError`` if ``payload`` fails the ``response_schema``."""
+        if self.response_schema is None:
+            return
+        errors = schema_errors(payload, self.response_schema)
+        if errors:
+            raise InvalidResponseError(
+                f"answer to {self.request_id!r} does not match its response schema: "
+                + "; ".join(errors),
+                request_ids=[self.request_id],
+            )
+
+    def create_response(self, payload: Any) -> InterruptResponseContent:
+        """Answer the question. The payload is checked against ``response_schema`` here,
+        before anything is sent; a request past its expiry can only be cancelled."""
+        if self.is_expired():
+            raise ExpiredRequestError(
+                f"interrupt {self.request_id!r} expired; it can only be cancelled",
+                request_ids=[self.request_id],
+            )
+        self.validate_payload(payload)
+        return InterruptResponseContent(self.request_id, payload, "resolved")
+
+    def cancel(self) -> InterruptResponseContent:
+        """Decline to answer: the tool takes its "cancelled" branch and the run goes on."""
+        return InterruptResponseContent(self.request_id, None, "cancelled")
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request_id": self.request_id}
+        for name in ("reason", "message", "tool_call_id", "key"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.response_schema is not None:
+            out["response_schema"] = copy.deepcopy(self.response_schema)
+        if self.metadata is not None:
+            out["metadata"] = to_jsonable(self.metadata)
+        out.update(self._expiry_field())
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        return cls(data.pop("request_id"), **data)
+
+
+class InterruptResponseContent(InputResponseContent):
+    """The answer to an ``InterruptRequestContent``: ``status`` is ``"resolved"`` (with a
+    ``payload``) or ``"cancelled"``."""
+
+    __slots__ = ("metadata", "payload", "status")
+    type = "interrupt_response"
+
+    def __init__(
+        self,
+        request_id: str,
+        payload: Any = None,
+        status: InterruptStatus = "resolved",
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(request_id, **kwargs)
+        if status not in ("resolved", "cancelled"):
+            raise ValueError(f"status must be 'resolved' or 'cancelled', got {status!r}")
+        _check_mapping(metadata, "metadata")
+        self.payload = payload
+        self.status: InterruptStatus = status
+        self.metadata = dict(metadata) if metadata is not None else None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the person declined to answer."""
+        return self.status == "cancelled"
+
+    def _fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"request_id": self.request_id, "status": self.status}
+        if self.payload is not None:
+            out["payload"] = to_jsonable(self.payload)
+        if self.metadata is not None:
+            out["metadata"] = to_jsonable(self.metadata)
+        return out
+
+    @classmethod
+    def _load(cls, data: dict[str, Any]) -> AIContent:
+        return cls(data.pop("request_id"), **data)

@@ -1,0 +1,172 @@
+"""Every error agui_chat raises, in one tree.
+
+Catch at the level you care about::
+
+    AGUIChatError                      base of everything below
+    ├── ChatClientError                talking to a model or an agent failed
+    │   ├── TransportError             the request or the stream broke on the network
+    │   │   ├── ConnectError           (transient) could not connect
+    │   │   └── TimeoutError           (transient before the first update) timed out
+    │   ├── HTTPStatusError            the service answered an error status (.status_code, .body)
+    │   │   ├── AuthenticationError    401 / 403
+    │   │   ├── RateLimitError         (transient) 429, with .retry_after
+    │   │   └── ServiceUnavailableError (transient) 502 / 503 / 504, with .retry_after
+    │   ├── ProtocolError              the peer broke the protocol (a stream we reject)
+    │   │   └── TruncatedStreamError   the stream ended before the run did
+    │   └── RunError                   the remote run reported its own failure (.code)
+    ├── ToolError                      a tool could not be built, declared or called
+    │   └── ToolArgumentsError         arguments do not fit the tool's parameters
+    └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
+        ├── UnansweredRequestError     a pending request has no answer (.request_ids)
+        ├── UnknownResponseError       an answer names no pending request (.request_ids)
+        ├── DuplicateResponseError     a request was answered twice (.request_ids)
+        ├── ExpiredRequestError        a request past its expiry was resolved, not cancelled
+        └── InvalidResponseError       a payload or edited arguments fail their schema
+
+    TransientError                     mixin: safe to retry before anything was streamed
+
+``InputRequired`` is not an error: a tool raises it to pause the run and ask a person a
+question (see ``agui_chat.request_input``); it lives in ``agui_chat._input``.
+
+Bad arguments to our own functions raise the built-in ``TypeError`` / ``ValueError`` with a
+message that names the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "AGUIChatError",
+    "AuthenticationError",
+    "ChatClientError",
+    "ConnectError",
+    "DuplicateResponseError",
+    "ExpiredRequestError",
+    "HTTPStatusError",
+    "HumanInTheLoopError",
+    "InvalidResponseError",
+    "ProtocolError",
+    "RateLimitError",
+    "RunError",
+    "ServiceUnavailableError",
+    "TimeoutError",
+    "ToolArgumentsError",
+    "ToolError",
+    "TransientError",
+    "TransportError",
+    "TruncatedStreamError",
+    "UnansweredRequestError",
+    "UnknownResponseError",
+]
+
+
+class AGUIChatError(Exception):
+    """Base class of every error raised by agui_chat."""
+
+
+class TransientError(AGUIChatError):
+    """Mixin for failures that may succeed if the same request is sent again.
+
+    The retry middleware retries these, and only before the first streamed update.
+    """
+
+    retry_after: float | None = None
+
+
+class ChatClientError(AGUIChatError):
+    """Talking to a model or an agent failed."""
+
+
+class TransportError(ChatClientError):
+    """The request or the response stream broke on the network."""
+
+
+class ConnectError(TransportError, TransientError):
+    """Could not connect to the service."""
+
+
+class TimeoutError(TransportError, TransientError):
+    """The service did not answer in time."""
+
+
+class HTTPStatusError(ChatClientError):
+    """The service answered with an HTTP error status; no stream was opened."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+        self.retry_after = retry_after
+
+
+class AuthenticationError(HTTPStatusError):
+    """The service refused the credentials (401 or 403)."""
+
+
+class RateLimitError(HTTPStatusError, TransientError):
+    """The service asked us to slow down (429); see ``retry_after``."""
+
+
+class ServiceUnavailableError(HTTPStatusError, TransientError):
+    """The service is temporarily unavailable (502, 503 or 504)."""
+
+
+class ProtocolError(ChatClientError):
+    """The peer sent something the protocol does not allow; the stream was rejected."""
+
+
+class TruncatedStreamError(ProtocolError):
+    """The stream ended before the run finished; the run has no outcome."""
+
+
+class RunError(ChatClientError):
+    """The remote run reported its own failure (AG-UI ``RUN_ERROR``)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message if code is None else f"{message} (code {code})")
+        self.message = message
+        self.code = code
+
+
+class ToolError(AGUIChatError):
+    """A tool could not be built from a function, declared, or called."""
+
+
+class ToolArgumentsError(ToolError, ValueError):
+    """The arguments of a tool call do not fit the tool's parameters."""
+
+
+class HumanInTheLoopError(AGUIChatError):
+    """An answer to a paused run is wrong; nothing was run or sent."""
+
+    def __init__(self, message: str, *, request_ids: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.request_ids: tuple[str, ...] = tuple(request_ids)
+
+
+class UnansweredRequestError(HumanInTheLoopError):
+    """A pending request has no answer; a pause must be answered in one go."""
+
+
+class UnknownResponseError(HumanInTheLoopError):
+    """An answer names a request that is not pending."""
+
+
+class DuplicateResponseError(HumanInTheLoopError):
+    """The same request was answered more than once."""
+
+
+class ExpiredRequestError(HumanInTheLoopError):
+    """A request past its ``expires_at`` was resolved; it can only be cancelled."""
+
+
+class InvalidResponseError(HumanInTheLoopError):
+    """An answer's payload or edited arguments do not satisfy their JSON schema."""

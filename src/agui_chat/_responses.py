@@ -1,0 +1,355 @@
+"""``ChatResponse`` and ``ChatResponseUpdate``, and the coalescing of updates into a response."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ._contents import (
+    AIContent,
+    DataContent,
+    FunctionCallUpdateContent,
+    InputRequestContent,
+    TextContent,
+    TextReasoningContent,
+    UsageContent,
+)
+from ._messages import ChatMessage
+from ._schema import to_jsonable
+from ._usage import UsageDetails
+from ._values import ChatFinishReason, ChatRole
+
+__all__ = ["ChatResponse", "ChatResponseUpdate"]
+
+
+class ChatResponseUpdate:
+    """One piece of a streamed response.
+
+    Updates that belong to one message share a ``message_id``; ``ChatResponse.from_updates``
+    joins them. ``raw_representation`` carries what the provider sent (for AG-UI: the event).
+    """
+
+    __slots__ = (
+        "additional_properties",
+        "author_name",
+        "contents",
+        "conversation_id",
+        "created_at",
+        "finish_reason",
+        "message_id",
+        "model_id",
+        "raw_representation",
+        "response_id",
+        "role",
+    )
+
+    def __init__(
+        self,
+        role: ChatRole | str | None = None,
+        contents: str | list[AIContent] | None = None,
+        *,
+        author_name: str | None = None,
+        message_id: str | None = None,
+        response_id: str | None = None,
+        conversation_id: str | None = None,
+        created_at: datetime | None = None,
+        finish_reason: ChatFinishReason | str | None = None,
+        model_id: str | None = None,
+        raw_representation: Any = None,
+        additional_properties: dict[str, Any] | None = None,
+    ) -> None:
+        # Hot path: one update per streamed delta, so keep the common case cheap.
+        self.role = role if role is None or role.__class__ is ChatRole else ChatRole.coerce(role)
+        if contents is None:
+            contents = []
+        elif contents.__class__ is str:
+            contents = [TextContent(contents)]
+        elif not isinstance(contents, list):
+            raise TypeError(f"contents must be a str or a list, got {type(contents).__name__}")
+        self.contents: list[AIContent] = contents
+        self.author_name = author_name
+        self.message_id = message_id
+        self.response_id = response_id
+        self.conversation_id = conversation_id
+        self.created_at = created_at
+        self.finish_reason = (
+            finish_reason
+            if finish_reason is None or finish_reason.__class__ is ChatFinishReason
+            else ChatFinishReason.coerce(finish_reason)
+        )
+        self.model_id = model_id
+        self.raw_representation = raw_representation
+        self.additional_properties = additional_properties
+
+    @property
+    def text(self) -> str:
+        """The text of every ``TextContent`` in this update, joined."""
+        return "".join(c.text for c in self.contents if isinstance(c, TextContent))
+
+    def __repr__(self) -> str:
+        role = self.role.value if self.role else None
+        return f"ChatResponseUpdate(role={role!r}, contents={self.contents!r})"
+
+
+class ChatResponse:
+    """A whole response: the messages the service (and any tool loop) produced.
+
+    ``messages`` may hold several messages (calls, results, final text): append all of them
+    to the history. ``input_requests`` lists the approvals and questions the run paused on.
+    """
+
+    __slots__ = (
+        "additional_properties",
+        "conversation_id",
+        "created_at",
+        "finish_reason",
+        "messages",
+        "model_id",
+        "raw_representation",
+        "response_id",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        messages: ChatMessage | list[ChatMessage] | None = None,
+        *,
+        response_id: str | None = None,
+        conversation_id: str | None = None,
+        model_id: str | None = None,
+        created_at: datetime | None = None,
+        finish_reason: ChatFinishReason | str | None = None,
+        usage: UsageDetails | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+    ) -> None:
+        if messages is None:
+            messages = []
+        elif isinstance(messages, ChatMessage):
+            messages = [messages]
+        elif not isinstance(messages, list):
+            raise TypeError("messages must be a ChatMessage or a list of ChatMessage")
+        for i, m in enumerate(messages):
+            if not isinstance(m, ChatMessage):
+                raise TypeError(f"messages[{i}] must be a ChatMessage, got {type(m).__name__}")
+        if usage is not None and not isinstance(usage, UsageDetails):
+            raise TypeError("usage must be UsageDetails")
+        self.messages = messages
+        self.response_id = response_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id
+        self.created_at = created_at
+        self.finish_reason = (
+            ChatFinishReason.coerce(finish_reason) if finish_reason is not None else None
+        )
+        self.usage = usage
+        self.additional_properties = additional_properties
+        self.raw_representation = raw_representation
+
+    @property
+    def text(self) -> str:
+        """The text of every message, joined."""
+        return "".join(m.text for m in self.messages)
+
+    @property
+    def input_requests(self) -> list[InputRequestContent]:
+        """Every approval request and question the run paused on, in order."""
+        return [c for m in self.messages for c in m.contents if isinstance(c, InputRequestContent)]
+
+    def __repr__(self) -> str:
+        return f"ChatResponse(messages={self.messages!r}, finish_reason={self.finish_reason!r})"
+
+    # -- serialization -------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (messages, ids, finish reason, usage)."""
+        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        for name in ("response_id", "conversation_id", "model_id"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason.value
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.additional_properties:
+            out["additional_properties"] = to_jsonable(self.additional_properties)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChatResponse:
+        """Load what :meth:`to_dict` wrote."""
+        return cls(
+            [ChatMessage.from_dict(m) for m in data.get("messages", [])],
+            response_id=data.get("response_id"),
+            conversation_id=data.get("conversation_id"),
+            model_id=data.get("model_id"),
+            finish_reason=data.get("finish_reason"),
+            usage=UsageDetails.from_dict(data["usage"]) if "usage" in data else None,
+            additional_properties=data.get("additional_properties"),
+        )
+
+    # -- updates <-> response ------------------------------------------------------------
+    def to_updates(self) -> list[ChatResponseUpdate]:
+        """One update per message, plus one carrying the usage (the inverse of
+        :meth:`from_updates`)."""
+        updates = [
+            ChatResponseUpdate(
+                m.role,
+                list(m.contents),
+                author_name=m.author_name,
+                message_id=m.message_id,
+                response_id=self.response_id,
+                conversation_id=self.conversation_id,
+                model_id=self.model_id,
+                created_at=self.created_at,
+                additional_properties=m.additional_properties,
+                raw_representation=m.raw_representation,
+            )
+            for m in self.messages
+        ]
+        if self.usage is not None or self.finish_reason is not None or not updates:
+            extra: list[AIContent] = [UsageContent(self.usage)] if self.usage else []
+            updates.append(
+                ChatResponseUpdate(
+                    contents=extra,
+                    response_id=self.response_id,
+                    conversation_id=self.conversation_id,
+                    finish_reason=self.finish_reason,
+                    additional_properties=self.additional_properties,
+                )
+            )
+        elif updates:
+            updates[-1].finish_reason = self.finish_reason
+        return updates
+
+    @classmethod
+    def from_updates(cls, updates: Iterable[ChatResponseUpdate]) -> ChatResponse:
+        """Join streamed updates into one response, by MEAI's rules.
+
+        A new message starts when the message id, author or role changes; text pieces in a
+        row join into one ``TextContent``; usage is summed; the last non-empty response id,
+        conversation id, finish reason and model id win.
+        """
+        builder = _ResponseBuilder()
+        for update in updates:
+            builder.add(update)
+        return builder.build()
+
+    @classmethod
+    async def from_update_stream(cls, updates: AsyncIterable[ChatResponseUpdate]) -> ChatResponse:
+        """Like :meth:`from_updates`, for an async stream."""
+        builder = _ResponseBuilder()
+        async for update in updates:
+            builder.add(update)
+        return builder.build()
+
+
+class _ResponseBuilder:
+    """Folds updates into messages incrementally (used by ``from_updates``)."""
+
+    __slots__ = ("response", "usage")
+
+    def __init__(self) -> None:
+        self.response = ChatResponse()
+        self.usage: UsageDetails | None = None
+
+    def add(self, update: ChatResponseUpdate) -> None:
+        response = self.response
+        messages = response.messages
+        last = messages[-1] if messages else None
+        if (
+            last is None
+            or (update.author_name and last.author_name and update.author_name != last.author_name)
+            or (update.message_id and last.message_id and update.message_id != last.message_id)
+            or (update.role is not None and update.role != last.role)
+        ):
+            last = ChatMessage(ChatRole.ASSISTANT)
+            messages.append(last)
+        if update.author_name:
+            last.author_name = update.author_name
+        if update.role is not None:
+            last.role = update.role
+        if update.message_id:
+            last.message_id = update.message_id
+        if update.additional_properties:
+            if update.message_id:
+                last.additional_properties = {
+                    **(last.additional_properties or {}),
+                    **update.additional_properties,
+                }
+            else:
+                response.additional_properties = {
+                    **(response.additional_properties or {}),
+                    **update.additional_properties,
+                }
+        for content in update.contents:
+            if content.__class__ is FunctionCallUpdateContent:
+                continue
+            if isinstance(content, UsageContent):
+                self.usage = content.details if self.usage is None else self.usage + content.details
+            else:
+                last.contents.append(content)
+        if update.response_id:
+            response.response_id = update.response_id
+        if update.conversation_id is not None:
+            response.conversation_id = update.conversation_id
+        if update.finish_reason is not None:
+            response.finish_reason = update.finish_reason
+        if update.model_id:
+            response.model_id = update.model_id
+        if update.created_at is not None and response.created_at is None:
+            response.created_at = update.created_at
+
+    def build(self) -> ChatResponse:
+        response = self.response
+        response.messages = [m for m in response.messages if m.contents]
+        for message in response.messages:
+            message.contents = _coalesce(message.contents)
+        response.usage = self.usage
+        return response
+
+
+def _coalesce(contents: list[AIContent]) -> list[AIContent]:
+    """Merge adjacent text, adjacent reasoning and adjacent same-type text data."""
+    out: list[AIContent] = []
+    text_run: list[str] = []
+    for content in contents:
+        prev = out[-1] if out else None
+        if content.__class__ is TextContent and prev is not None and prev.__class__ is TextContent:
+            if not text_run:
+                text_run.append(prev.text)
+            text_run.append(content.text)
+            continue
+        if text_run:
+            prev.text = "".join(text_run)  # type: ignore[union-attr]
+            text_run = []
+        if (
+            isinstance(content, TextReasoningContent)
+            and isinstance(prev, TextReasoningContent)
+            and prev.protected_data is None
+        ):
+            out[-1] = TextReasoningContent(
+                prev.text + content.text,
+                protected_data=content.protected_data,
+                additional_properties=prev.additional_properties,
+            )
+            continue
+        if (
+            isinstance(content, DataContent)
+            and isinstance(prev, DataContent)
+            and content.media_type.startswith("text/")
+            and content.media_type == prev.media_type
+            and content.name == prev.name
+        ):
+            out[-1] = DataContent(prev.data + content.data, prev.media_type, name=prev.name)
+            continue
+        if content.__class__ is TextContent:
+            # Copy, so that merging never changes an update the caller still holds.
+            content = TextContent(
+                content.text,
+                additional_properties=content.additional_properties,
+            )
+        out.append(content)
+    if text_run:
+        out[-1].text = "".join(text_run)  # type: ignore[attr-defined]
+    return out

@@ -1,0 +1,83 @@
+"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+from pydantic_core import to_jsonable_python
+
+__all__ = ["dump_json", "is_expired", "parse_expiry", "schema_errors", "to_jsonable"]
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert ``value`` (pydantic models, dataclasses, datetimes...) to plain JSON data."""
+    return to_jsonable_python(value, fallback=str)
+
+
+def dump_json(value: Any) -> str:
+    """Compact JSON text for ``value``; strings are returned unchanged."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(to_jsonable(value), separators=(",", ":"), ensure_ascii=False)
+
+
+@lru_cache(maxsize=256)
+def _validator_for(schema_json: str) -> Callable[[Any], list[str]]:
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema)
+
+    def errors(instance: Any) -> list[str]:
+        out = []
+        for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            out.append(f"{where}: {error.message}")
+        return out
+
+    return errors
+
+
+def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Every way ``instance`` fails ``schema``, as ``"path: message"`` lines (empty if valid).
+
+    Raises ``ValueError`` if ``schema`` itself is not a valid JSON schema.
+    """
+    try:
+        check = _validator_for(json.dumps(schema, sort_keys=True))
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"invalid JSON schema: {exc.message}") from exc
+    return check(instance)
+
+
+def parse_expiry(value: datetime | str | None) -> datetime | None:
+    """An aware datetime for ``value`` (ISO 8601 text or a datetime; naive means UTC).
+
+    Text that does not parse gives ``None``: per AG-UI, an uninterpretable expiry never expires.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if not isinstance(value, str):
+        raise TypeError(f"expires_at must be a datetime or an ISO 8601 str, got {value!r}")
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def is_expired(expires_at: datetime | None, now: datetime | None = None) -> bool:
+    """Whether ``expires_at`` is now or earlier (``None`` never expires)."""
+    if expires_at is None:
+        return False
+    return expires_at <= (now or datetime.now(timezone.utc))

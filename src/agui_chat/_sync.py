@@ -1,0 +1,105 @@
+"""Using any chat client from synchronous code (existing sync chat loops)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Iterator
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Any, TypeVar
+
+from ._client import ChatClient, ChatMessages
+from ._options import ChatOptions
+from ._responses import ChatResponse, ChatResponseUpdate
+
+__all__ = ["SyncChatClient"]
+
+_T = TypeVar("_T")
+
+
+class SyncChatClient:
+    """A blocking façade over any ``ChatClient``::
+
+        with SyncChatClient(client) as chat:
+            print(chat.get_response("Hello").text)
+            for update in chat.get_streaming_response("Tell me more"):
+                print(update.text, end="")
+
+    It runs the client on a private event loop in a background thread, so it works in
+    plain scripts, in threads, and even where another event loop is already running. All
+    calls of one ``SyncChatClient`` share that loop (clients holding connections need that).
+    ``close()`` closes the wrapped client and stops the loop.
+    """
+
+    def __init__(self, client: ChatClient) -> None:
+        if not isinstance(client, ChatClient):
+            raise TypeError(f"client must be a ChatClient, got {type(client).__name__}")
+        self.client = client
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agui-chat-sync", daemon=True
+        )
+        self._thread.start()
+        self._closed = False
+
+    def _run(self, coro: Awaitable[_T]) -> _T:
+        if self._closed:
+            raise RuntimeError("this SyncChatClient is closed")
+        future: Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        return future.result()
+
+    def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        """Like ``ChatClient.get_response``, blocking until the response is complete."""
+        return self._run(self.client.get_response(messages, options))
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> Iterator[ChatResponseUpdate]:
+        """Like ``ChatClient.get_streaming_response``, as a blocking iterator. Leaving the
+        loop early closes the stream."""
+        stream = self.client.get_streaming_response(messages, options)
+
+        async def step() -> tuple[bool, Any]:
+            try:
+                return True, await anext(stream)
+            except StopAsyncIteration:
+                return False, None
+
+        try:
+            while True:
+                more, update = self._run(step())
+                if not more:
+                    return
+                yield update
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None and not self._closed:
+                self._run(close())
+
+    def close(self) -> None:
+        """Close the wrapped client and stop the background loop."""
+        if self._closed:
+            return
+        close = getattr(self.client, "aclose", None)
+        try:
+            if close is not None:
+                self._run(close())
+        finally:
+            self._closed = True
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()
+
+    def __enter__(self) -> SyncChatClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

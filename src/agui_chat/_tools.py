@@ -1,0 +1,393 @@
+"""Tools: declarations the model sees, functions we can run, and the approval wrapper.
+
+- ``AIFunctionDeclaration``: a name, a description and a JSON schema. Declaration-only
+  tools are run by the caller (that is how client-side tools work).
+- ``AIFunction`` / ``ai_function``: a plain Python function (sync or async) whose parameter
+  schema is built from its type hints and docstring; arguments are validated before the call.
+- ``ApprovalRequiredAIFunction`` / ``approval_required``: a marker that makes the function
+  invocation middleware ask a person before the call runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ._exceptions import ToolArgumentsError, ToolError
+
+__all__ = [
+    "AIFunction",
+    "AIFunctionDeclaration",
+    "AITool",
+    "ApprovalRequiredAIFunction",
+    "DelegatingAIFunction",
+    "ai_function",
+    "approval_required",
+]
+
+_T = TypeVar("_T")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ToolError(
+            f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
+            "(pass name=... to ai_function)"
+        )
+    return name
+
+
+class AITool:
+    """Base of every tool. ``get_service(kind)`` finds a wrapper or the wrapped tool of that
+    type through any number of wrappers."""
+
+    name: str
+    description: str
+    additional_properties: dict[str, Any]
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        """This tool if it is a ``kind``, else ``None`` (wrappers also ask what they wrap)."""
+        return self if isinstance(self, kind) else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class AIFunctionDeclaration(AITool):
+    """A tool the model can call, described by a JSON schema of its parameters.
+
+    A declaration alone cannot be run: when the model calls it, the function invocation
+    loop stops and hands the call to the caller.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        additional_properties: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = _check_name(name)
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a str, got {type(description).__name__}")
+        if parameters is not None and not isinstance(parameters, Mapping):
+            raise TypeError("parameters must be a JSON schema mapping")
+        self.description = description
+        self._parameters: dict[str, Any] = (
+            dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
+        )
+        self.additional_properties = dict(additional_properties or {})
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the tool's arguments (an object schema)."""
+        return self._parameters
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{name, description, parameters}``, as function-calling APIs expect it."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+class AIFunction(AIFunctionDeclaration):
+    """A Python function the model can call.
+
+    The parameter schema comes from type hints (pydantic models are fine) and docstring
+    parameter descriptions; parameters with defaults are optional. ``invoke`` validates the
+    arguments first and raises ``ToolArgumentsError`` (naming the problem) if they do not fit.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        additional_properties: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(func):
+            raise TypeError(f"func must be callable, got {type(func).__name__}")
+        fn_name = name or getattr(func, "__name__", None)
+        summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
+        self.func = func
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+            getattr(func, "__call__", None)  # noqa: B004 - callable objects with async __call__
+        )
+        self._model = _arguments_model(func, fn_name or "tool", param_docs)
+        super().__init__(
+            fn_name if isinstance(fn_name, str) else "",
+            description if description is not None else summary,
+            _schema_of(self._model),
+            additional_properties=additional_properties,
+        )
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments converted to the parameter types; ``ToolArgumentsError`` if they do
+        not fit (missing, unexpected or wrongly typed arguments, each named)."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise ToolArgumentsError(
+                f"arguments for {self.name!r} must be a JSON object, got {type(arguments).__name__}"
+            )
+        try:
+            validated = self._model.model_validate(dict(arguments))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"argument {'.'.join(str(p) for p in e['loc']) or '(root)'!r}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ToolArgumentsError(f"invalid arguments for {self.name!r}: {problems}") from None
+        return {field: getattr(validated, field) for field in type(validated).model_fields}
+
+    async def invoke(self, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Validate ``arguments`` and call the function (awaiting it if it is async)."""
+        kwargs = self.validate_arguments(arguments)
+        result = self.func(**kwargs)
+        if self._is_async or inspect.isawaitable(result):
+            result = await typing.cast(Awaitable[Any], result)
+        return result
+
+    def as_declaration_only(self) -> AIFunctionDeclaration:
+        """A declaration with the same name, description and schema, that cannot be run."""
+        return AIFunctionDeclaration(
+            self.name,
+            self.description,
+            self.parameters,
+            additional_properties=self.additional_properties,
+        )
+
+
+class DelegatingAIFunction(AIFunction):
+    """A function that wraps another and forwards everything to it; subclass to add
+    behaviour. ``get_service`` sees through it."""
+
+    def __init__(self, inner: AIFunction) -> None:
+        if not isinstance(inner, AIFunction):
+            raise TypeError(f"inner must be an AIFunction, got {type(inner).__name__}")
+        self.inner = inner
+        # The wrapped function's identity (a wrapper does not rename what it wraps).
+        self.name = inner.name
+        self.description = inner.description
+        self.additional_properties = inner.additional_properties
+        self.func = inner.func
+        self._parameters = inner.parameters
+        self._model = inner._model
+        self._is_async = inner._is_async
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        return self.inner.validate_arguments(arguments)
+
+    async def invoke(self, arguments: Mapping[str, Any] | None = None) -> Any:
+        return await self.inner.invoke(arguments)
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        return self if isinstance(self, kind) else self.inner.get_service(kind)
+
+
+class ApprovalRequiredAIFunction(DelegatingAIFunction):
+    """A function that must not run until a person approves the call.
+
+    It is a marker: the function invocation middleware enforces it. ``when`` (given the call's
+    arguments) decides per call; without it every call needs approval. ``allow_edits`` lets
+    the person replace the arguments when approving.
+    """
+
+    def __init__(
+        self,
+        inner: AIFunction,
+        *,
+        when: ApprovalPredicate | None = None,
+        allow_edits: bool = True,
+    ) -> None:
+        super().__init__(inner)
+        if when is not None and not callable(when):
+            raise TypeError("when must be a callable taking the call's arguments")
+        self.when = when
+        self.allow_edits = bool(allow_edits)
+
+    def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
+        """Whether this call needs a person's approval.
+
+        A ``when`` predicate that raises counts as "yes": when in doubt, ask.
+        """
+        if self.when is None:
+            return True
+        try:
+            return bool(self.when(dict(arguments or {})))
+        except Exception:
+            return True
+
+
+# -- decorators --------------------------------------------------------------------------
+
+
+@overload
+def ai_function(func: Callable[..., Any], /) -> AIFunction: ...
+
+
+@overload
+def ai_function(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], AIFunction]: ...
+
+
+def ai_function(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> AIFunction | Callable[[Callable[..., Any]], AIFunction]:
+    """Turn a plain function into an ``AIFunction``.
+
+    Use it bare (``@ai_function``), with options (``@ai_function(name="x")``) or as a call
+    (``ai_function(fn)``).
+    """
+
+    def wrap(fn: Callable[..., Any]) -> AIFunction:
+        if isinstance(fn, AIFunction):
+            return fn
+        return AIFunction(fn, name=name, description=description)
+
+    return wrap if func is None else wrap(func)
+
+
+@overload
+def approval_required(func: Callable[..., Any] | AIFunction, /) -> ApprovalRequiredAIFunction: ...
+
+
+@overload
+def approval_required(
+    *, when: ApprovalPredicate | None = None, allow_edits: bool = True
+) -> Callable[[Callable[..., Any] | AIFunction], ApprovalRequiredAIFunction]: ...
+
+
+def approval_required(
+    func: Callable[..., Any] | AIFunction | None = None,
+    /,
+    *,
+    when: ApprovalPredicate | None = None,
+    allow_edits: bool = True,
+) -> (
+    ApprovalRequiredAIFunction
+    | Callable[[Callable[..., Any] | AIFunction], ApprovalRequiredAIFunction]
+):
+    """Require a person's approval before a tool runs.
+
+    Works on a plain function or an ``AIFunction``, bare (``@approval_required``) or with a
+    per-call predicate (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
+    """
+
+    def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
+        inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)
+        return ApprovalRequiredAIFunction(inner, when=when, allow_edits=allow_edits)
+
+    return wrap if func is None else wrap(func)
+
+
+# -- schema building ---------------------------------------------------------------------
+
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?)\s*:?\s*$"
+)
+_GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_NUMPY_PARAM = re.compile(r"^(\w+)\s*(?::.*)?$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary paragraph and the per-parameter descriptions (Google, Sphinx, NumPy)."""
+    lines = doc.splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for i, raw in enumerate(lines):
+        line = raw.rstrip()
+        stripped = line.strip()
+        sphinx = _SPHINX_PARAM.match(stripped)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        if stripped.startswith(":"):
+            section, current = "sphinx-other", None
+            continue
+        heading = _SECTION.match(stripped)
+        next_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if heading and (stripped.endswith(":") or set(next_line) == {"-"}):
+            section = heading.group(1).lower()
+            current = None
+            continue
+        if set(stripped) == {"-"}:
+            continue
+        if section is None:
+            if not stripped and summary:
+                section = "body"
+            elif stripped:
+                summary.append(stripped)
+            continue
+        if section in ("args", "arguments", "parameters", "params"):
+            indent = len(line) - len(line.lstrip())
+            google = _GOOGLE_PARAM.match(line)
+            numpy = _NUMPY_PARAM.match(stripped)
+            if google and indent <= 4 and not (current and indent > 4):
+                current = google.group(1).lstrip("*")
+                params[current] = google.group(2).strip()
+            elif numpy and indent == 0 and stripped:
+                current = numpy.group(1)
+                params[current] = ""
+            elif current and stripped:
+                params[current] = (params[current] + " " + stripped).strip()
+        elif section == "sphinx" and current and stripped:
+            params[current] = (params[current] + " " + stripped).strip()
+    return " ".join(summary), params
+
+
+def _arguments_model(
+    func: Callable[..., Any], name: str, docs: Mapping[str, str]
+) -> type[BaseModel]:
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"cannot read the signature of {name!r}: {exc}") from exc
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception:
+        hints = getattr(func, "__annotations__", {})
+    fields: dict[str, Any] = {}
+    for pname, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolError(f"tool {name!r}: positional-only parameter {pname!r} is not supported")
+        annotation = hints.get(pname, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (annotation, Field(default, description=docs.get(pname) or None))
+    try:
+        return create_model(
+            f"{name}_arguments",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **fields,
+        )
+    except Exception as exc:
+        raise ToolError(f"cannot build a parameter schema for {name!r}: {exc}") from exc
+
+
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema

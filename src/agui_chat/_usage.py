@@ -1,0 +1,80 @@
+"""Token usage counts, summed across the round trips of one response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = ["UsageDetails"]
+
+_COUNTS = (
+    "input_token_count",
+    "output_token_count",
+    "total_token_count",
+    "cached_input_token_count",
+    "reasoning_token_count",
+)
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+@dataclass(slots=True)
+class UsageDetails:
+    """Token counts; ``None`` means "not reported", which is not zero.
+
+    ``a + b`` sums field by field (``None + x`` is ``x``); cached and reasoning counts are
+    parts of the input and output totals, not additions to them.
+    """
+
+    input_token_count: int | None = None
+    output_token_count: int | None = None
+    total_token_count: int | None = None
+    cached_input_token_count: int | None = None
+    reasoning_token_count: int | None = None
+    additional_counts: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise ValueError(f"{name} must be a non-negative int or None, got {value!r}")
+
+    def __add__(self, other: UsageDetails) -> UsageDetails:
+        if not isinstance(other, UsageDetails):
+            return NotImplemented
+        extra = dict(self.additional_counts)
+        for key, value in other.additional_counts.items():
+            extra[key] = extra.get(key, 0) + value
+        sums = {n: _add(getattr(self, n), getattr(other, n)) for n in _COUNTS}
+        return UsageDetails(**sums, additional_counts=extra)
+
+    def add(self, other: UsageDetails) -> UsageDetails:
+        """Return the field-by-field sum of this and ``other``."""
+        return self + other
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with only the reported counts."""
+        out: dict[str, Any] = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name in _COUNTS and getattr(self, f.name) is not None
+        }
+        if self.additional_counts:
+            out["additional_counts"] = dict(self.additional_counts)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> UsageDetails:
+        """Load what :meth:`to_dict` wrote."""
+        unknown = set(data) - set(_COUNTS) - {"additional_counts"}
+        if unknown:
+            raise ValueError(f"unknown usage fields: {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,84 @@
+"""``ChatClientBuilder``: the one place where a pipeline's order is visible."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .._client import ChatClient
+from .._options import ChatOptions
+from ._configure import ConfigureOptionsChatClient
+from ._logging import LoggingChatClient
+from ._retry import RetryingChatClient
+
+__all__ = ["ChatClientBuilder"]
+
+Middleware = Callable[[ChatClient], ChatClient]
+
+
+class ChatClientBuilder:
+    """Stacks middleware around a chat client.
+
+    The first middleware added is the outermost::
+
+        client = (
+            ChatClientBuilder(model)
+            .use_logging()
+            .use_retry()
+            .use_function_invocation()
+            .build()
+        )
+    """
+
+    def __init__(self, inner_client: ChatClient) -> None:
+        if not isinstance(inner_client, ChatClient):
+            raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
+        self._inner = inner_client
+        self._factories: list[Middleware] = []
+
+    def use(self, middleware: Middleware) -> ChatClientBuilder:
+        """Add a middleware: a callable that wraps a client and returns a client (a
+        ``DelegatingChatClient`` subclass is such a callable)."""
+        if not callable(middleware):
+            raise TypeError("middleware must be a callable taking and returning a ChatClient")
+        self._factories.append(middleware)
+        return self
+
+    def use_function_invocation(self, **settings: Any) -> ChatClientBuilder:
+        """Add a ``FunctionInvokingChatClient`` (settings are its keyword arguments)."""
+        from ._function_invocation import FunctionInvokingChatClient
+
+        FunctionInvokingChatClient.check_settings(settings)
+        return self.use(lambda inner: FunctionInvokingChatClient(inner, **settings))
+
+    def use_logging(self, logger: logging.Logger | None = None) -> ChatClientBuilder:
+        """Add a ``LoggingChatClient``."""
+        return self.use(lambda inner: LoggingChatClient(inner, logger))
+
+    def use_retry(
+        self, *, max_attempts: int = 3, initial_delay: float = 0.5, max_delay: float = 20.0
+    ) -> ChatClientBuilder:
+        """Add a ``RetryingChatClient`` for transient failures."""
+        return self.use(
+            lambda inner: RetryingChatClient(
+                inner, max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay
+            )
+        )
+
+    def configure_options(self, configure: Callable[[ChatOptions], None]) -> ChatClientBuilder:
+        """Add a ``ConfigureOptionsChatClient`` that runs ``configure`` on every request's
+        options."""
+        return self.use(lambda inner: ConfigureOptionsChatClient(inner, configure))
+
+    def build(self) -> ChatClient:
+        """Build the pipeline; the first middleware added ends up outermost."""
+        client = self._inner
+        for factory in reversed(self._factories):
+            wrapped = factory(client)
+            if not isinstance(wrapped, ChatClient):
+                raise TypeError(
+                    f"middleware {factory!r} returned {type(wrapped).__name__}, not a ChatClient"
+                )
+            client = wrapped
+        return client

@@ -1,0 +1,48 @@
+"""``DelegatingChatClient``: the base of every middleware."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TypeVar
+
+from .._client import BaseChatClient, ChatClient, ChatMessages
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate
+
+__all__ = ["DelegatingChatClient"]
+
+_T = TypeVar("_T")
+
+
+class DelegatingChatClient(BaseChatClient):
+    """A chat client that passes every call to ``inner_client``.
+
+    Subclass it and override what your middleware changes. ``get_service`` answers for this
+    client first and then asks the inner one, so a wrapper never hides what it wraps;
+    ``aclose`` closes the inner client.
+    """
+
+    def __init__(self, inner_client: ChatClient) -> None:
+        if not isinstance(inner_client, ChatClient):
+            raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
+        self.inner_client = inner_client
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        return await self.inner_client.get_response(messages, options)
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        return self.inner_client.get_streaming_response(messages, options)
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        if isinstance(self, kind):
+            return self
+        return self.inner_client.get_service(kind)
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner_client, "aclose", None)
+        if close is not None:
+            await close()

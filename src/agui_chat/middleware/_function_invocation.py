@@ -1,0 +1,441 @@
+"""``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person.
+
+Each round trip sends the history to the inner client; the tool calls it answers with are
+run and their results sent back, until the model answers without calling a tool. A call to a
+tool wrapped with ``approval_required`` is not run: it comes back to the caller as a
+``ToolApprovalRequestContent``. A tool that calls ``request_input`` pauses the run with an
+``InterruptRequestContent``. The caller answers on the next request, and the loop re-pairs
+each answer with its request by id (see ``_resume.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+from .._client import ChatClient, ChatMessages, check_options
+from .._contents import (
+    AIContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    InterruptRequestContent,
+    ToolApprovalRequestContent,
+)
+from .._messages import ChatMessage, as_messages
+from .._options import ChatOptions, ChatToolMode
+from .._responses import ChatResponse, ChatResponseUpdate, _ResponseBuilder
+from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from .._usage import UsageDetails
+from .._values import ChatFinishReason, ChatRole
+from ._delegating import DelegatingChatClient
+from ._invocation import (
+    FunctionInvocationContext,
+    InvocationOutcome,
+    invoke_call,
+    not_found_text,
+)
+from ._resume import ScheduledCall, approval_request_id, input_request_id, plan_resume
+
+__all__ = ["FunctionInvokingChatClient"]
+
+_log = logging.getLogger("agui_chat.tools")
+
+_SETTINGS = (
+    "max_iterations",
+    "max_consecutive_errors",
+    "allow_concurrent_invocation",
+    "include_detailed_errors",
+    "terminate_on_unknown_calls",
+    "additional_tools",
+)
+
+
+class FunctionInvokingChatClient(DelegatingChatClient):
+    """Runs the tools the model calls, and pauses for a person where a tool needs one.
+
+    - ``max_iterations`` (40): round trips to the inner client per request; on the last one
+      the tools are withdrawn so the model must answer.
+    - ``max_consecutive_errors`` (3): round trips in a row with a failing tool before the
+      tool's exception is raised to the caller.
+    - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
+    - ``include_detailed_errors``: tell the model the exception text of a failed tool.
+    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller instead of
+      telling the model the tool does not exist.
+    - ``additional_tools``: tools that can run but are not advertised to the model.
+
+    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller:
+    the loop stops and the response holds the calls (that is how client-side tools work).
+    """
+
+    def __init__(
+        self,
+        inner_client: ChatClient,
+        *,
+        max_iterations: int = 40,
+        max_consecutive_errors: int = 3,
+        allow_concurrent_invocation: bool = False,
+        include_detailed_errors: bool = False,
+        terminate_on_unknown_calls: bool = False,
+        additional_tools: Iterable[AITool] = (),
+    ) -> None:
+        super().__init__(inner_client)
+        if not isinstance(max_iterations, int) or max_iterations < 1:
+            raise ValueError("max_iterations must be an int >= 1")
+        if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
+            raise ValueError("max_consecutive_errors must be an int >= 0")
+        self.max_iterations = max_iterations
+        self.max_consecutive_errors = max_consecutive_errors
+        self.allow_concurrent_invocation = bool(allow_concurrent_invocation)
+        self.include_detailed_errors = bool(include_detailed_errors)
+        self.terminate_on_unknown_calls = bool(terminate_on_unknown_calls)
+        self.additional_tools = list(additional_tools)
+        for i, tool in enumerate(self.additional_tools):
+            if not isinstance(tool, AITool):
+                raise TypeError(f"additional_tools[{i}] must be an AITool")
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Raise ``TypeError`` for a keyword this class does not take."""
+        unknown = set(settings) - set(_SETTINGS)
+        if unknown:
+            raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
+
+    # -- public API ----------------------------------------------------------------------
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
+        output: list[ChatMessage] = []
+        async for item in loop.run():
+            if isinstance(item, ChatMessage):
+                output.append(item)
+        last = loop.last_response
+        return ChatResponse(
+            output,
+            response_id=last.response_id if last else None,
+            conversation_id=last.conversation_id if last else None,
+            model_id=last.model_id if last else None,
+            created_at=last.created_at if last else None,
+            finish_reason=loop.finish_reason,
+            usage=loop.usage,
+            additional_properties=last.additional_properties if last else None,
+            raw_representation=last.raw_representation if last else None,
+        )
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        loop = _Loop(self, as_messages(messages), check_options(options), streaming=True)
+        async for item in loop.run():
+            if isinstance(item, ChatMessage):
+                yield ChatResponseUpdate(
+                    item.role,
+                    item.contents,
+                    message_id=item.message_id,
+                    author_name=item.author_name,
+                )
+            else:
+                yield item
+        if loop.finish_reason_overridden:
+            yield ChatResponseUpdate(finish_reason=loop.finish_reason)
+
+
+class _Loop:
+    """One request through the tool loop. ``run()`` yields streamed updates (streaming) and
+    the messages the loop adds to the transcript (both modes)."""
+
+    def __init__(
+        self,
+        owner: FunctionInvokingChatClient,
+        history: list[ChatMessage],
+        options: ChatOptions | None,
+        *,
+        streaming: bool,
+    ) -> None:
+        self.owner = owner
+        self.history = history
+        self.options = options
+        self.streaming = streaming
+        self.tools = _tool_map(owner.additional_tools, options)
+        self.usage: UsageDetails | None = None
+        self.finish_reason: ChatFinishReason | None = None
+        self.finish_reason_overridden = False
+        self.last_response: ChatResponse | None = None
+        self.consecutive_errors = 0
+
+    def _finish(self, reason: ChatFinishReason) -> None:
+        self.finish_reason = reason
+        self.finish_reason_overridden = True
+
+    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        plan = plan_resume(self.history, self.tools)
+        history = plan.model_history
+        if plan.has_work:
+            outcomes = await self._invoke(plan.to_run, history, iteration=0)
+            resumed: list[AIContent] = list(plan.rejected)
+            resumed += [o.result for o in outcomes if o.result is not None]
+            questions = self._questions(outcomes)
+            if resumed:
+                message = _tool_message(resumed)
+                history.insert(plan.anchor, message)
+                yield message
+            if questions:
+                yield ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id())
+                self._finish(ChatFinishReason.INPUT_REQUIRED)
+                return
+            self._count_errors(outcomes)
+            if any(o.terminate for o in outcomes):
+                return
+
+        options = self.options
+        for iteration in range(self.owner.max_iterations):
+            last_round = iteration == self.owner.max_iterations - 1
+            turn_options = _without_functions(options) if last_round else options
+            if self.streaming:
+                builder = _ResponseBuilder()
+                async for update in self.owner.inner_client.get_streaming_response(
+                    history, turn_options
+                ):
+                    if update.contents:
+                        self._gate_approvals(update.contents)
+                    builder.add(update)
+                    yield update
+                turn = builder.build()
+                if builder.usage is not None:
+                    self.usage = builder.usage if self.usage is None else self.usage + builder.usage
+            else:
+                turn = await self.owner.inner_client.get_response(history, turn_options)
+                for message in turn.messages:
+                    self._gate_approvals(message.contents)
+                    yield message
+                if turn.usage is not None:
+                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
+            self.last_response = turn
+            if not self.finish_reason_overridden:
+                self.finish_reason = turn.finish_reason
+
+            requests = [
+                c
+                for m in turn.messages
+                for c in m.contents
+                if isinstance(c, ToolApprovalRequestContent)
+            ]
+            calls = _pending_calls(turn.messages)
+            if last_round or (not calls and not requests):
+                return
+
+            to_run: list[ScheduledCall] = []
+            results: list[AIContent] = []
+            handed_off = False
+            for call in calls:
+                tool = self.tools.get(call.name)
+                if isinstance(tool, AIFunction):
+                    if call.arguments is None:
+                        results.append(_bad_arguments(call))
+                    else:
+                        to_run.append(ScheduledCall(call, tool))
+                elif isinstance(tool, AIFunctionDeclaration) or (
+                    tool is None and self.owner.terminate_on_unknown_calls
+                ):
+                    handed_off = True
+                else:
+                    _log.warning("model called unknown tool %r", call.name)
+                    results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+
+            history = [*history, *turn.messages]
+            outcomes = await self._invoke(to_run, history, iteration=iteration + 1)
+            results += [o.result for o in outcomes if o.result is not None]
+            questions = self._questions(outcomes)
+            if results:
+                message = _tool_message(results)
+                history.append(message)
+                yield message
+            if questions:
+                yield ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id())
+            if questions or requests:
+                self._finish(ChatFinishReason.INPUT_REQUIRED)
+                return
+            if handed_off:
+                self._finish(ChatFinishReason.TOOL_CALLS)
+                return
+            self._count_errors(outcomes, bad_arguments=any(_is_error(r) for r in results))
+            if any(o.terminate for o in outcomes):
+                return
+            options = _next_options(options, turn)
+            if options is not None and options.conversation_id:
+                # The service keeps the history: send it only what is new.
+                history = [history[-1]] if results else []
+
+    # -- helpers -------------------------------------------------------------------------
+    def _gate_approvals(self, contents: list[AIContent]) -> None:
+        """Replace, in place, each call that needs a person's approval with a request."""
+        for i, c in enumerate(contents):
+            if c.__class__ is not FunctionCallContent:
+                continue
+            call: FunctionCallContent = c
+            if call.informational_only or call.arguments is None:
+                continue
+            tool = self.tools.get(call.name)
+            wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
+            if wrapper is not None and wrapper.requires_approval(call.arguments):
+                contents[i] = ToolApprovalRequestContent(
+                    approval_request_id(call.call_id),
+                    call,
+                    message=f"Approve {call.name}?",
+                    allow_edits=wrapper.allow_edits,
+                )
+
+    async def _invoke(
+        self, scheduled: Sequence[ScheduledCall], history: Sequence[ChatMessage], *, iteration: int
+    ) -> list[InvocationOutcome]:
+        count = len(scheduled)
+
+        def context(index: int, item: ScheduledCall) -> FunctionInvocationContext:
+            return FunctionInvocationContext(
+                function=item.function,
+                arguments=dict(item.call.arguments or {}),
+                call=item.call,
+                messages=history,
+                options=self.options,
+                iteration=iteration,
+                function_call_index=index,
+                function_count=count,
+                is_streaming=self.streaming,
+            )
+
+        async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
+            return await invoke_call(
+                item.function,
+                item.call,
+                item.call.arguments,
+                context(index, item),
+                answers=item.answers,
+                include_detailed_errors=self.owner.include_detailed_errors,
+            )
+
+        if self.owner.allow_concurrent_invocation and count > 1:
+            return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scheduled))))
+        outcomes: list[InvocationOutcome] = []
+        for i, item in enumerate(scheduled):
+            outcome = await one(i, item)
+            outcomes.append(outcome)
+            if outcome.terminate:
+                break
+        return outcomes
+
+    @staticmethod
+    def _questions(outcomes: Sequence[InvocationOutcome]) -> list[AIContent]:
+        questions: list[AIContent] = []
+        for o in outcomes:
+            q = o.input_required
+            if q is None:
+                continue
+            questions.append(
+                InterruptRequestContent(
+                    input_request_id(o.call.call_id, q.key),
+                    reason=q.reason,
+                    message=q.message,
+                    tool_call_id=o.call.call_id,
+                    response_schema=q.response_schema,
+                    expires_at=q.expires_at,
+                    metadata=q.metadata,
+                    key=q.key,
+                )
+            )
+        return questions
+
+    def _count_errors(
+        self, outcomes: Sequence[InvocationOutcome], *, bad_arguments: bool = False
+    ) -> None:
+        failures = [o for o in outcomes if o.failed]
+        if not failures and not bad_arguments:
+            self.consecutive_errors = 0
+            return
+        self.consecutive_errors += 1
+        if self.consecutive_errors > self.owner.max_consecutive_errors:
+            _log.warning(
+                "tool calls failed %d round trips in a row; giving up", self.consecutive_errors
+            )
+            for outcome in failures:
+                if outcome.exception is not None:
+                    raise outcome.exception
+
+
+def _tool_map(additional: Sequence[AITool], options: ChatOptions | None) -> dict[str, AITool]:
+    tools = {t.name: t for t in additional}
+    if options is not None and options.tools:
+        tools.update((t.name, t) for t in options.tools)
+    return tools
+
+
+def _pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
+    """Calls in a turn that still need running: not informational, not already answered in
+    the same turn (a service that ran the tool itself)."""
+    answered = {
+        c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
+    }
+    return [
+        c
+        for m in messages
+        for c in m.contents
+        if c.__class__ is FunctionCallContent
+        and not c.informational_only
+        and c.call_id not in answered
+    ]
+
+
+def _bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
+    why = call.exception or ValueError("arguments are not a JSON object")
+    return FunctionResultContent(
+        call.call_id,
+        f"Error: invalid arguments for {call.name!r}: {why}",
+        exception=why,
+    )
+
+
+def _is_error(result: AIContent) -> bool:
+    return isinstance(result, FunctionResultContent) and result.exception is not None
+
+
+def _tool_message(results: list[AIContent]) -> ChatMessage:
+    return ChatMessage(ChatRole.TOOL, results, message_id=_new_id())
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _without_functions(options: ChatOptions | None) -> ChatOptions | None:
+    """Options for the last round trip: no function tools, so the model must answer."""
+    if options is None or not options.tools:
+        return options
+    trimmed = options.clone()
+    trimmed.tools = [t for t in options.tools if not isinstance(t, AIFunctionDeclaration)]
+    if not trimmed.tools:
+        trimmed.tools = None
+        trimmed.tool_mode = None
+    return trimmed
+
+
+def _next_options(options: ChatOptions | None, turn: ChatResponse) -> ChatOptions | None:
+    """Options for the next round trip: a required tool mode is relaxed (or the model would
+    call tools forever) and a conversation id the service reported is kept."""
+    needs_mode_reset = (
+        options is not None
+        and options.tool_mode is not None
+        and (options.tool_mode.mode == "required")
+    )
+    new_conversation = turn.conversation_id and (
+        options is None or options.conversation_id != turn.conversation_id
+    )
+    if not needs_mode_reset and not new_conversation:
+        return options
+    updated = options.clone() if options is not None else ChatOptions()
+    if needs_mode_reset:
+        updated.tool_mode = ChatToolMode.AUTO
+    if new_conversation:
+        updated.conversation_id = turn.conversation_id
+    return updated

@@ -1,0 +1,119 @@
+"""Running one tool call: the invocation context, result texts and error capture."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._contents import FunctionCallContent, FunctionResultContent
+from .._exceptions import ToolArgumentsError
+from .._input import InputAnswer, InputRequired, provide_answers
+from .._messages import ChatMessage
+from .._options import ChatOptions
+from .._tools import AIFunction
+
+__all__ = ["FunctionInvocationContext", "InvocationOutcome", "current_invocation"]
+
+_log = logging.getLogger("agui_chat.tools")
+
+COMPLETED_TEXT = "Success: Function completed."
+FAILED_TEXT = "Error: Function failed."
+REJECTED_TEXT = "Tool call invocation rejected."
+
+
+def not_found_text(name: str) -> str:
+    return f'Error: Requested function "{name}" not found.'
+
+
+def rejected_text(reason: str | None) -> str:
+    return f"{REJECTED_TEXT} {reason.strip()}" if reason and reason.strip() else REJECTED_TEXT
+
+
+@dataclass
+class FunctionInvocationContext:
+    """What a running tool can learn about its call (see :func:`current_invocation`).
+
+    Set ``terminate = True`` to end the tool loop after this batch of calls: the model is
+    not called again and the response goes back to the caller.
+    """
+
+    function: AIFunction
+    arguments: dict[str, Any]
+    call: FunctionCallContent
+    messages: Sequence[ChatMessage]
+    options: ChatOptions | None
+    iteration: int
+    function_call_index: int = 0
+    function_count: int = 1
+    is_streaming: bool = False
+    terminate: bool = False
+
+
+_current: ContextVar[FunctionInvocationContext | None] = ContextVar(
+    "agui_chat_current_invocation", default=None
+)
+
+
+def current_invocation() -> FunctionInvocationContext | None:
+    """The invocation context of the tool running now, or ``None`` outside a tool."""
+    return _current.get()
+
+
+@dataclass
+class InvocationOutcome:
+    """What became of one call: a result, or a question for the person."""
+
+    call: FunctionCallContent
+    result: FunctionResultContent | None = None
+    input_required: InputRequired | None = None
+    terminate: bool = False
+    failed: bool = False
+    exception: BaseException | None = field(default=None, repr=False)
+
+
+async def invoke_call(
+    function: AIFunction,
+    call: FunctionCallContent,
+    arguments: Mapping[str, Any] | None,
+    context: FunctionInvocationContext,
+    *,
+    answers: Mapping[str, InputAnswer] | None = None,
+    include_detailed_errors: bool = False,
+) -> InvocationOutcome:
+    """Run ``function`` for ``call`` and turn what happens into an ``InvocationOutcome``.
+
+    Tool failures never escape: they become an error result for the model (the reason is
+    named for invalid arguments; the exception text only with ``include_detailed_errors``).
+    ``InputRequired`` becomes a question; cancellation propagates.
+    """
+    token = _current.set(context)
+    try:
+        with provide_answers(answers or {}):
+            _log.debug("invoking %s", function.name)
+            value = await function.invoke(arguments)
+    except InputRequired as question:
+        return InvocationOutcome(call, input_required=question, terminate=context.terminate)
+    except ToolArgumentsError as exc:
+        _log.info("tool %s called with invalid arguments: %s", function.name, exc)
+        result = FunctionResultContent(call.call_id, f"Error: {exc}", exception=exc)
+        return InvocationOutcome(call, result, failed=True, exception=exc)
+    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        _log.exception("tool %s failed", function.name)
+        text = f"{FAILED_TEXT} Exception: {exc}" if include_detailed_errors else FAILED_TEXT
+        result = FunctionResultContent(call.call_id, text, exception=exc)
+        return InvocationOutcome(
+            call, result, failed=True, exception=exc, terminate=context.terminate
+        )
+    finally:
+        _current.reset(token)
+    if isinstance(value, FunctionResultContent) and value.call_id == call.call_id:
+        result = value
+    else:
+        result = FunctionResultContent(call.call_id, COMPLETED_TEXT if value is None else value)
+    return InvocationOutcome(call, result, terminate=context.terminate)

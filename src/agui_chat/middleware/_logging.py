@@ -1,0 +1,83 @@
+"""``LoggingChatClient``: log each request and its outcome with the stdlib ``logging``."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from .._client import ChatClient, ChatMessages
+from .._messages import as_messages
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate
+from ._delegating import DelegatingChatClient
+
+__all__ = ["LoggingChatClient"]
+
+
+class LoggingChatClient(DelegatingChatClient):
+    """Logs each call: at INFO only counts, timings and finish reasons (never message text);
+    at DEBUG the messages and the response text as well.
+
+    The logger defaults to ``logging.getLogger("agui_chat")``.
+    """
+
+    def __init__(self, inner_client: ChatClient, logger: logging.Logger | None = None) -> None:
+        super().__init__(inner_client)
+        self.logger = logger or logging.getLogger("agui_chat")
+
+    def _log_request(self, kind: str, messages: ChatMessages) -> None:
+        if self.logger.isEnabledFor(logging.DEBUG):
+            msgs = as_messages(messages)
+            self.logger.debug(
+                "%s: %d message(s): %s",
+                kind,
+                len(msgs),
+                [(m.role.value, m.text) for m in msgs],
+            )
+        elif self.logger.isEnabledFor(logging.INFO):
+            count = 1 if isinstance(messages, str) else len(as_messages(messages))
+            self.logger.info("%s: %d message(s)", kind, count)
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        self._log_request("get_response", messages)
+        start = time.perf_counter()
+        try:
+            response = await self.inner_client.get_response(messages, options)
+        except BaseException as exc:
+            self.logger.warning("get_response failed: %s", type(exc).__name__)
+            raise
+        self.logger.info(
+            "get_response completed in %.3fs, finish reason %s",
+            time.perf_counter() - start,
+            response.finish_reason,
+        )
+        self.logger.debug("get_response text: %r", response.text)
+        return response
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        self._log_request("get_streaming_response", messages)
+        start = time.perf_counter()
+        count = 0
+        finish = None
+        try:
+            async for update in self.inner_client.get_streaming_response(messages, options):
+                count += 1
+                if update.finish_reason is not None:
+                    finish = update.finish_reason
+                yield update
+        except BaseException as exc:
+            self.logger.warning(
+                "get_streaming_response failed after %d update(s): %s", count, type(exc).__name__
+            )
+            raise
+        self.logger.info(
+            "get_streaming_response completed in %.3fs: %d update(s), finish reason %s",
+            time.perf_counter() - start,
+            count,
+            finish,
+        )

@@ -1,0 +1,304 @@
+"""Re-pairing a person's answers with the requests of a paused run.
+
+Given the history a caller sends back, work out — before anything runs — which approved
+calls to run, which rejected calls to answer, which tools to invoke again with their
+answers, and what history the model should see (requests turned back into calls, answers
+removed). Every rule of DESIGN §3 that can be checked up front is checked here, so a bad
+answer raises a typed error and nothing is half applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._contents import (
+    AIContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    InterruptRequestContent,
+    InterruptResponseContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
+)
+from .._exceptions import (
+    DuplicateResponseError,
+    ExpiredRequestError,
+    InvalidResponseError,
+    UnansweredRequestError,
+    UnknownResponseError,
+)
+from .._input import InputAnswer
+from .._messages import ChatMessage
+from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
+from .._values import ChatRole
+from ._invocation import rejected_text
+
+__all__ = ["ResumePlan", "ScheduledCall", "approval_request_id", "input_request_id", "plan_resume"]
+
+
+def approval_request_id(call_id: str) -> str:
+    """The id of the approval request for a call (stable, so replays pair up)."""
+    return f"approval_{call_id}"
+
+
+def input_request_id(call_id: str, key: str) -> str:
+    """The id of the question ``key`` asked by a call (stable, so replays pair up)."""
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"input_{call_id}_{digest}"
+
+
+@dataclass
+class ScheduledCall:
+    """A call to run now: an approved call, or a tool asked again with its answers."""
+
+    call: FunctionCallContent
+    function: AIFunction
+    answers: dict[str, InputAnswer] = field(default_factory=dict)
+
+
+@dataclass
+class ResumePlan:
+    """What to do with the answers found in a history."""
+
+    model_history: list[ChatMessage]
+    to_run: list[ScheduledCall] = field(default_factory=list)
+    rejected: list[FunctionResultContent] = field(default_factory=list)
+    anchor: int = 0
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.to_run or self.rejected)
+
+
+def _local_function(tools: Mapping[str, AITool], name: str) -> AIFunction | None:
+    tool = tools.get(name)
+    return tool if isinstance(tool, AIFunction) else None
+
+
+def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> ResumePlan:
+    """Pair the answers in ``history`` with their requests and plan what runs.
+
+    Only requests for tools this pipeline can run are handled here; requests that came from
+    elsewhere (a remote agent's approvals) are left in the history for the inner client.
+    """
+    answered: set[str] = set()
+    calls: dict[str, FunctionCallContent] = {}
+    approvals: dict[str, ToolApprovalRequestContent] = {}
+    interrupts: dict[str, InterruptRequestContent] = {}
+    approval_answers: dict[str, list[ToolApprovalResponseContent]] = {}
+    interrupt_answers: dict[str, list[InterruptResponseContent]] = {}
+    for message in history:
+        for c in message.contents:
+            if isinstance(c, FunctionResultContent):
+                answered.add(c.call_id)
+            elif isinstance(c, FunctionCallContent):
+                calls.setdefault(c.call_id, c)
+            elif isinstance(c, ToolApprovalRequestContent):
+                approvals.setdefault(c.request_id, c)
+                calls.setdefault(c.tool_call.call_id, c.tool_call)
+            elif isinstance(c, ToolApprovalResponseContent):
+                approval_answers.setdefault(c.request_id, []).append(c)
+            elif isinstance(c, InterruptRequestContent):
+                interrupts.setdefault(c.request_id, c)
+            elif isinstance(c, InterruptResponseContent):
+                interrupt_answers.setdefault(c.request_id, []).append(c)
+
+    local_approvals = {
+        rid: r
+        for rid, r in approvals.items()
+        if _local_function(tools, r.tool_call.name) is not None
+    }
+    local_interrupts = {
+        rid: r
+        for rid, r in interrupts.items()
+        if r.tool_call_id in calls and _local_function(tools, calls[r.tool_call_id].name)
+    }
+    _check_unknown(approval_answers, approvals, "approval")
+    _check_unknown(interrupt_answers, interrupts, "question")
+
+    pending_approvals = {
+        rid: r for rid, r in local_approvals.items() if r.tool_call.call_id not in answered
+    }
+    pending_interrupts = {
+        rid: r for rid, r in local_interrupts.items() if r.tool_call_id not in answered
+    }
+    missing = [rid for rid in pending_approvals if rid not in approval_answers] + [
+        rid for rid in pending_interrupts if rid not in interrupt_answers
+    ]
+    if missing:
+        raise UnansweredRequestError(
+            f"{_ids(missing)} {'has' if len(missing) == 1 else 'have'} no answer; a paused run "
+            "must be answered in one go (approve or reject every approval request, answer or "
+            "cancel every question)",
+            request_ids=missing,
+        )
+    duplicates = [
+        rid
+        for rid in [*pending_approvals, *pending_interrupts]
+        if len(approval_answers.get(rid, ())) + len(interrupt_answers.get(rid, ())) > 1
+    ]
+    if duplicates:
+        raise DuplicateResponseError(
+            f"{_ids(duplicates)} answered more than once; answer each request exactly once",
+            request_ids=duplicates,
+        )
+
+    effective_args: dict[str, dict[str, Any] | None] = {}
+    plan = ResumePlan(model_history=[])
+    approved_calls: dict[str, ScheduledCall] = {}
+    for rid, request in pending_approvals.items():
+        answer = approval_answers[rid][0]
+        call = request.tool_call
+        function = _local_function(tools, call.name)
+        assert function is not None
+        if not answer.approved:
+            plan.rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
+            continue
+        if request.is_expired():
+            raise ExpiredRequestError(
+                f"approval request {rid!r} expired; it can only be rejected", request_ids=[rid]
+            )
+        arguments = call.arguments
+        if answer.edited_arguments is not None:
+            wrapper = function.get_service(ApprovalRequiredAIFunction)
+            if not request.allow_edits or (wrapper is not None and not wrapper.allow_edits):
+                raise InvalidResponseError(
+                    f"approval request {rid!r} does not allow editing the arguments",
+                    request_ids=[rid],
+                )
+            arguments = answer.edited_arguments
+        effective_args[call.call_id] = arguments
+        # Run the call the request recorded, never one a response carries.
+        approved_calls[call.call_id] = ScheduledCall(
+            FunctionCallContent(call.call_id, call.name, arguments), function
+        )
+
+    per_call_answers: dict[str, dict[str, InputAnswer]] = {}
+    for rid, question in pending_interrupts.items():
+        reply = interrupt_answers[rid][0]
+        if reply.status == "resolved":
+            if question.is_expired():
+                raise ExpiredRequestError(
+                    f"question {rid!r} expired; it can only be cancelled", request_ids=[rid]
+                )
+            question.validate_payload(reply.payload)
+        assert question.tool_call_id is not None
+        key = question.key or question.message or rid
+        per_call_answers.setdefault(question.tool_call_id, {})[key] = InputAnswer(
+            reply.status, reply.payload
+        )
+
+    for call_id, answers in per_call_answers.items():
+        scheduled = approved_calls.get(call_id)
+        if scheduled is None:
+            call = calls[call_id]
+            function = _local_function(tools, call.name)
+            assert function is not None
+            arguments = _approved_arguments(call_id, approvals, approval_answers, call)
+            effective_args[call_id] = arguments
+            scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
+            approved_calls[call_id] = scheduled
+        scheduled.answers = answers
+    plan.to_run = list(approved_calls.values())
+
+    touched = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
+    plan.model_history, plan.anchor = _model_history(
+        history, local_approvals, local_interrupts, effective_args, touched
+    )
+    return plan
+
+
+def _approved_arguments(
+    call_id: str,
+    approvals: Mapping[str, ToolApprovalRequestContent],
+    answers: Mapping[str, list[ToolApprovalResponseContent]],
+    call: FunctionCallContent,
+) -> dict[str, Any] | None:
+    """The arguments a call runs with: its approved edit, if an earlier approval made one."""
+    for rid, request in approvals.items():
+        if request.tool_call.call_id == call_id:
+            for answer in answers.get(rid, ()):
+                if answer.approved and answer.edited_arguments is not None:
+                    return answer.edited_arguments
+    return call.arguments
+
+
+def _check_unknown(
+    answers: Mapping[str, Sequence[AIContent]], requests: Mapping[str, Any], what: str
+) -> None:
+    unknown = [rid for rid in answers if rid not in requests]
+    if unknown:
+        raise UnknownResponseError(
+            f"{_ids(unknown)} answer{'s' if len(unknown) == 1 else ''} no {what} request in "
+            "the history; send the assistant message holding the request along with the answer",
+            request_ids=unknown,
+        )
+
+
+def _ids(ids: Sequence[str]) -> str:
+    quoted = ", ".join(repr(i) for i in ids)
+    return f"request {quoted}" if len(ids) == 1 else f"requests {quoted}"
+
+
+def _model_history(
+    history: Sequence[ChatMessage],
+    approvals: Mapping[str, ToolApprovalRequestContent],
+    interrupts: Mapping[str, InterruptRequestContent],
+    effective_args: Mapping[str, dict[str, Any] | None],
+    touched: set[str],
+) -> tuple[list[ChatMessage], int]:
+    """The history as the model must see it, and where new tool results go.
+
+    Local approval requests become the calls they hold (with the approved arguments);
+    answers and local questions are removed; a call that appears twice is kept once.
+    """
+    out: list[ChatMessage] = []
+    seen_calls: set[str] = set()
+    anchor = -1
+    for message in history:
+        contents: list[AIContent] = []
+        changed = False
+        holds_touched = False
+        for c in message.contents:
+            if isinstance(c, ToolApprovalRequestContent) and c.request_id in approvals:
+                changed = True
+                call = c.tool_call
+                if call.call_id in effective_args:
+                    call = FunctionCallContent(
+                        call.call_id, call.name, effective_args[call.call_id]
+                    )
+                c = call
+            elif (
+                (isinstance(c, ToolApprovalResponseContent)
+                and c.request_id in approvals)
+                or (isinstance(c, (InterruptRequestContent, InterruptResponseContent))
+                and c.request_id in interrupts)
+            ):
+                changed = True
+                continue
+            if isinstance(c, FunctionCallContent):
+                if c.call_id in seen_calls:
+                    changed = True
+                    continue
+                seen_calls.add(c.call_id)
+                if c.call_id in touched:
+                    holds_touched = True
+            contents.append(c)
+        if not contents:
+            continue
+        if changed:
+            message = ChatMessage(
+                message.role,
+                contents,
+                author_name=message.author_name,
+                message_id=message.message_id,
+                additional_properties=message.additional_properties,
+                raw_representation=message.raw_representation,
+            )
+        out.append(message)
+        if holds_touched or (anchor == len(out) - 1 and message.role == ChatRole.TOOL):
+            anchor = len(out)
+    return out, (anchor if anchor >= 0 else len(out))

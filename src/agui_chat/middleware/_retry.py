@@ -1,0 +1,98 @@
+"""``RetryingChatClient``: retry transient failures with tenacity, before anything streamed."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from .._client import ChatClient, ChatMessages
+from .._exceptions import TransientError
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate
+from ._delegating import DelegatingChatClient
+
+__all__ = ["RetryingChatClient"]
+
+_log = logging.getLogger("agui_chat")
+
+
+class RetryingChatClient(DelegatingChatClient):
+    """Retries a call that failed with a ``TransientError`` (connection failures, 429,
+    502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
+
+    A streamed call is retried only if it failed before its first update: once anything
+    has reached the caller, the failure is raised as it is.
+    """
+
+    def __init__(
+        self,
+        inner_client: ChatClient,
+        *,
+        max_attempts: int = 3,
+        initial_delay: float = 0.5,
+        max_delay: float = 20.0,
+    ) -> None:
+        super().__init__(inner_client)
+        if not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ValueError("max_attempts must be an int >= 1")
+        if initial_delay < 0 or max_delay < 0:
+            raise ValueError("delays must not be negative")
+        self.max_attempts = max_attempts
+        self.initial_delay = initial_delay
+        self.max_delay = max_delay
+
+    def _wait(self, state: RetryCallState) -> float:
+        backoff = wait_exponential_jitter(initial=self.initial_delay, max=self.max_delay)(state)
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(exc, "retry_after", None)
+        if isinstance(retry_after, (int, float)) and retry_after >= 0:
+            return float(min(max(retry_after, backoff), max(self.max_delay, retry_after)))
+        return float(backoff)
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+            before_sleep=lambda s: _log.info(
+                "retrying after %s (attempt %d of %d)",
+                type(s.outcome.exception()).__name__ if s.outcome else "?",
+                s.attempt_number + 1,
+                self.max_attempts,
+            ),
+        )
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        async for attempt in self._retrying():
+            with attempt:
+                return await self.inner_client.get_response(messages, options)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        stream: AsyncIterator[ChatResponseUpdate] | None = None
+        first: Any = None
+        async for attempt in self._retrying():
+            with attempt:
+                stream = aiter(self.inner_client.get_streaming_response(messages, options))
+                try:
+                    first = await anext(stream)
+                except StopAsyncIteration:
+                    return
+        assert stream is not None
+        yield first
+        async for update in stream:
+            yield update
