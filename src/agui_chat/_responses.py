@@ -245,34 +245,49 @@ class ChatResponse:
 
 
 class _ResponseBuilder:
-    """Folds updates into messages incrementally (used by ``from_updates``)."""
+    """Folds updates into messages incrementally (used by ``from_updates`` and the tool loop).
 
-    __slots__ = ("response", "usage")
+    Plain text deltas are kept as strings until something else arrives, so a long stream
+    does not keep one object per delta alive (which would also slow the garbage collector).
+    """
+
+    __slots__ = ("_text", "response", "usage")
 
     def __init__(self) -> None:
         self.response = ChatResponse()
         self.usage: UsageDetails | None = None
+        self._text: list[str] = []
+
+    def _flush_text(self) -> None:
+        if self._text:
+            self.response.messages[-1].contents.append(TextContent("".join(self._text)))
+            self._text = []
 
     def add(self, update: ChatResponseUpdate) -> None:
+        # Hot path (one call per streamed delta): identity checks before equality.
         response = self.response
         messages = response.messages
         last = messages[-1] if messages else None
+        role = update.role
+        message_id = update.message_id
+        author = update.author_name
         if (
             last is None
-            or (update.author_name and last.author_name and update.author_name != last.author_name)
-            or (update.message_id and last.message_id and update.message_id != last.message_id)
-            or (update.role is not None and update.role != last.role)
+            or (message_id and last.message_id and message_id != last.message_id)
+            or (role is not None and role is not last.role and role != last.role)
+            or (author and last.author_name and author != last.author_name)
         ):
+            self._flush_text()
             last = ChatMessage(ChatRole.ASSISTANT)
             messages.append(last)
-        if update.author_name:
-            last.author_name = update.author_name
-        if update.role is not None:
-            last.role = update.role
-        if update.message_id:
-            last.message_id = update.message_id
+        if author:
+            last.author_name = author
+        if role is not None:
+            last.role = role
+        if message_id:
+            last.message_id = message_id
         if update.additional_properties:
-            if update.message_id:
+            if message_id:
                 last.additional_properties = {
                     **(last.additional_properties or {}),
                     **update.additional_properties,
@@ -283,11 +298,14 @@ class _ResponseBuilder:
                     **update.additional_properties,
                 }
         for content in update.contents:
-            if content.__class__ is FunctionCallUpdateContent:
-                continue
-            if isinstance(content, UsageContent):
-                self.usage = content.details if self.usage is None else self.usage + content.details
-            else:
+            kind = content.__class__
+            if kind is TextContent and not content.additional_properties:
+                self._text.append(content.text)  # type: ignore[attr-defined]
+            elif kind is UsageContent:
+                details = content.details  # type: ignore[attr-defined]
+                self.usage = details if self.usage is None else self.usage + details
+            elif kind is not FunctionCallUpdateContent:
+                self._flush_text()
                 last.contents.append(content)
         if update.response_id:
             response.response_id = update.response_id
@@ -301,6 +319,8 @@ class _ResponseBuilder:
             response.created_at = update.created_at
 
     def build(self) -> ChatResponse:
+        if self.response.messages:
+            self._flush_text()
         response = self.response
         response.messages = [m for m in response.messages if m.contents]
         for message in response.messages:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, TypeVar
@@ -45,6 +45,8 @@ class SyncChatClient:
 
     def _run(self, coro: Awaitable[_T]) -> _T:
         if self._closed:
+            if isinstance(coro, Coroutine):
+                coro.close()  # never started: close it so it is not reported as never awaited
             raise RuntimeError("this SyncChatClient is closed")
         future: Future[_T] = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
         return future.result()

@@ -417,6 +417,15 @@ _MESSAGE = _Union(
     },
 )
 
+_PATCH_OPERANDS: dict[str, dict[str, _Kind]] = {
+    "add": {"path": _POINTER_KIND, "value": _ANY},
+    "remove": {"path": _POINTER_KIND},
+    "replace": {"path": _POINTER_KIND, "value": _ANY},
+    "move": {"from": _POINTER_KIND, "path": _POINTER_KIND},
+    "copy": {"from": _POINTER_KIND, "path": _POINTER_KIND},
+    "test": {"path": _POINTER_KIND, "value": _ANY},
+}
+# Patch operations are open objects: RFC 6902 ignores members an operation does not define.
 _PATCH = _ListOf(
     _Union(
         "op",
@@ -426,14 +435,7 @@ _PATCH = _ListOf(
                 {"op": _req(_STR), **{name: _req(kind) for name, kind in operands.items()}},
                 open_=True,
             )
-            for op, operands in {
-                "add": {"path": _POINTER_KIND, "value": _ANY},
-                "remove": {"path": _POINTER_KIND},
-                "replace": {"path": _POINTER_KIND, "value": _ANY},
-                "move": {"from": _POINTER_KIND, "path": _POINTER_KIND},
-                "copy": {"from": _POINTER_KIND, "path": _POINTER_KIND},
-                "test": {"path": _POINTER_KIND, "value": _ANY},
-            }.items()
+            for op, operands in _PATCH_OPERANDS.items()
         },
     )
 )
@@ -747,10 +749,10 @@ class RetiredShapeTranslator:
             return event
         if retired not in self._warned:
             self._warned.add(retired)
+            lost = "; its title is dropped" if retired == "THINKING_START" else ""
             self._warn(
-                f"translated retired {retired} into {target} (THINKING_* events were retired "
-                "in AG-UI 1.0; upgrade the producer to emit REASONING_* events)"
-                + (" — its title is not carried over" if retired == "THINKING_START" else "")
+                f"translated retired {retired} into {target} (THINKING_* was retired in "
+                f"AG-UI 1.0; the producer should emit REASONING_* events{lost})"
             )
         out: Event = {"type": target}
         if retired == "THINKING_START":

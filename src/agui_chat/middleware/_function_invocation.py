@@ -125,22 +125,11 @@ class FunctionInvokingChatClient(DelegatingChatClient):
             raw_representation=last.raw_representation if last else None,
         )
 
-    async def get_streaming_response(
+    def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=True)
-        async for item in loop.run():
-            if isinstance(item, ChatMessage):
-                yield ChatResponseUpdate(
-                    item.role,
-                    item.contents,
-                    message_id=item.message_id,
-                    author_name=item.author_name,
-                )
-            else:
-                yield item
-        if loop.finish_reason_overridden:
-            yield ChatResponseUpdate(finish_reason=loop.finish_reason)
+        return loop.run()  # type: ignore[return-value]
 
 
 class _Loop:
@@ -162,13 +151,19 @@ class _Loop:
         self.tools = _tool_map(owner.additional_tools, options)
         self.usage: UsageDetails | None = None
         self.finish_reason: ChatFinishReason | None = None
-        self.finish_reason_overridden = False
         self.last_response: ChatResponse | None = None
         self.consecutive_errors = 0
 
-    def _finish(self, reason: ChatFinishReason) -> None:
+    def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
+        """Record why the loop stopped early; in streaming mode, the update that says so."""
         self.finish_reason = reason
-        self.finish_reason_overridden = True
+        return ChatResponseUpdate(finish_reason=reason) if self.streaming else None
+
+    def _out(self, message: ChatMessage) -> ChatResponseUpdate | ChatMessage:
+        """A message the loop adds to the transcript, as the caller receives it."""
+        if not self.streaming:
+            return message
+        return ChatResponseUpdate(message.role, message.contents, message_id=message.message_id)
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
         plan = plan_resume(self.history, self.tools)
@@ -181,10 +176,11 @@ class _Loop:
             if resumed:
                 message = _tool_message(resumed)
                 history.insert(plan.anchor, message)
-                yield message
+                yield self._out(message)
             if questions:
-                yield ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id())
-                self._finish(ChatFinishReason.INPUT_REQUIRED)
+                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id()))
+                if done := self._finish(ChatFinishReason.INPUT_REQUIRED):
+                    yield done
                 return
             self._count_errors(outcomes)
             if any(o.terminate for o in outcomes):
@@ -195,27 +191,31 @@ class _Loop:
             last_round = iteration == self.owner.max_iterations - 1
             turn_options = _without_functions(options) if last_round else options
             if self.streaming:
-                builder = _ResponseBuilder()
+                recorder = _ResponseBuilder()
+                record = recorder.add
+                gate = self._gate_approvals
+                saw_calls = False
                 async for update in self.owner.inner_client.get_streaming_response(
                     history, turn_options
                 ):
-                    if update.contents:
-                        self._gate_approvals(update.contents)
-                    builder.add(update)
+                    if update.contents and gate(update.contents):
+                        saw_calls = True
+                    record(update)
                     yield update
-                turn = builder.build()
-                if builder.usage is not None:
-                    self.usage = builder.usage if self.usage is None else self.usage + builder.usage
+                if not saw_calls:
+                    return  # the model answered: the caller has every update already
+                turn = recorder.build()
+                if turn.usage is not None:
+                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
             else:
                 turn = await self.owner.inner_client.get_response(history, turn_options)
                 for message in turn.messages:
                     self._gate_approvals(message.contents)
-                    yield message
+                    yield self._out(message)
                 if turn.usage is not None:
                     self.usage = turn.usage if self.usage is None else self.usage + turn.usage
             self.last_response = turn
-            if not self.finish_reason_overridden:
-                self.finish_reason = turn.finish_reason
+            self.finish_reason = turn.finish_reason
 
             requests = [
                 c
@@ -252,14 +252,17 @@ class _Loop:
             if results:
                 message = _tool_message(results)
                 history.append(message)
-                yield message
+                yield self._out(message)
             if questions:
-                yield ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id())
-            if questions or requests:
-                self._finish(ChatFinishReason.INPUT_REQUIRED)
-                return
-            if handed_off:
-                self._finish(ChatFinishReason.TOOL_CALLS)
+                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id()))
+            if questions or requests or handed_off:
+                reason = (
+                    ChatFinishReason.INPUT_REQUIRED
+                    if questions or requests
+                    else ChatFinishReason.TOOL_CALLS
+                )
+                if done := self._finish(reason):
+                    yield done
                 return
             self._count_errors(outcomes, bad_arguments=any(_is_error(r) for r in results))
             if any(o.terminate for o in outcomes):
@@ -270,11 +273,16 @@ class _Loop:
                 history = [history[-1]] if results else []
 
     # -- helpers -------------------------------------------------------------------------
-    def _gate_approvals(self, contents: list[AIContent]) -> None:
-        """Replace, in place, each call that needs a person's approval with a request."""
+    def _gate_approvals(self, contents: list[AIContent]) -> bool:
+        """Replace, in place, each call that needs a person's approval with a request.
+
+        Returns whether ``contents`` holds any tool call.
+        """
+        saw_call = False
         for i, c in enumerate(contents):
             if c.__class__ is not FunctionCallContent:
                 continue
+            saw_call = True
             call: FunctionCallContent = c
             if call.informational_only or call.arguments is None:
                 continue
@@ -287,6 +295,7 @@ class _Loop:
                     message=f"Approve {call.name}?",
                     allow_edits=wrapper.allow_edits,
                 )
+        return saw_call
 
     async def _invoke(
         self, scheduled: Sequence[ScheduledCall], history: Sequence[ChatMessage], *, iteration: int

@@ -271,11 +271,9 @@ def _model_history(
                         call.call_id, call.name, effective_args[call.call_id]
                     )
                 c = call
-            elif (
-                (isinstance(c, ToolApprovalResponseContent)
-                and c.request_id in approvals)
-                or (isinstance(c, (InterruptRequestContent, InterruptResponseContent))
-                and c.request_id in interrupts)
+            elif (isinstance(c, ToolApprovalResponseContent) and c.request_id in approvals) or (
+                isinstance(c, (InterruptRequestContent, InterruptResponseContent))
+                and c.request_id in interrupts
             ):
                 changed = True
                 continue

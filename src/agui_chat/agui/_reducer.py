@@ -1,0 +1,406 @@
+"""Folding delivered AG-UI events into the conversation (``messages``) and the ``state``.
+
+Two classes, so that the cheap part can be used alone:
+
+- :class:`AGUIStateTracker` keeps the shared state: ``STATE_SNAPSHOT`` replaces it,
+  ``STATE_DELTA`` patches it (RFC 6902, atomically; a patch that does not apply is skipped
+  with a warning). It touches only state events, so a client can run it on every event.
+- :class:`AGUIThreadReducer` keeps the whole thread: wire-shaped message dicts built from
+  text, tool-call, reasoning, activity and snapshot events, plus a state tracker. It
+  retains the conversation, so it is optional and not meant for the hot path of a client
+  that only streams.
+
+Both expect events that have passed the pipeline (enforced, expanded and verified).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import jsonpatch
+import jsonpointer
+
+__all__ = ["STATE_EVENT_TYPES", "AGUIStateTracker", "AGUIThreadReducer"]
+
+logger = logging.getLogger("agui_chat.agui")
+
+Event = Mapping[str, Any]
+Message = dict[str, Any]
+
+#: The event types :meth:`AGUIStateTracker.apply` acts on.
+STATE_EVENT_TYPES: Final = frozenset({"STATE_SNAPSHOT", "STATE_DELTA"})
+
+_PATCH_ERRORS = (
+    jsonpatch.JsonPatchException,
+    jsonpointer.JsonPointerException,
+    TypeError,
+    ValueError,
+    KeyError,
+    IndexError,
+    AttributeError,
+)
+
+
+def _warner(on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
+    def warn(message: str) -> None:
+        logger.warning("%s", message)
+        if on_warning is not None:
+            on_warning(message)
+
+    return warn
+
+
+def apply_patch(document: Any, patch: list[Any]) -> Any:
+    """Apply an RFC 6902 patch atomically, returning the new document (the input is kept).
+
+    Raises one of the patch errors when the patch does not apply; nothing is changed then.
+    """
+    return jsonpatch.apply_patch(document, patch, in_place=False)
+
+
+class AGUIStateTracker:
+    """The AG-UI shared state of one thread, kept current from state events.
+
+    ``state`` is the run input's state (absent means ``{}``). A snapshot is stored as
+    delivered (not copied); a delta produces a new value and never mutates the old one.
+    """
+
+    __slots__ = ("_state", "_warn")
+
+    def __init__(
+        self, state: Any = None, *, on_warning: Callable[[str], None] | None = None
+    ) -> None:
+        self._state: Any = {} if state is None else state
+        self._warn = _warner(on_warning)
+
+    @property
+    def state(self) -> Any:
+        """The current state: any JSON value, including ``None`` after a null snapshot."""
+        return self._state
+
+    def apply(self, event: Event) -> bool:
+        """Apply a state event; return ``True`` if ``event`` was one (others are ignored)."""
+        event_type = event["type"]
+        if event_type == "STATE_SNAPSHOT":
+            self._state = event["snapshot"]
+            return True
+        if event_type == "STATE_DELTA":
+            try:
+                self._state = apply_patch(self._state, event["delta"])
+            except _PATCH_ERRORS as exc:
+                self._warn(f"Failed to apply state patch ({exc}); keeping the current state")
+            return True
+        return False
+
+
+class AGUIThreadReducer:
+    """Builds the AG-UI ``messages`` and ``state`` of a thread from delivered events.
+
+    Start it from the run input (``messages`` and ``state``, both copied) and feed it each
+    delivered event with :meth:`apply`. :attr:`messages` is the conversation as AG-UI
+    message dicts, ready to send back as the next run's input (after removing activity
+    messages); :attr:`state` is the current state.
+    """
+
+    def __init__(
+        self,
+        messages: Iterable[Mapping[str, Any]] = (),
+        state: Any = None,
+        *,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        self._warn = _warner(on_warning)
+        self.state_tracker = AGUIStateTracker(copy.deepcopy(state), on_warning=on_warning)
+        self._messages: list[Message] = [copy.deepcopy(dict(m)) for m in messages]
+        self._by_id: dict[str, Message] = {}
+        self._tool_calls: dict[str, Message] = {}
+        # Streamed text is collected as fragments and joined once, not concatenated per delta.
+        self._text: dict[str, tuple[Message, list[str]]] = {}
+        self._args: dict[str, tuple[Message, list[str]]] = {}
+        self._reindex()
+        self._handlers: dict[str, Callable[[Event], object]] = {
+            "TEXT_MESSAGE_START": self._message_start,
+            "TEXT_MESSAGE_CONTENT": self._message_content,
+            "TEXT_MESSAGE_END": self._message_end,
+            "REASONING_MESSAGE_START": self._message_start,
+            "REASONING_MESSAGE_CONTENT": self._message_content,
+            "REASONING_MESSAGE_END": self._message_end,
+            "TOOL_CALL_START": self._tool_call_start,
+            "TOOL_CALL_ARGS": self._tool_call_args,
+            "TOOL_CALL_END": self._tool_call_end,
+            "TOOL_CALL_RESULT": self._tool_call_result,
+            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
+            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
+            "ACTIVITY_DELTA": self._activity_delta,
+            "MESSAGES_SNAPSHOT": self._messages_snapshot,
+            "STATE_SNAPSHOT": self.state_tracker.apply,
+            "STATE_DELTA": self.state_tracker.apply,
+        }
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far, in order (a new list; the dicts are the reducer's own)."""
+        self._flush_all()
+        return list(self._messages)
+
+    @property
+    def state(self) -> Any:
+        """The current state."""
+        return self.state_tracker.state
+
+    def apply(self, event: Event) -> None:
+        """Fold one delivered event into the thread."""
+        handler = self._handlers.get(event["type"])
+        if handler is not None:
+            handler(event)
+
+    def apply_all(self, events: Iterable[Event]) -> None:
+        """Fold several delivered events, in order."""
+        for event in events:
+            self.apply(event)
+
+    # ----------------------------------------------------------------- bookkeeping
+
+    def _reindex(self) -> None:
+        self._by_id = {m["id"]: m for m in self._messages if isinstance(m.get("id"), str)}
+        self._tool_calls = {
+            call["id"]: call
+            for m in self._messages
+            for call in (m.get("toolCalls") or ())
+            if isinstance(call, dict) and isinstance(call.get("id"), str)
+        }
+
+    def _add(self, message: Message) -> Message:
+        self._messages.append(message)
+        self._by_id[message["id"]] = message
+        return message
+
+    @staticmethod
+    def _merge_metadata(target: Message, event: Event) -> None:
+        # Per key, last write wins, no recursion; a new dict so the event's is never mutated.
+        metadata = event.get("metadata")
+        if metadata:
+            current = target.get("metadata")
+            target["metadata"] = {**current, **metadata} if current else dict(metadata)
+
+    def _flush(self, buffers: dict[str, tuple[Message, list[str]]], key: str, field: str) -> None:
+        entry = buffers.pop(key, None)
+        if entry is None:
+            return
+        target, parts = entry
+        text = "".join(parts)
+        base = target.get(field)
+        if isinstance(base, list):  # a reopened message whose content is a list of parts
+            target[field] = [*base, {"type": "text", "text": text}]
+        else:
+            target[field] = (base or "") + text
+
+    def _flush_all(self) -> None:
+        for key in list(self._text):
+            self._flush(self._text, key, "content")
+        for key in list(self._args):
+            self._flush(self._args, key, "arguments")
+
+    # ----------------------------------------------------------------- text and reasoning
+
+    def _message_start(self, event: Event) -> None:
+        message_id: str = event["messageId"]
+        message = self._by_id.get(message_id)
+        if message is None:
+            reasoning = event["type"] == "REASONING_MESSAGE_START"
+            message = {
+                "id": message_id,
+                "role": "reasoning" if reasoning else event.get("role", "assistant"),
+                "content": "",
+            }
+            if "name" in event:
+                message["name"] = event["name"]
+            if "subagentRunId" in event:
+                message["subagentRunId"] = event["subagentRunId"]
+            self._add(message)
+        self._merge_metadata(message, event)
+
+    def _message_content(self, event: Event) -> None:
+        message_id: str = event["messageId"]
+        entry = self._text.get(message_id)
+        if entry is None:
+            message = self._by_id.get(message_id)
+            if message is None:  # a snapshot dropped it while it was open: restore it
+                role = "reasoning" if event["type"] == "REASONING_MESSAGE_CONTENT" else "assistant"
+                message = self._add({"id": message_id, "role": role, "content": ""})
+            entry = self._text[message_id] = (message, [])
+        entry[1].append(event["delta"])
+        self._merge_metadata(entry[0], event)
+
+    def _message_end(self, event: Event) -> None:
+        message_id: str = event["messageId"]
+        self._flush(self._text, message_id, "content")
+        message = self._by_id.get(message_id)
+        if message is not None:
+            self._merge_metadata(message, event)
+
+    # ----------------------------------------------------------------- tool calls
+
+    def _tool_call_start(self, event: Event) -> None:
+        call_id: str = event["toolCallId"]
+        call = self._tool_calls.get(call_id)
+        if call is None:
+            call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": event["toolCallName"], "arguments": ""},
+            }
+            parent_id = event.get("parentMessageId")
+            parent = self._by_id.get(parent_id) if parent_id is not None else None
+            if parent is None or parent.get("role") != "assistant":
+                if parent is not None:
+                    self._warn(
+                        f"tool call '{call_id}' names parent message '{parent_id}', which is a "
+                        f"{parent.get('role')} message; holding it in a new assistant message"
+                    )
+                parent = {"id": parent_id if parent is None and parent_id else call_id}
+                parent["role"] = "assistant"
+                if "subagentRunId" in event:
+                    parent["subagentRunId"] = event["subagentRunId"]
+                self._add(parent)
+            tool_calls = parent.get("toolCalls")
+            if tool_calls is None:
+                tool_calls = parent["toolCalls"] = []
+            tool_calls.append(call)
+            self._tool_calls[call_id] = call
+        self._merge_metadata(call, event)
+
+    def _tool_call_args(self, event: Event) -> None:
+        call_id: str = event["toolCallId"]
+        entry = self._args.get(call_id)
+        if entry is None:
+            call = self._tool_calls.get(call_id)
+            if call is None:
+                return
+            entry = self._args[call_id] = (call["function"], [])
+        entry[1].append(event["delta"])
+        if "metadata" in event:
+            self._merge_metadata(self._tool_calls[call_id], event)
+
+    def _tool_call_end(self, event: Event) -> None:
+        call_id: str = event["toolCallId"]
+        self._flush(self._args, call_id, "arguments")
+        call = self._tool_calls.get(call_id)
+        if call is not None:
+            self._merge_metadata(call, event)
+
+    def _tool_call_result(self, event: Event) -> None:
+        message: Message = {
+            "id": event["messageId"],
+            "role": "tool",
+            "toolCallId": event["toolCallId"],
+            "content": event["content"],
+        }
+        if "subagentRunId" in event:
+            message["subagentRunId"] = event["subagentRunId"]
+        self._merge_metadata(message, event)
+        existing = self._by_id.get(message["id"])
+        if existing is None:
+            self._add(message)
+        else:  # the newest mint wins, in place
+            existing.clear()
+            existing.update(message)
+
+    # ----------------------------------------------------------------- reasoning artefacts
+
+    def _encrypted_value(self, event: Event) -> None:
+        entity_id: str = event["entityId"]
+        if event["subtype"] == "tool-call":
+            self._flush(self._args, entity_id, "arguments")
+            target = self._tool_calls.get(entity_id)
+        else:
+            target = self._by_id.get(entity_id)
+            if target is not None and target.get("role") == "activity":
+                target = None  # activity messages cannot hold an encrypted value
+        if target is None:
+            self._warn(
+                f"REASONING_ENCRYPTED_VALUE names {event['subtype']} '{entity_id}', which this "
+                "thread does not hold; the value is dropped"
+            )
+            return
+        target["encryptedValue"] = event["encryptedValue"]
+        if "encryptedValueType" in event:
+            target["encryptedValueType"] = event["encryptedValueType"]
+        else:
+            target.pop("encryptedValueType", None)
+
+    # ----------------------------------------------------------------- activity
+
+    def _activity_snapshot(self, event: Event) -> None:
+        message_id: str = event["messageId"]
+        message = self._by_id.get(message_id)
+        if message is None:
+            message = self._add(
+                {
+                    "id": message_id,
+                    "role": "activity",
+                    "activityType": event["activityType"],
+                    "content": event["content"],
+                }
+            )
+            if "subagentRunId" in event:
+                message["subagentRunId"] = event["subagentRunId"]
+        elif message.get("role") != "activity":
+            self._warn(
+                f"ACTIVITY_SNAPSHOT names message '{message_id}', which is a "
+                f"{message.get('role')} message, not an activity; skipped"
+            )
+            return
+        elif event.get("replace", True):
+            message["activityType"] = event["activityType"]
+            message["content"] = event["content"]
+            # A replacing snapshot re-mints the activity, ownership included.
+            if "subagentRunId" in event:
+                message["subagentRunId"] = event["subagentRunId"]
+            else:
+                message.pop("subagentRunId", None)
+        self._merge_metadata(message, event)
+
+    def _activity_delta(self, event: Event) -> None:
+        message_id: str = event["messageId"]
+        message = self._by_id.get(message_id)
+        if message is None or message.get("role") != "activity":
+            self._warn(
+                f"ACTIVITY_DELTA names message '{message_id}', which is not an activity this "
+                "thread holds; skipped"
+            )
+            return
+        try:
+            message["content"] = apply_patch(message["content"], event["patch"])
+        except _PATCH_ERRORS as exc:
+            self._warn(
+                f"Failed to apply activity patch to '{message_id}' ({exc}); keeping its content"
+            )
+            return
+        message["activityType"] = event["activityType"]
+        self._merge_metadata(message, event)
+
+    # ----------------------------------------------------------------- snapshots
+
+    def _messages_snapshot(self, event: Event) -> None:
+        self._flush_all()
+        incoming: list[Message] = copy.deepcopy(event["messages"])
+        by_id = {m["id"]: m for m in incoming}
+        roles = {m["role"] for m in incoming}
+        # Client-only material the producer does not track survives, unless the snapshot
+        # itself carries messages of that role (then it declares the complete set).
+        kept_roles = {"activity", "reasoning"} - roles
+        reconciled: list[Message] = []
+        for held in self._messages:
+            held_id = held.get("id")
+            replacement = by_id.pop(held_id, None) if isinstance(held_id, str) else None
+            if replacement is not None:
+                reconciled.append(replacement)
+            elif held.get("role") in kept_roles:
+                reconciled.append(held)
+        reconciled.extend(m for m in incoming if m["id"] in by_id)
+        self._messages = reconciled
+        self._reindex()

@@ -1,0 +1,96 @@
+"""The consumed-approvals store: what makes a replayed resume run nothing twice.
+
+Before a resumed call runs, the server *claims* its interrupt; a second claim of the same
+interrupt fails, and the server re-emits the result it kept instead of running the tool
+again. Implement :class:`ApprovalStore` over Redis (``SET NX`` with an expiry) or SQL (a
+unique key) to share it between workers; :class:`InMemoryApprovalStore` serves one process.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from dataclasses import dataclass
+
+__all__ = ["ApprovalStore", "InMemoryApprovalStore"]
+
+
+class ApprovalStore(abc.ABC):
+    """Records which interrupts were consumed, and the tool result each one produced.
+
+    ``key`` identifies one issued interrupt (a digest of its signed id). ``expires_at`` is
+    when the interrupt stops being answerable (epoch seconds, or ``None`` for never): after
+    it the record may be dropped, since an expired interrupt is refused anyway.
+    """
+
+    @abc.abstractmethod
+    async def claim(self, key: str, *, expires_at: float | None) -> bool:
+        """Mark ``key`` consumed. True if this call claimed it; False if it already was.
+
+        Must be atomic: of two concurrent claims of one key, exactly one returns True.
+        """
+
+    @abc.abstractmethod
+    async def release(self, key: str) -> None:
+        """Undo a claim whose run never started (so the answer can be sent again)."""
+
+    @abc.abstractmethod
+    async def record_result(self, key: str, result: str) -> None:
+        """Keep the tool result (the ``TOOL_CALL_RESULT`` content) of a claimed interrupt."""
+
+    @abc.abstractmethod
+    async def get_result(self, key: str) -> str | None:
+        """The result kept for ``key``, or ``None`` if there is none (yet)."""
+
+
+@dataclass
+class _Entry:
+    expires_at: float | None
+    result: str | None = None
+
+
+class InMemoryApprovalStore(ApprovalStore):
+    """A store in this process's memory: enough for one worker; lost on restart.
+
+    Expired records are swept (at most once a minute) as new claims arrive. The methods
+    never await, so each is atomic within the event loop.
+    """
+
+    _SWEEP_EVERY = 60.0
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._last_sweep = 0.0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def claim(self, key: str, *, expires_at: float | None) -> bool:
+        self._sweep()
+        if key in self._entries:
+            return False
+        self._entries[key] = _Entry(expires_at)
+        return True
+
+    async def release(self, key: str) -> None:
+        self._entries.pop(key, None)
+
+    async def record_result(self, key: str, result: str) -> None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            entry.result = result
+
+    async def get_result(self, key: str) -> str | None:
+        entry = self._entries.get(key)
+        return entry.result if entry is not None else None
+
+    def _sweep(self) -> None:
+        now = time.time()
+        if now - self._last_sweep < self._SWEEP_EVERY:
+            return
+        self._last_sweep = now
+        expired = [
+            k for k, e in self._entries.items() if e.expires_at is not None and e.expires_at < now
+        ]
+        for k in expired:
+            del self._entries[k]

@@ -1,0 +1,252 @@
+"""Argument parsing and the three commands. Errors are one clear line, not a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+from .._client import ChatClient
+from .._exceptions import AGUIChatError
+from .._messages import ChatMessage
+from ._conversation import Transcript, take_turn
+from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
+from ._prompts import Terminal
+
+__all__ = ["main"]
+
+
+class CommandError(Exception):
+    """A problem to report in one line, exiting with status 1."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agui-chat",
+        description="Chat with, or serve, AG-UI agents with a person in the loop.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser(
+        "demo",
+        help="run a full approval + question round trip over AG-UI on this machine",
+        description=(
+            "Start an AG-UI server on 127.0.0.1 hosting a demo agent (an approval-gated "
+            "delete_file tool and a deploy tool that asks which build), connect a client to "
+            "it over real HTTP and hold a short conversation. Offline by default."
+        ),
+    )
+    demo.add_argument(
+        "--model",
+        metavar="NAME",
+        help="use this OpenAI (or OPENAI_BASE_URL-compatible) model instead of the offline one",
+    )
+    demo.add_argument(
+        "--yes",
+        action="store_true",
+        help="answer every prompt automatically (also the default when stdin is not a terminal)",
+    )
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve the demo agent, or your own chat client, as an AG-UI endpoint",
+        description="Serve an AG-UI endpoint with uvicorn (POST / on the given host and port).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    which = serve.add_mutually_exclusive_group()
+    which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
+    which.add_argument(
+        "--app",
+        metavar="MODULE:ATTR",
+        help="serve your own ChatClient, AGUIServer or ASGI app (or a factory returning one)",
+    )
+
+    chat = sub.add_parser(
+        "chat",
+        help="chat with any AG-UI server in the terminal",
+        description=(
+            "An interactive terminal client for any AG-UI endpoint: streams text, shows tool "
+            "calls and state changes, and prompts for approvals and questions."
+        ),
+    )
+    chat.add_argument("url", help="the agent's endpoint, e.g. http://127.0.0.1:8000/")
+    chat.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="an HTTP header to send (repeatable), e.g. 'Authorization: Bearer x'",
+    )
+    chat.add_argument("--yes", action="store_true", help="approve and answer automatically")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="agui-chat: %(levelname)s: %(message)s")
+    try:
+        if args.command == "demo":
+            return asyncio.run(_demo(args))
+        if args.command == "serve":
+            return _serve(args)
+        return asyncio.run(_chat(args))
+    except KeyboardInterrupt:
+        return 130
+    except (CommandError, AGUIChatError, OSError) as exc:
+        print(f"agui-chat: error: {exc}", file=sys.stderr)
+        return 1
+
+
+# -- models ------------------------------------------------------------------------------
+
+
+def _model(name: str | None) -> tuple[ChatClient, str]:
+    if name is None:
+        return demo_model(), "the built-in offline demo model (no network, no key)"
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise CommandError("--model needs OPENAI_API_KEY (and OPENAI_BASE_URL for other servers)")
+    try:
+        from ..openai import OpenAIChatClient
+    except ImportError as exc:
+        raise CommandError(
+            "--model needs the openai extra: pip install 'agui-chat[openai]'"
+        ) from exc
+    return OpenAIChatClient(name), f"the OpenAI model {name!r}"
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+# -- demo --------------------------------------------------------------------------------
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    from ..agui import AGUIChatClient, AGUIServer
+    from ._background import BackgroundServer
+
+    model, described = _model(args.model)
+    term = Terminal(auto=args.yes or not sys.stdin.isatty())
+    app = AGUIServer(model, tools=demo_tools())
+    port = _free_port("127.0.0.1")
+    async with BackgroundServer(app, "127.0.0.1", port):
+        url = f"http://127.0.0.1:{port}/"
+        term.say(f"agui-chat demo: an AG-UI server on {url} hosting {described}.")
+        term.say("The client below talks to it over real HTTP; the tools need your say-so.")
+        history: list[ChatMessage] = []
+        transcript = Transcript()
+        async with AGUIChatClient(url) as client:
+            for prompt in DEMO_PROMPTS:
+                await take_turn(client, history, prompt, term, transcript)
+    done = (
+        transcript.requests_answered >= 2
+        and any("delete" in r or "rejected" in r for r in transcript.tool_results)
+        and any("deploy" in r for r in transcript.tool_results)
+    )
+    term.say(
+        "\nRound trip complete: approval and question answered over AG-UI."
+        if done
+        else "\nThe round trip did not complete."
+    )
+    return 0 if done else 1
+
+
+# -- serve -------------------------------------------------------------------------------
+
+
+def _load_app(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise CommandError(f"--app must look like module:attribute, got {spec!r}")
+    sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CommandError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise CommandError(f"{module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if callable(target) and not isinstance(target, ChatClient) and _is_factory(target):
+        target = target()
+    return target
+
+
+def _is_factory(obj: Any) -> bool:
+    """A zero-argument callable that is not itself an ASGI app."""
+    import inspect
+
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False
+    return not any(p.default is p.empty for p in params.values())
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ..agui import AGUIServer, serve
+
+    if args.app:
+        target = _load_app(args.app)
+        app = AGUIServer(target) if isinstance(target, ChatClient) else target
+        described = args.app
+    else:
+        model, described = _model(args.model)
+        app = AGUIServer(model, tools=demo_tools())
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((args.host, args.port))
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+    print(f"agui-chat: serving {described} on http://{args.host}:{args.port}/", file=sys.stderr)
+    serve(app, host=args.host, port=args.port)
+    return 0
+
+
+# -- chat --------------------------------------------------------------------------------
+
+
+def _headers(raw: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise CommandError(f"--header must look like 'Name: value', got {item!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from ..agui import AGUIChatClient
+
+    url = urlparse(args.url)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        raise CommandError(f"not an http(s) URL: {args.url!r}")
+    headers = _headers(args.header)
+    term = Terminal(auto=args.yes)
+    history: list[ChatMessage] = []
+    transcript = Transcript()
+    term.say(f"agui-chat: talking to {args.url} (empty line or Ctrl-D to quit)")
+    async with AGUIChatClient(args.url, headers=headers) as client:
+        while True:
+            term.say("\nyou> ", end="")
+            line = sys.stdin.readline()
+            if not line.strip():
+                return 0
+            history_len = len(history)
+            try:
+                await take_turn(client, history, line.strip(), term, transcript)
+            except AGUIChatError as exc:
+                del history[history_len:]
+                term.say(f"\n  error: {exc}")

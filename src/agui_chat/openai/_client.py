@@ -1,0 +1,209 @@
+"""``OpenAIChatClient``: a chat client over OpenAI's Chat Completions API (and every server
+that speaks it: Ollama, vLLM, llama.cpp server, LM Studio...)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, TypeVar
+
+import openai
+
+from .._client import BaseChatClient, ChatMessages, check_options
+from .._messages import as_messages
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate
+from ._errors import map_error
+from ._request import MaxTokensParameter, build_request
+from ._response import to_chat_response
+from ._stream import StreamAssembler
+
+__all__ = ["OpenAIChatClient"]
+
+_T = TypeVar("_T")
+
+# A key for servers that need none: the SDK refuses to start without one.
+_NO_KEY = "no-key-needed"
+_OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
+
+
+class OpenAIChatClient(BaseChatClient):
+    """A ``ChatClient`` that talks to a model through the ``openai`` SDK's Chat Completions.
+
+    Give it ``client`` (an ``openai.AsyncOpenAI`` you configured and close yourself), or the
+    settings to make one: ``api_key`` (default ``OPENAI_API_KEY``), ``base_url`` (default
+    ``OPENAI_BASE_URL``, else OpenAI), ``timeout`` in seconds (default: the SDK's), and
+    ``max_retries`` (0: retry with ``RetryingChatClient`` instead, which knows not to retry
+    a stream that has started). For a local server that needs no key, give ``base_url`` and
+    no key is required.
+
+    ``max_output_tokens`` is sent as ``max_completion_tokens`` to OpenAI and Azure OpenAI
+    (which reject ``max_tokens`` for reasoning models) and as ``max_tokens`` to any other
+    ``base_url`` (the field every compatible server knows); ``max_tokens_parameter``
+    overrides that. ``stream_usage=False`` stops asking for usage in streams, for servers
+    that reject ``stream_options``.
+
+    ``ChatOptions.conversation_id`` is not used: Chat Completions keeps no history, so send
+    the whole conversation each time.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 0,
+        organization: str | None = None,
+        project: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        max_tokens_parameter: MaxTokensParameter | None = None,
+        stream_usage: bool = True,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+        if client is not None:
+            if not isinstance(client, openai.AsyncOpenAI):
+                raise TypeError(
+                    f"client must be an openai.AsyncOpenAI, got {type(client).__name__}"
+                )
+            given = [
+                name
+                for name, value in (
+                    ("api_key", api_key),
+                    ("base_url", base_url),
+                    ("timeout", timeout),
+                    ("organization", organization),
+                    ("project", project),
+                    ("default_headers", default_headers),
+                )
+                if value is not None
+            ]
+            if given:
+                raise TypeError(
+                    f"pass either client or its settings, not both (got client and "
+                    f"{', '.join(given)}); configure the AsyncOpenAI you pass instead"
+                )
+        if max_tokens_parameter not in (None, "max_completion_tokens", "max_tokens"):
+            raise ValueError(
+                "max_tokens_parameter must be 'max_completion_tokens' or 'max_tokens', got "
+                f"{max_tokens_parameter!r}"
+            )
+        self.model = model
+        self._owns_client = client is None
+        self._client = client or _make_client(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            organization=organization,
+            project=project,
+            default_headers=default_headers,
+        )
+        self._service = f"Chat Completions at {self._client.base_url}"
+        self._max_tokens_parameter: MaxTokensParameter = max_tokens_parameter or (
+            "max_completion_tokens"
+            if str(self._client.base_url.host).endswith(_OPENAI_HOSTS)
+            else "max_tokens"
+        )
+        self._stream_usage = stream_usage
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client requests go through."""
+        return self._client
+
+    def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
+        return build_request(
+            as_messages(messages),
+            check_options(options),
+            model=self.model,
+            max_tokens_parameter=self._max_tokens_parameter,
+        )
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        request = self._request(messages, options)
+        try:
+            completion = await self._client.chat.completions.create(**request, stream=False)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        return to_chat_response(completion)
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        request = self._request(messages, options)
+        if self._stream_usage:
+            request["stream_options"] = {"include_usage": True}
+        assembler = StreamAssembler()
+        try:
+            stream = await self._client.chat.completions.create(**request, stream=True)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        try:
+            async for chunk in stream:
+                update = assembler.add(chunk)
+                if update is not None:
+                    yield update
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        finally:
+            await stream.close()
+        yield assembler.finish()
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        """This client, or the ``openai.AsyncOpenAI`` it sends through."""
+        if isinstance(self, kind):
+            return self
+        if isinstance(self._client, kind):
+            return self._client
+        return None
+
+    async def aclose(self) -> None:
+        """Close the SDK client if this client made it (one you passed in stays open)."""
+        if self._owns_client:
+            await self._client.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+
+
+def _make_client(
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int,
+    organization: str | None,
+    project: str | None,
+    default_headers: Mapping[str, str] | None,
+) -> openai.AsyncOpenAI:
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ValueError(f"max_retries must be a non-negative int, got {max_retries!r}")
+    if (
+        api_key is None
+        and not os.environ.get("OPENAI_API_KEY")
+        and (base_url or os.environ.get("OPENAI_BASE_URL"))
+    ):
+        api_key = _NO_KEY
+    kwargs: dict[str, Any] = {
+        "api_key": api_key,
+        "base_url": base_url,
+        "max_retries": max_retries,
+        "organization": organization,
+        "project": project,
+        "default_headers": default_headers,
+    }
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    try:
+        return openai.AsyncOpenAI(**kwargs)
+    except openai.OpenAIError as exc:
+        raise ValueError(
+            f"cannot create the OpenAI client: {exc} (for a local server that needs no key, "
+            "pass base_url=...)"
+        ) from exc

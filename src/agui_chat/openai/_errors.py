@@ -1,0 +1,109 @@
+"""``openai`` SDK errors, mapped into our exception tree.
+
+Each SDK error becomes one of ours, with the SDK's chained as ``__cause__``::
+
+    APITimeoutError                       -> TimeoutError
+    APIConnectionError                    -> ConnectError
+    APIStatusError 401 / 403              -> AuthenticationError
+    APIStatusError 429                    -> RateLimitError (retry_after from Retry-After)
+    APIStatusError 502 / 503 / 504        -> ServiceUnavailableError (retry_after too)
+    other APIStatusError                  -> HTTPStatusError (status_code, body)
+    APIResponseValidationError            -> ProtocolError
+    APIError (an error event in a stream) -> RunError (code from the error object)
+    any other OpenAIError                 -> ChatClientError
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+
+from .._exceptions import (
+    AuthenticationError,
+    ChatClientError,
+    ConnectError,
+    HTTPStatusError,
+    ProtocolError,
+    RateLimitError,
+    RunError,
+    ServiceUnavailableError,
+    TimeoutError,
+)
+
+__all__ = ["map_error", "retry_after"]
+
+_UNAVAILABLE = frozenset({502, 503, 504})
+
+
+def map_error(exc: openai.OpenAIError, service: str) -> ChatClientError:
+    """Our error for ``exc``; ``service`` names who answered (for the message)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return TimeoutError(f"{service} did not answer in time: {exc}")
+    if isinstance(exc, openai.APIConnectionError):
+        return ConnectError(f"could not reach {service}: {_cause(exc)}")
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc, service)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ProtocolError(f"{service} sent a response that does not fit its schema: {exc}")
+    if isinstance(exc, openai.APIError):
+        return RunError(f"{service} reported an error: {exc.message}", code=exc.code)
+    return ChatClientError(f"{service} request failed: {exc}")
+
+
+def _status_error(exc: openai.APIStatusError, service: str) -> HTTPStatusError:
+    status = exc.status_code
+    message = f"{service} answered HTTP {status}: {exc.message}"
+    body = _body_text(exc)
+    if status in (401, 403):
+        return AuthenticationError(message, status_code=status, body=body)
+    if status == 429:
+        return RateLimitError(
+            message, status_code=status, body=body, retry_after=retry_after(exc.response.headers)
+        )
+    if status in _UNAVAILABLE:
+        return ServiceUnavailableError(
+            message, status_code=status, body=body, retry_after=retry_after(exc.response.headers)
+        )
+    return HTTPStatusError(message, status_code=status, body=body)
+
+
+def _body_text(exc: openai.APIStatusError) -> str:
+    try:
+        return exc.response.text
+    except Exception:  # a streamed body that was never read
+        return json.dumps(exc.body) if exc.body is not None else ""
+
+
+def _cause(exc: BaseException) -> str:
+    """The connection error's own text plus what caused it (the SDK's text is generic)."""
+    cause = exc.__cause__
+    return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
+
+
+def retry_after(headers: Any, now: datetime | None = None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms`` (OpenAI's) or ``Retry-After`` (seconds or an
+    HTTP date); ``None`` when neither is there or readable."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max((when - (now or datetime.now(timezone.utc))).total_seconds(), 0.0)

@@ -1,0 +1,258 @@
+"""Our messages and options, turned into the JSON body of a Chat Completions request.
+
+Only plain dicts are built here (no SDK types), so the mapping can be read against the
+Chat Completions reference and stays stable across ``openai`` SDK versions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from .._contents import (
+    AIContent,
+    DataContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    TextContent,
+    UriContent,
+)
+from .._exceptions import ToolError
+from .._messages import ChatMessage
+from .._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from .._schema import dump_json
+from .._tools import AIFunctionDeclaration
+
+__all__ = ["MaxTokensParameter", "build_request", "to_openai_messages"]
+
+#: The request field that carries ``ChatOptions.max_output_tokens``.
+MaxTokensParameter = Literal["max_completion_tokens", "max_tokens"]
+
+_PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+Json = dict[str, Any]
+
+
+def build_request(
+    messages: Sequence[ChatMessage],
+    options: ChatOptions | None,
+    *,
+    model: str,
+    max_tokens_parameter: MaxTokensParameter,
+) -> Json:
+    """The keyword arguments for ``chat.completions.create`` (without ``stream``).
+
+    Fields we have no value for are left out, so the server's defaults apply. Keys of
+    ``options.additional_properties`` (and ``top_k``, which Chat Completions does not define
+    but vLLM, llama.cpp and others accept) go into ``extra_body``, i.e. the top level of the
+    JSON body.
+    """
+    options = options or ChatOptions()
+    body: Json = {
+        "model": options.model_id or model,
+        "messages": to_openai_messages(messages, instructions=options.instructions),
+    }
+    for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed"):
+        value = getattr(options, name)
+        if value is not None:
+            body[name] = value
+    if options.max_output_tokens is not None:
+        body[max_tokens_parameter] = options.max_output_tokens
+    if options.stop_sequences:
+        body["stop"] = list(options.stop_sequences)
+    if options.response_format is not None:
+        body["response_format"] = _response_format(options.response_format)
+    tools = _tools(options)
+    if tools:
+        body["tools"] = tools
+        # Chat Completions rejects these two without tools, so they go only with tools.
+        if options.tool_mode is not None:
+            body["tool_choice"] = _tool_choice(options.tool_mode)
+        if options.allow_multiple_tool_calls is not None:
+            body["parallel_tool_calls"] = options.allow_multiple_tool_calls
+    extra: Json = {}
+    if options.top_k is not None:
+        extra["top_k"] = options.top_k
+    extra.update(options.additional_properties)
+    if extra:
+        body["extra_body"] = extra
+    return body
+
+
+# -- messages ----------------------------------------------------------------------------
+
+
+def to_openai_messages(
+    messages: Sequence[ChatMessage], *, instructions: str | None = None
+) -> list[Json]:
+    """Chat Completions messages for ``messages``, after a system message of ``instructions``.
+
+    Each ``FunctionResultContent`` becomes its own ``tool`` message. Contents the model does
+    not take back (reasoning, approval and interrupt requests and answers, usage, errors)
+    are left out, and a message left with nothing to send is dropped.
+    """
+    out: list[Json] = []
+    if instructions:
+        out.append({"role": "system", "content": instructions})
+    for message in messages:
+        role = message.role.value.lower()
+        if role not in _PLAIN_ROLES:
+            raise ValueError(
+                f"message role {message.role.value!r} has no Chat Completions equivalent; use "
+                "system, developer, user, assistant or tool"
+            )
+        results = [
+            _tool_message(c) for c in message.contents if isinstance(c, FunctionResultContent)
+        ]
+        if role == "tool":
+            out += results
+            continue
+        converted = _message(role, message)
+        if role == "assistant":
+            out += [m for m in (converted,) if m is not None] + results
+        else:
+            out += results + [m for m in (converted,) if m is not None]
+    return out
+
+
+def _message(role: str, message: ChatMessage) -> Json | None:
+    if role == "assistant":
+        return _assistant_message(message)
+    if role == "user":
+        content: Any = _user_content(message.contents)
+    else:
+        content = message.text
+    if not content:
+        return None
+    out: Json = {"role": role, "content": content}
+    if message.author_name:
+        out["name"] = message.author_name
+    return out
+
+
+def _assistant_message(message: ChatMessage) -> Json | None:
+    calls = [_tool_call(c) for c in message.contents if isinstance(c, FunctionCallContent)]
+    text = message.text
+    if not text and not calls:
+        return None
+    out: Json = {"role": "assistant", "content": text or None}
+    if calls:
+        out["tool_calls"] = calls
+    if message.author_name:
+        out["name"] = message.author_name
+    return out
+
+
+def _tool_call(call: FunctionCallContent) -> Json:
+    if call.arguments is None and call.raw_arguments is not None:
+        # Send back exactly what the model wrote, so it can see its own mistake.
+        arguments = call.raw_arguments
+    else:
+        arguments = dump_json(call.arguments or {})
+    return {
+        "id": call.call_id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+
+
+def _tool_message(result: FunctionResultContent) -> Json:
+    return {"role": "tool", "tool_call_id": result.call_id, "content": dump_json(result.result)}
+
+
+def _user_content(contents: Sequence[AIContent]) -> str | list[Json]:
+    """A plain string when the message is only text (every compatible server takes that),
+    else a list of content parts."""
+    parts = [p for p in (_user_part(c) for c in contents) if p is not None]
+    if all(p["type"] == "text" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+def _user_part(content: AIContent) -> Json | None:
+    if isinstance(content, TextContent):
+        return {"type": "text", "text": content.text}
+    if isinstance(content, DataContent):
+        return _data_part(content)
+    if isinstance(content, UriContent):
+        if content.media_type.lower().startswith("image/"):
+            return _image_part(content.uri, content)
+        raise ValueError(
+            f"Chat Completions takes only images by URL, not {content.media_type!r} "
+            f"({content.uri}); send the bytes as DataContent instead"
+        )
+    return None
+
+
+def _data_part(content: DataContent) -> Json:
+    media_type = content.media_type.lower()
+    if content.has_top_level_media_type("image"):
+        return _image_part(content.uri, content)
+    if media_type in _AUDIO_FORMATS:
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": content.base64_data, "format": _AUDIO_FORMATS[media_type]},
+        }
+    if media_type == "application/pdf":
+        return {
+            "type": "file",
+            "file": {"filename": content.name or "document.pdf", "file_data": content.uri},
+        }
+    raise ValueError(
+        f"Chat Completions cannot take {content.media_type!r} data in a user message; it "
+        "takes images, WAV or MP3 audio and PDF files"
+    )
+
+
+def _image_part(url: str, content: AIContent) -> Json:
+    image: Json = {"url": url}
+    detail = (content.additional_properties or {}).get("detail")
+    if detail is not None:
+        image["detail"] = detail
+    return {"type": "image_url", "image_url": image}
+
+
+# -- options -----------------------------------------------------------------------------
+
+
+def _tools(options: ChatOptions) -> list[Json]:
+    out: list[Json] = []
+    for tool in options.tools or ():
+        if not isinstance(tool, AIFunctionDeclaration):
+            raise ToolError(
+                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to Chat "
+                "Completions, which takes only function tools (AIFunctionDeclaration)"
+            )
+        function: Json = {"name": tool.name}
+        if tool.description:
+            function["description"] = tool.description
+        function["parameters"] = tool.parameters
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def _tool_choice(mode: ChatToolMode) -> str | Json:
+    if mode.required_function_name is not None:
+        return {"type": "function", "function": {"name": mode.required_function_name}}
+    return mode.mode
+
+
+def _response_format(fmt: ChatResponseFormat) -> Json:
+    if fmt.kind == "text":
+        return {"type": "text"}
+    if fmt.schema is None:
+        return {"type": "json_object"}
+    name = _SCHEMA_NAME.sub("_", fmt.schema_name or "response")[:64]
+    json_schema: Json = {"name": name, "schema": dict(fmt.schema)}
+    if fmt.schema_description:
+        json_schema["description"] = fmt.schema_description
+    return {"type": "json_schema", "json_schema": json_schema}
