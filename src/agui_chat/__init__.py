@@ -5,7 +5,7 @@ The public surface is what this module re-exports; adapters live in ``agui_chat.
 ``agui_chat.openai`` and ``agui_chat.testing``.
 """
 
-from ._client import BaseChatClient, ChatClient
+from ._client import BaseChatClient, ChatClient, ChatMessages
 from ._contents import (
     APPROVAL_RESPONSE_SCHEMA,
     AIContent,
@@ -92,6 +92,7 @@ __all__ = [
     "ChatClientError",
     "ChatFinishReason",
     "ChatMessage",
+    "ChatMessages",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseFormat",

@@ -310,6 +310,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     params: dict[str, str] = {}
     section: str | None = None
     current: str | None = None
+    numpy_style = False  # an underlined heading: "name : type" lines, not Google's "name: text"
     for i, raw in enumerate(lines):
         line = raw.rstrip()
         stripped = line.strip()
@@ -326,6 +327,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         next_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
         if heading and (stripped.endswith(":") or set(next_line) == {"-"}):
             section = heading.group(1).lower()
+            numpy_style = set(next_line) == {"-"}
             current = None
             continue
         if set(stripped) == {"-"}:
@@ -338,7 +340,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             continue
         if section in ("args", "arguments", "parameters", "params"):
             indent = len(line) - len(line.lstrip())
-            google = _GOOGLE_PARAM.match(line)
+            google = None if numpy_style else _GOOGLE_PARAM.match(line)
             numpy = _NUMPY_PARAM.match(stripped)
             if google and indent <= 4 and not (current and indent > 4):
                 current = google.group(1).lstrip("*")

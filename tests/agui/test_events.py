@@ -451,6 +451,12 @@ def test_thinking_events_translate_into_the_reasoning_family() -> None:
     assert "title" not in out[0]
 
 
+def test_a_dropped_thinking_title_is_warned_about() -> None:
+    warnings = Recorder()
+    RetiredShapeTranslator(warnings).translate({"type": "THINKING_START", "title": "Working"})
+    assert any("'Working'" in w for w in warnings.warnings)
+
+
 def test_thinking_translation_warns_once_per_retired_type() -> None:
     warnings = Recorder()
     translator = RetiredShapeTranslator(warnings)
@@ -755,6 +761,31 @@ def test_the_fast_path_delivers_bare_content_events_as_parsed() -> None:
     assert delivered == [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}]
 
 
+def test_the_fast_path_keeps_base_fields_untouched() -> None:
+    pipe, warnings = pipeline()
+    feed_all(pipe, RUN, OPEN)
+    event = {
+        "type": "TEXT_MESSAGE_CONTENT",
+        "messageId": "m",
+        "delta": "hi",
+        "timestamp": 1,
+        "metadata": {"k": None},
+        "rawEvent": {"native": True},
+    }
+    assert feed_all(pipe, event) == [event]
+    assert warnings == []
+
+
+def test_a_null_base_field_on_a_content_event_reads_as_absent() -> None:
+    pipe, warnings = pipeline()
+    feed_all(pipe, RUN, OPEN)
+    event = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi", "metadata": None}
+    assert feed_all(pipe, event) == [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}
+    ]
+    assert warnings == []
+
+
 def test_content_events_with_extra_fields_are_still_enforced() -> None:
     pipe, warnings = pipeline()
     feed_all(pipe, RUN, OPEN)
@@ -878,6 +909,14 @@ def test_finish_refuses_a_stream_that_delivered_nothing() -> None:
     feed_all(pipe, {"type": "FUTURE_EVENT"})
     with pytest.raises(TruncatedStreamError):
         pipe.finish()
+
+
+def test_a_stream_opening_with_run_error_is_the_requested_run_failing() -> None:
+    pipe, _ = pipeline(thread_id="t", run_id="r")
+    feed_all(pipe, {"type": "RUN_ERROR", "message": "unreachable"})
+    pipe.finish()
+    requested = pipe.requested_run
+    assert requested is not None and requested.error_message == "unreachable"
 
 
 def test_finish_accepts_a_run_that_reported_its_own_error() -> None:

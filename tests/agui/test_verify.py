@@ -353,6 +353,14 @@ def test_a_tool_call_tagged_against_its_parent_message_is_rejected() -> None:
     assert "belongs to the message" in message
 
 
+def test_a_messages_snapshot_establishes_the_owner_of_its_messages() -> None:
+    snapshot = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [{"id": "m1", "role": "assistant", "content": "x", "subagentRunId": "s1"}],
+    }
+    assert "'s2'" in violation(started(), snapshot, text("START", subagentRunId="s2"))
+
+
 def test_unannounced_attribution_is_accepted() -> None:
     verify(started(), text("START", subagentRunId="s7"), text("END"), finished()).finish()
 

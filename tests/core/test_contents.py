@@ -32,7 +32,11 @@ from agui_chat import (
 PAST = datetime.now(timezone.utc) - timedelta(hours=1)
 FUTURE = datetime.now(timezone.utc) + timedelta(hours=1)
 CALL = FunctionCallContent("call_1", "delete_file", {"path": "/tmp/a.txt"})
-BUILD_SCHEMA = {"type": "object", "properties": {"build": {"type": "integer"}}, "required": ["build"]}
+BUILD_SCHEMA = {
+    "type": "object",
+    "properties": {"build": {"type": "integer"}},
+    "required": ["build"],
+}
 
 
 def _through_json(content: AIContent) -> AIContent:
@@ -49,7 +53,9 @@ EXAMPLES: list[AIContent] = [
     FunctionCallUpdateContent("c3", "lookup", '{"qu'),
     FunctionResultContent("c1", {"rows": [1, 2]}),
     ErrorContent("boom", error_code="E42", details="stack"),
-    UsageContent(UsageDetails(input_token_count=3, output_token_count=4, additional_counts={"x": 1})),
+    UsageContent(
+        UsageDetails(input_token_count=3, output_token_count=4, additional_counts={"x": 1})
+    ),
     ToolApprovalRequestContent(
         "approval_call_1",
         CALL,
@@ -122,7 +128,11 @@ def test_interrupt_response_round_trip_keeps_status_and_payload() -> None:
     cancelled = _through_json(EXAMPLES[14])
     assert isinstance(resolved, InterruptResponseContent)
     assert isinstance(cancelled, InterruptResponseContent)
-    assert (resolved.status, resolved.payload, resolved.cancelled) == ("resolved", {"build": 7}, False)
+    assert (resolved.status, resolved.payload, resolved.cancelled) == (
+        "resolved",
+        {"build": 7},
+        False,
+    )
     assert (cancelled.status, cancelled.payload, cancelled.cancelled) == ("cancelled", None, True)
 
 
@@ -158,7 +168,11 @@ def test_a_paused_conversation_survives_json_and_can_still_be_answered() -> None
     assert isinstance(loaded_request, ToolApprovalRequestContent)
     assert isinstance(loaded_question, InterruptRequestContent)
     answer = loaded_request.create_response(False, "not today")
-    assert (answer.request_id, answer.approved, answer.reason) == ("approval_call_1", False, "not today")
+    assert (answer.request_id, answer.approved, answer.reason) == (
+        "approval_call_1",
+        False,
+        "not today",
+    )
     with pytest.raises(InvalidResponseError, match="build"):
         loaded_question.create_response({"build": "seven"})
     assert loaded_question.create_response({"build": 7}).payload == {"build": 7}
@@ -293,7 +307,11 @@ def _question(**kwargs: Any) -> InterruptRequestContent:
 
 def test_answering_a_question_gives_a_resolved_response() -> None:
     response = _question().create_response({"build": 7})
-    assert (response.request_id, response.status, response.payload) == ("q1", "resolved", {"build": 7})
+    assert (response.request_id, response.status, response.payload) == (
+        "q1",
+        "resolved",
+        {"build": 7},
+    )
     assert not response.cancelled
 
 

@@ -39,7 +39,9 @@ def test_updates_of_one_message_join_into_one_message_with_one_text() -> None:
 
 
 def test_a_new_message_id_starts_a_new_message() -> None:
-    response = ChatResponse.from_updates([_update("a", message_id="m1"), _update("b", message_id="m2")])
+    response = ChatResponse.from_updates(
+        [_update("a", message_id="m1"), _update("b", message_id="m2")]
+    )
     assert [m.text for m in response.messages] == ["a", "b"]
     assert [m.message_id for m in response.messages] == ["m1", "m2"]
 
@@ -57,12 +59,16 @@ def test_a_new_author_starts_a_new_message() -> None:
 
 
 def test_a_new_role_starts_a_new_message() -> None:
-    response = ChatResponse.from_updates([_update("a", role="assistant"), _update("b", role="tool")])
+    response = ChatResponse.from_updates(
+        [_update("a", role="assistant"), _update("b", role="tool")]
+    )
     assert [m.role for m in response.messages] == [ChatRole.ASSISTANT, ChatRole.TOOL]
 
 
 def test_a_role_differing_only_in_case_continues_the_message() -> None:
-    response = ChatResponse.from_updates([_update("a", role="assistant"), _update("b", role="ASSISTANT")])
+    response = ChatResponse.from_updates(
+        [_update("a", role="assistant"), _update("b", role="ASSISTANT")]
+    )
     assert [m.text for m in response.messages] == ["ab"]
 
 
@@ -73,7 +79,9 @@ def test_new_messages_start_as_assistant() -> None:
 
 def test_only_adjacent_text_is_merged() -> None:
     call = FunctionCallContent("c1", "f", {})
-    response = ChatResponse.from_updates([_update("a"), _update("b"), ChatResponseUpdate(contents=[call]), _update("c")])
+    response = ChatResponse.from_updates(
+        [_update("a"), _update("b"), ChatResponseUpdate(contents=[call]), _update("c")]
+    )
     assert response.messages[0].contents == [TextContent("ab"), call, TextContent("c")]
 
 
@@ -121,7 +129,9 @@ def test_usage_is_summed_from_usage_contents_and_kept_out_of_messages() -> None:
     response = ChatResponse.from_updates(
         [
             _update("hi"),
-            ChatResponseUpdate(contents=[UsageContent(UsageDetails(input_token_count=3, output_token_count=1))]),
+            ChatResponseUpdate(
+                contents=[UsageContent(UsageDetails(input_token_count=3, output_token_count=1))]
+            ),
             ChatResponseUpdate(contents=[UsageContent(UsageDetails(input_token_count=2))]),
         ]
     )
@@ -188,7 +198,10 @@ async def test_from_update_stream_joins_an_async_stream() -> None:
 
 def test_to_updates_and_back_gives_the_same_response() -> None:
     response = ChatResponse(
-        [ChatMessage("assistant", "hi", message_id="m1"), ChatMessage("tool", "x", message_id="m2")],
+        [
+            ChatMessage("assistant", "hi", message_id="m1"),
+            ChatMessage("tool", "x", message_id="m2"),
+        ],
         response_id="r1",
         finish_reason="stop",
         usage=UsageDetails(input_token_count=4),
@@ -218,7 +231,12 @@ def test_text_joins_the_text_of_every_message() -> None:
 
 def test_response_round_trips_through_json() -> None:
     response = ChatResponse(
-        [ChatMessage("assistant", [ToolApprovalRequestContent("a1", FunctionCallContent("c1", "f", {"x": 1}))])],
+        [
+            ChatMessage(
+                "assistant",
+                [ToolApprovalRequestContent("a1", FunctionCallContent("c1", "f", {"x": 1}))],
+            )
+        ],
         response_id="r",
         conversation_id="t",
         model_id="m",

@@ -43,7 +43,9 @@ async def test_async_handler_is_awaited() -> None:
 
 async def test_list_of_contents_reply_becomes_one_message() -> None:
     call = FunctionCallContent("c1", "lookup", {"q": "x"})
-    response = await ScriptedChatClient(lambda m, o: [TextContent("Let me check."), call]).get_response("q")
+    response = await ScriptedChatClient(
+        lambda m, o: [TextContent("Let me check."), call]
+    ).get_response("q")
     assert response.messages[0].contents == [TextContent("Let me check."), call]
 
 

@@ -99,6 +99,50 @@ def test_sphinx_style_docstring_describes_the_parameters() -> None:
     assert tool.description == "Convert money."
 
 
+def test_google_sections_after_args_do_not_leak_into_descriptions() -> None:
+    def f(city: str, days: int = 3) -> str:
+        """Get the weather.
+
+        Args:
+            city (str): The city.
+            days: Days.
+
+        Returns:
+            The forecast text.
+
+        Raises:
+            ValueError: never.
+        """
+        return city
+
+    properties = ai_function(f).parameters["properties"]
+    assert properties["city"]["description"] == "The city."
+    assert properties["days"]["description"] == "Days."
+
+
+def test_numpy_style_docstring_describes_the_parameters_without_their_types() -> None:
+    def f(city: str, days: int = 3) -> str:
+        """Get the weather.
+
+        Parameters
+        ----------
+        city : str
+            The city to look up.
+        days : int
+            How many days.
+
+        Returns
+        -------
+        str
+            The forecast.
+        """
+        return city
+
+    properties = ai_function(f).parameters["properties"]
+    assert properties["city"]["description"] == "The city to look up."
+    assert properties["days"]["description"] == "How many days."
+
+
 def test_a_parameter_without_docs_has_no_description() -> None:
     def f(x: int) -> int:
         return x
@@ -185,7 +229,9 @@ async def test_invalid_arguments_never_reach_the_function() -> None:
 
 
 def test_arguments_that_are_not_an_object_are_refused_naming_the_tool() -> None:
-    with pytest.raises(ToolArgumentsError, match="arguments for 'get_weather' must be a JSON object"):
+    with pytest.raises(
+        ToolArgumentsError, match="arguments for 'get_weather' must be a JSON object"
+    ):
         ai_function(get_weather).validate_arguments(["Oslo"])  # type: ignore[arg-type]
 
 
@@ -220,7 +266,11 @@ def test_a_non_callable_is_a_type_error() -> None:
 def test_declaration_keeps_name_description_and_schema() -> None:
     schema = {"type": "object", "properties": {"q": {"type": "string"}}}
     declaration = AIFunctionDeclaration("search", "Search.", schema)
-    assert declaration.to_dict() == {"name": "search", "description": "Search.", "parameters": schema}
+    assert declaration.to_dict() == {
+        "name": "search",
+        "description": "Search.",
+        "parameters": schema,
+    }
     assert not isinstance(declaration, AIFunction)
 
 

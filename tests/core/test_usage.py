@@ -50,7 +50,9 @@ def test_a_negative_count_is_refused_naming_the_field() -> None:
 
 
 def test_round_trips_through_a_dict() -> None:
-    usage = UsageDetails(input_token_count=1, cached_input_token_count=0, additional_counts={"x": 2})
+    usage = UsageDetails(
+        input_token_count=1, cached_input_token_count=0, additional_counts={"x": 2}
+    )
     assert UsageDetails.from_dict(usage.to_dict()) == usage
     assert "output_token_count" not in usage.to_dict()
 

@@ -12,7 +12,7 @@ from agui_chat import ChatFinishReason, ChatRole
 def test_role_equals_plain_string_whatever_the_case() -> None:
     assert ChatRole.USER == "user"
     assert ChatRole.USER == "USER"
-    assert "Assistant" == ChatRole.ASSISTANT
+    assert ChatRole.ASSISTANT == "Assistant"
     assert ChatRole.TOOL != "assistant"
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import base64
 
-import httpx
 import openai
 import pydantic
 import pytest
-import respx
-from conftest import Wire
+from openai_wire import Wire, legacy_http_client
 
 from agui_chat import (
     AIFunctionDeclaration,
@@ -216,9 +214,7 @@ async def test_an_image_uri_is_sent_as_an_image_url_part(
     ]
 
 
-async def test_wav_audio_is_sent_as_an_input_audio_part(
-    chat: OpenAIChatClient, wire: Wire
-) -> None:
+async def test_wav_audio_is_sent_as_an_input_audio_part(chat: OpenAIChatClient, wire: Wire) -> None:
     route = wire.serve(wire.json("completion_text.json"))
     await chat.get_response([ChatMessage("user", [DataContent(b"RIFF", "audio/wav")])])
     assert wire.sent(route)["messages"][0]["content"] == [
@@ -254,9 +250,7 @@ async def test_a_uri_that_is_not_an_image_is_refused(chat: OpenAIChatClient, wir
         await chat.get_response([ChatMessage("user", [UriContent("https://x.test/a.mp3")])])
 
 
-async def test_a_role_chat_completions_lacks_is_refused(
-    chat: OpenAIChatClient, wire: Wire
-) -> None:
+async def test_a_role_chat_completions_lacks_is_refused(chat: OpenAIChatClient, wire: Wire) -> None:
     wire.serve(wire.json("completion_text.json"))
     with pytest.raises(ValueError, match="role 'critic' has no Chat Completions equivalent"):
         await chat.get_response([ChatMessage("critic", "Too long.")])
@@ -298,16 +292,28 @@ async def test_every_sampling_option_is_sent(chat: OpenAIChatClient, wire: Wire)
     }
 
 
+async def test_agui_chat_own_additional_properties_are_not_sent(
+    chat: OpenAIChatClient, wire: Wire
+) -> None:
+    route = wire.serve(wire.json("completion_text.json"))
+    options = ChatOptions(additional_properties={"agui_input": object(), "user": "u-1"})
+    await chat.get_response("Hi", options)
+    sent = wire.sent(route)
+    assert sent["user"] == "u-1"
+    assert "agui_input" not in sent
+
+
 async def test_max_output_tokens_is_sent_as_max_tokens_to_a_compatible_server(
     wire: Wire,
 ) -> None:
     route = wire.router.post("http://localhost:11434/v1/chat/completions").mock(
         return_value=wire.json("completion_text.json")
     )
-    async with OpenAIChatClient(
-        "llama3.1", base_url="http://localhost:11434/v1", api_key="ollama"
-    ) as chat:
-        chat.client._client = httpx.AsyncClient()  # let respx see the request
+    sdk = openai.AsyncOpenAI(
+        api_key="ollama", base_url="http://localhost:11434/v1", http_client=legacy_http_client()
+    )
+    async with sdk:
+        chat = OpenAIChatClient("llama3.1", client=sdk)
         await chat.get_response("Hi", ChatOptions(max_output_tokens=64))
     sent = wire.sent(route)
     assert sent["max_tokens"] == 64
@@ -348,7 +354,10 @@ class Answer(pydantic.BaseModel):
         ),
         (
             ChatResponseFormat.for_json_schema({"type": "object"}),
-            {"type": "json_schema", "json_schema": {"name": "response", "schema": {"type": "object"}}},
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": {"type": "object"}},
+            },
         ),
     ],
     ids=["text", "json", "schema-from-model", "schema-without-name"],
@@ -419,13 +428,12 @@ async def test_tool_choice_and_parallel_tool_calls_are_left_out_without_tools(
     assert "tools" not in sent
 
 
-async def test_a_tool_that_is_not_a_function_is_refused(
-    chat: OpenAIChatClient, wire: Wire
-) -> None:
+async def test_a_tool_that_is_not_a_function_is_refused(chat: OpenAIChatClient, wire: Wire) -> None:
     class WebSearch(AITool):
-        name = "web_search"
-        description = ""
-        additional_properties: dict[str, object] = {}
+        def __init__(self) -> None:
+            self.name = "web_search"
+            self.description = ""
+            self.additional_properties = {}
 
     route = wire.serve(wire.json("completion_text.json"))
     with pytest.raises(ToolError, match="'web_search' \\(WebSearch\\) cannot be sent"):
@@ -450,7 +458,3 @@ async def test_stream_usage_false_leaves_out_stream_options(
     async for _ in chat.get_streaming_response("Hi"):
         pass
     assert "stream_options" not in wire.sent(route)
-
-
-def test_router_fixture_blocks_the_network(router: respx.MockRouter) -> None:
-    assert router._assert_all_mocked  # unmatched requests fail instead of going out

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from agui_chat._exceptions import ProtocolError
 
@@ -31,7 +31,10 @@ __all__ = [
     "CLIENT_PROTOCOL_VERSION",
     "EVENT_TYPES",
     "KNOWN_PROTOCOL_VERSION",
+    "MAX_SAFE_INT",
     "RETIRED_TYPES",
+    "ROLES",
+    "TEXT_ROLES",
     "ChunkExpander",
     "EventEnforcer",
     "RetiredShapeTranslator",
@@ -39,6 +42,7 @@ __all__ = [
     "downgrade_input_messages",
     "input_protocol_version",
     "parse_version",
+    "peer_predates_subagents",
 ]
 
 Event = dict[str, Any]
@@ -99,15 +103,22 @@ def _json_type(value: object) -> str:
 
 
 class _Kind:
-    """One schema shape; ``check`` returns the (possibly stripped) value or raises."""
+    """One schema shape; ``check`` returns the (possibly stripped) value or raises.
+
+    ``fast`` names a Python type whose non-null values need no further check (``object``:
+    any non-null value), so that :class:`_Object` can skip the call on the common path.
+    """
 
     accepts_null = False
+    fast: type | None = None
 
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         raise NotImplementedError
 
 
 class _Str(_Kind):
+    fast = str
+
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         if type(value) is not str:
             raise ctx.malformed(path, f"must be a string, got {_json_type(value)}")
@@ -130,6 +141,8 @@ class _Int(_Kind):
 
 
 class _Bool(_Kind):
+    fast = bool
+
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         if type(value) is not bool:
             raise ctx.malformed(path, f"must be a boolean, got {_json_type(value)}")
@@ -138,12 +151,15 @@ class _Bool(_Kind):
 
 class _AnyJson(_Kind):
     accepts_null = True
+    fast = object
 
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         return value
 
 
 class _NonNull(_Kind):
+    fast = object
+
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         if value is None:
             raise ctx.malformed(path, "must not be null")
@@ -152,6 +168,8 @@ class _NonNull(_Kind):
 
 class _OpenObject(_Kind):
     """An object open by key (metadata, activity content, a carried JSON Schema)."""
+
+    fast = dict
 
     def check(self, value: Any, path: str, ctx: _Ctx) -> Any:
         if type(value) is not dict:
@@ -252,27 +270,31 @@ class _Object(_Kind):
             if name not in value:
                 raise ctx.malformed(f"{path}/{name}", "is required but missing")
         fields = self.fields
-        for name in list(value):
+        removed: list[tuple[str, str | None]] = []  # (name, warning)
+        for name, member in value.items():
             field = fields.get(name)
-            member_path = f"{path}/{name}"
             if field is None:
                 if not self.open:
-                    ctx.warn(f"{ctx.event_type}: stripped unknown property {member_path}")
-                    del value[name]
+                    removed.append((name, f"stripped unknown property {path}/{name}"))
                 continue
-            member = value[name]
+            fast = field.kind.fast
+            if member is not None and (fast is object or type(member) is fast):
+                continue
             if member is None and not field.required and not field.kind.accepts_null:
                 # "Absent means absent", but 0.x Python producers wrote optional fields as
                 # null (`"outcome": null`, `"parentMessageId": null`): read null as absent.
-                del value[name]
+                removed.append((name, None))
                 continue
             try:
-                value[name] = field.kind.check(member, member_path, ctx)
+                field.kind.check(member, f"{path}/{name}", ctx)  # checks mutate in place
             except _Unrecognised as exc:
                 if field.required:
                     raise
-                ctx.warn(f"{ctx.event_type}: stripped {member_path}: {exc.what} at {exc.path}")
-                del value[name]
+                removed.append((name, f"stripped {path}/{name}: {exc.what} at {exc.path}"))
+        for name, warning in removed:
+            del value[name]
+            if warning is not None:
+                ctx.warn(f"{ctx.event_type}: {warning}")
         return value
 
 
@@ -730,7 +752,7 @@ class RetiredShapeTranslator:
 
     The retired events carry no ids, so the span and the message get synthesized ones.
     Each retired type is warned about once per stream (a warning per delta would drown
-    the log); ``THINKING_START.title`` has no 1.0 home and is dropped with the warning.
+    the log); ``THINKING_START.title`` has no 1.0 home and is dropped with a warning.
     """
 
     __slots__ = ("_message_id", "_span_id", "_warn", "_warned")
@@ -744,15 +766,19 @@ class RetiredShapeTranslator:
     def translate(self, event: Event) -> Event:
         """Return the 1.0 equivalent of a retired event (other events pass unchanged)."""
         retired = event.get("type")
-        target = _THINKING_TO_REASONING.get(retired) if type(retired) is str else None
-        if target is None or retired is None:
+        if type(retired) is not str or retired not in _THINKING_TO_REASONING:
             return event
+        target = _THINKING_TO_REASONING[retired]
         if retired not in self._warned:
             self._warned.add(retired)
-            lost = "; its title is dropped" if retired == "THINKING_START" else ""
             self._warn(
                 f"translated retired {retired} into {target} (THINKING_* was retired in "
-                f"AG-UI 1.0; the producer should emit REASONING_* events{lost})"
+                "AG-UI 1.0; the producer should emit REASONING_* events)"
+            )
+        if "title" in event and "title" not in self._warned:
+            self._warned.add("title")
+            self._warn(
+                f"dropped THINKING_START title {event['title']!r}: REASONING_START has no title"
             )
         out: Event = {"type": target}
         if retired == "THINKING_START":
@@ -803,10 +829,18 @@ _CLOSES_ALL_LANES: Final = frozenset(
 )
 _CLOSES_SUBAGENT_LANE: Final = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 
-# kind -> (chunk type, id key, entity name, START, CONTENT, END, opener fields)
+
+class _ChunkKind(NamedTuple):
+    id_key: str
+    entity: str
+    start: str
+    content: str
+    end: str
+    opener_fields: tuple[str, ...]
+
+
 _CHUNK_KINDS: Final = {
-    "TEXT_MESSAGE_CHUNK": (
-        "text",
+    "TEXT_MESSAGE_CHUNK": _ChunkKind(
         "messageId",
         "text message",
         "TEXT_MESSAGE_START",
@@ -814,8 +848,7 @@ _CHUNK_KINDS: Final = {
         "TEXT_MESSAGE_END",
         ("role", "name"),
     ),
-    "TOOL_CALL_CHUNK": (
-        "tool",
+    "TOOL_CALL_CHUNK": _ChunkKind(
         "toolCallId",
         "tool call",
         "TOOL_CALL_START",
@@ -823,8 +856,7 @@ _CHUNK_KINDS: Final = {
         "TOOL_CALL_END",
         ("toolCallName", "parentMessageId"),
     ),
-    "REASONING_MESSAGE_CHUNK": (
-        "reasoning",
+    "REASONING_MESSAGE_CHUNK": _ChunkKind(
         "messageId",
         "reasoning message",
         "REASONING_MESSAGE_START",
@@ -891,8 +923,8 @@ class ChunkExpander:
         pending = self.lanes.pop(owner, None)
         if pending is None:
             return []
-        end_type, id_key = _CHUNK_KINDS[pending.chunk_type][5], _CHUNK_KINDS[pending.chunk_type][1]
-        end: Event = {"type": end_type, id_key: pending.entity_id}
+        kind = _CHUNK_KINDS[pending.chunk_type]
+        end: Event = {"type": kind.end, kind.id_key: pending.entity_id}
         if pending.owner is not None:
             end["subagentRunId"] = pending.owner
         return [end]
@@ -924,8 +956,8 @@ class ChunkExpander:
             )
         return candidates[0] if candidates else None
 
-    def _expand_chunk(self, chunk: Event, kind: tuple[Any, ...]) -> list[Event]:
-        _, id_key, entity, start_type, content_type, _, opener_fields = kind
+    def _expand_chunk(self, chunk: Event, kind: _ChunkKind) -> list[Event]:
+        id_key, entity, opener_fields = kind.id_key, kind.entity, kind.opener_fields
         chunk_type: str = chunk["type"]
         entity_id: str | None = chunk.get(id_key)
         tag: str | None = chunk.get("subagentRunId")
@@ -961,12 +993,12 @@ class ChunkExpander:
                 fields["role"] = "reasoning"
             pending = _Pending(chunk_type, entity_id, fields, tag)
             self.lanes[lane] = pending
-            out.append(_synthesize(chunk, {"type": start_type, id_key: entity_id, **fields}, tag))
+            out.append(_synthesize(chunk, {"type": kind.start, id_key: entity_id, **fields}, tag))
         delta = chunk.get("delta")
         if delta is not None or (not out and "metadata" in chunk):
             # A metadata-only continuation still reaches its item, as an empty delta.
             owner = tag if tag is not None else pending.owner
-            body = {"type": content_type, id_key: pending.entity_id, "delta": delta or ""}
+            body = {"type": kind.content, id_key: pending.entity_id, "delta": delta or ""}
             out.append(_synthesize(chunk, body, owner))
         return out
 

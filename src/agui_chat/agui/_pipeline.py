@@ -6,9 +6,10 @@ parse → compatibility boundary (retired ``THINKING_*``) → peer-era shims →
 chunk expansion → verification. ``finish`` ends the stream and refuses to call a
 truncated one a success.
 
-The common events (``TEXT_MESSAGE_CONTENT``, ``TOOL_CALL_ARGS``,
-``REASONING_MESSAGE_CONTENT`` with no extra fields, for an open id) take a fast path of a
-few dict lookups; everything else takes the full path.
+The common events (``TEXT_MESSAGE_CONTENT``, ``TOOL_CALL_ARGS`` and
+``REASONING_MESSAGE_CONTENT`` for an open id, carrying nothing beyond their own fields and
+the base ``timestamp``/``metadata``/``rawEvent``) take a fast path of a few dict lookups;
+everything else takes the full path.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ Event = dict[str, Any]
 
 _SUBAGENT_TYPES: Final = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _json_loads = json.loads
+_ABSENT: Final = object()
 
 
 class AGUIEventPipeline:
@@ -96,13 +98,17 @@ class AGUIEventPipeline:
                     type(message_id) is str
                     and message_id in self._open_text
                     and type(event.get("delta")) is str
-                    and _bare(event)
+                    and (len(event) == 3 or _plain_extras(event))
                 ):
                     return [event]
             elif event_type == "TOOL_CALL_ARGS":
                 call_id = event.get("toolCallId")
                 delta = event.get("delta")
-                if type(call_id) is str and type(delta) is str and _bare(event):
+                if (
+                    type(call_id) is str
+                    and type(delta) is str
+                    and (len(event) == 3 or _plain_extras(event))
+                ):
                     record = self._open_tool_calls.get(call_id)
                     if record is not None:
                         record.append(delta)
@@ -113,7 +119,7 @@ class AGUIEventPipeline:
                     type(message_id) is str
                     and message_id in self._open_reasoning
                     and type(event.get("delta")) is str
-                    and _bare(event)
+                    and (len(event) == 3 or _plain_extras(event))
                 ):
                     return [event]
         return self._process(event)
@@ -206,12 +212,26 @@ class AGUIEventPipeline:
         return downgrade_input_messages(messages, self._peer_max_version, self._warn)
 
 
-def _bare(event: Event) -> bool:
-    """Whether a content event holds only its three fields, or those and a timestamp."""
-    size = len(event)
-    if size == 3:
-        return True
-    if size != 4:
-        return False
-    timestamp = event.get("timestamp")
-    return type(timestamp) is int and -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT
+def _plain_extras(event: Event) -> bool:
+    """Whether a content event's fields beyond its three are valid base fields only.
+
+    ``timestamp``, ``metadata`` and ``rawEvent`` are checked here; anything else (an
+    attribution tag, an unknown property, a null) sends the event down the full path.
+    """
+    count = 3
+    timestamp = event.get("timestamp", _ABSENT)
+    if timestamp is not _ABSENT:
+        if type(timestamp) is not int or not -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT:
+            return False
+        count += 1
+    metadata = event.get("metadata", _ABSENT)
+    if metadata is not _ABSENT:
+        if type(metadata) is not dict:
+            return False
+        count += 1
+    raw_event = event.get("rawEvent", _ABSENT)
+    if raw_event is not _ABSENT:
+        if raw_event is None:
+            return False
+        count += 1
+    return count == len(event)

@@ -53,7 +53,7 @@ def _warner(on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
     return warn
 
 
-def apply_patch(document: Any, patch: list[Any]) -> Any:
+def _apply_patch(document: Any, patch: list[Any]) -> Any:
     """Apply an RFC 6902 patch atomically, returning the new document (the input is kept).
 
     Raises one of the patch errors when the patch does not apply; nothing is changed then.
@@ -89,7 +89,7 @@ class AGUIStateTracker:
             return True
         if event_type == "STATE_DELTA":
             try:
-                self._state = apply_patch(self._state, event["delta"])
+                self._state = _apply_patch(self._state, event["delta"])
             except _PATCH_ERRORS as exc:
                 self._warn(f"Failed to apply state patch ({exc}); keeping the current state")
             return True
@@ -374,7 +374,7 @@ class AGUIThreadReducer:
             )
             return
         try:
-            message["content"] = apply_patch(message["content"], event["patch"])
+            message["content"] = _apply_patch(message["content"], event["patch"])
         except _PATCH_ERRORS as exc:
             self._warn(
                 f"Failed to apply activity patch to '{message_id}' ({exc}); keeping its content"

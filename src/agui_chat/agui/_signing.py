@@ -54,8 +54,8 @@ class InterruptClaims:
     """What an interrupt id vouches for.
 
     ``arguments`` are the arguments the call runs with; ``siblings`` are the other
-    interrupts of the same pause (as ``call_id`` or ``call_id/key``), so a resume that
-    leaves one unanswered is refused. For a question, ``question`` holds its ``key``,
+    interrupts of the same pause (as ``[call_id, question key or None]``), so a resume
+    that leaves one unanswered is refused. For a question, ``question`` holds its ``key``,
     ``message``, ``reason`` and ``response_schema``, and ``answers`` the answers the same
     call got to earlier questions (``[key, status, payload]``).
     """
@@ -69,14 +69,13 @@ class InterruptClaims:
     allow_edits: bool = False
     question: dict[str, Any] | None = None
     answers: list[list[Any]] = field(default_factory=list)
-    siblings: list[str] = field(default_factory=list)
+    siblings: list[list[str | None]] = field(default_factory=list)
 
     @property
-    def slot(self) -> str:
-        """Which pending interrupt this is within a pause: the call id, plus the question key."""
-        key = (self.question or {}).get("key")
-        base = self.call_id or ""
-        return f"{base}/{key}" if self.kind == "question" else base
+    def slot(self) -> tuple[str, str | None]:
+        """Which interrupt of a pause this is: the call id, and the question key if any."""
+        key = (self.question or {}).get("key") if self.kind == "question" else None
+        return (self.call_id or "", key)
 
     def expiry(self) -> datetime | None:
         """``expires_at`` as an aware datetime."""

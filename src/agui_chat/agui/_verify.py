@@ -134,10 +134,12 @@ class RunRecord:
 
     @property
     def error_message(self) -> str | None:
+        """The ``RUN_ERROR`` message, if the run reported its own failure."""
         return None if self.error_event is None else str(self.error_event["message"])
 
     @property
     def error_code(self) -> str | None:
+        """The ``RUN_ERROR`` code (an open string), if one was given."""
         code = None if self.error_event is None else self.error_event.get("code")
         return None if code is None else str(code)
 
@@ -353,7 +355,8 @@ class StreamVerifier:
 
     def _run_error(self, event: Event) -> None:
         if self._phase == _NONE or self._run is None:
-            self._run = RunRecord(self.thread_id, None, status="error")
+            # A failure before any run exists is the requested run failing to start.
+            self._run = RunRecord(self.thread_id, self.requested_run_id, status="error")
             self.runs.append(self._run)
         self._run.status = "error"
         self._run.error_event = event
@@ -584,7 +587,9 @@ class StreamVerifier:
             self._check_owner(event, "activity", message_id, self._activities[message_id])
 
     def _messages_snapshot(self, event: Event) -> None:
-        # The snapshot restates each message, so its owners replace the recorded ones.
+        # The snapshot restates each message, so its owners replace the recorded ones. Only
+        # ownership is taken from it: a later START for one of its ids is checked for the
+        # owner, not for role or name, which a snapshot does not open.
         for message in event["messages"]:
             role = message["role"]
             owner = message.get("subagentRunId")
@@ -593,4 +598,4 @@ class StreamVerifier:
             elif role == "activity":
                 self._activities[message["id"]] = owner
             elif role != "tool":
-                self._texts[message["id"]] = _Entity(owner, role, message.get("name"))
+                self._texts[message["id"]] = _Entity(owner)

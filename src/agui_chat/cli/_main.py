@@ -112,8 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _model(name: str | None) -> tuple[ChatClient, str]:
     if name is None:
         return demo_model(), "the built-in offline demo model (no network, no key)"
-    if not os.environ.get("OPENAI_API_KEY"):
-        raise CommandError("--model needs OPENAI_API_KEY (and OPENAI_BASE_URL for other servers)")
+    if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
+        raise CommandError(
+            "--model needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
+        )
     try:
         from ..openai import OpenAIChatClient
     except ImportError as exc:

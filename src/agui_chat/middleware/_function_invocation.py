@@ -198,7 +198,7 @@ class _Loop:
                 async for update in self.owner.inner_client.get_streaming_response(
                     history, turn_options
                 ):
-                    if update.contents and gate(update.contents):
+                    if update.contents and not last_round and gate(update.contents):
                         saw_calls = True
                     record(update)
                     yield update
@@ -210,7 +210,8 @@ class _Loop:
             else:
                 turn = await self.owner.inner_client.get_response(history, turn_options)
                 for message in turn.messages:
-                    self._gate_approvals(message.contents)
+                    if not last_round:  # calls on the last round trip are never run
+                        self._gate_approvals(message.contents)
                     yield self._out(message)
                 if turn.usage is not None:
                     self.usage = turn.usage if self.usage is None else self.usage + turn.usage

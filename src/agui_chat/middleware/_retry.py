@@ -51,7 +51,9 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_delay = max_delay
 
     def _wait(self, state: RetryCallState) -> float:
-        backoff = wait_exponential_jitter(initial=self.initial_delay, max=self.max_delay)(state)
+        backoff = wait_exponential_jitter(
+            initial=self.initial_delay, max=self.max_delay, jitter=self.initial_delay
+        )(state)
         exc = state.outcome.exception() if state.outcome else None
         retry_after = getattr(exc, "retry_after", None)
         if isinstance(retry_after, (int, float)) and retry_after >= 0:

@@ -56,7 +56,9 @@ def map_error(exc: openai.OpenAIError, service: str) -> ChatClientError:
 
 def _status_error(exc: openai.APIStatusError, service: str) -> HTTPStatusError:
     status = exc.status_code
-    message = f"{service} answered HTTP {status}: {exc.message}"
+    # The body's own message, when the server sent an OpenAI error object, reads best.
+    detail = exc.body.get("message") if isinstance(exc.body, dict) else None
+    message = f"{service} answered HTTP {status}: {detail or exc.message}"
     body = _body_text(exc)
     if status in (401, 403):
         return AuthenticationError(message, status_code=status, body=body)

@@ -38,6 +38,7 @@ _AUDIO_FORMATS = {
     "audio/mp3": "mp3",
 }
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_OWN_PREFIX = "agui_"
 
 Json = dict[str, Any]
 
@@ -54,7 +55,8 @@ def build_request(
     Fields we have no value for are left out, so the server's defaults apply. Keys of
     ``options.additional_properties`` (and ``top_k``, which Chat Completions does not define
     but vLLM, llama.cpp and others accept) go into ``extra_body``, i.e. the top level of the
-    JSON body.
+    JSON body; keys starting with ``agui_`` belong to agui_chat's own layers (the AG-UI
+    server passes its run input that way) and are never sent.
     """
     options = options or ChatOptions()
     body: Json = {
@@ -82,7 +84,9 @@ def build_request(
     extra: Json = {}
     if options.top_k is not None:
         extra["top_k"] = options.top_k
-    extra.update(options.additional_properties)
+    extra.update(
+        (k, v) for k, v in options.additional_properties.items() if not k.startswith(_OWN_PREFIX)
+    )
     if extra:
         body["extra_body"] = extra
     return body
@@ -117,10 +121,9 @@ def to_openai_messages(
             out += results
             continue
         converted = _message(role, message)
-        if role == "assistant":
-            out += [m for m in (converted,) if m is not None] + results
-        else:
-            out += results + [m for m in (converted,) if m is not None]
+        head = [converted] if converted is not None else []
+        # Tool messages must follow the assistant message whose calls they answer.
+        out += head + results if role == "assistant" else results + head
     return out
 
 
