@@ -375,3 +375,25 @@ async def test_a_pinned_old_peer_is_not_sent_a_protocol_version() -> None:
         await client.get_response("hi")
 
     assert "protocolVersion" not in agent.last
+
+
+async def test_pieces_of_one_message_are_joined_when_sent_back() -> None:
+    interleaved = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "a"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m2"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m2", "delta": "x"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "b"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m2"},
+    ]
+    agent = Agent(lambda b: run(b, interleaved), reply)
+    async with agent.client() as client:
+        response = await client.get_response("hi")
+        assert [m.message_id for m in response.messages] == ["m1", "m2", "m1"]
+        await client.get_response(response.messages)
+
+    assert agent.last["messages"] == [
+        {"id": "m1", "role": "assistant", "content": "ab"},
+        {"id": "m2", "role": "assistant", "content": "x"},
+    ]

@@ -126,3 +126,25 @@ async def test_the_client_talks_to_an_in_process_asgi_agent() -> None:
 
     assert response.text == "from asgi"
     assert received[0]["messages"][0]["content"] == "hi"
+
+
+async def test_the_timeout_applies_to_every_request() -> None:
+    agent = Agent(hello)
+    async with agent.client(timeout=5.0) as client:
+        await client.get_response("hi")
+
+    assert agent.requests[0].extensions["timeout"] == {
+        "connect": 5.0,
+        "read": 5.0,
+        "write": 5.0,
+        "pool": 5.0,
+    }
+
+
+async def test_the_latest_state_is_readable_on_the_client() -> None:
+    agent = Agent(lambda b: run(b, {"type": "STATE_SNAPSHOT", "snapshot": ["only-this"]}))
+    async with agent.client() as client:
+        assert client.state is None
+        await client.get_response("hi", ChatOptions(conversation_id="t-s"))
+        assert client.state == ["only-this"]
+        assert client.state_of("t-s") == ["only-this"]

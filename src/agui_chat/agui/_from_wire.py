@@ -37,6 +37,7 @@ from .._exceptions import ToolError
 from .._messages import ChatMessage
 from .._tools import AIFunctionDeclaration
 from .._values import ChatRole
+from ._to_wire import ENCRYPTED_FOR_KEY
 
 __all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
 
@@ -175,8 +176,11 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
     Assistant ``toolCalls`` become ``FunctionCallContent`` (consecutive assistant tool-call
     messages are merged into one, as clients that split parallel calls send them); ``tool``
     messages become ``FunctionResultContent``; ``reasoning`` messages become
-    ``TextReasoningContent`` carrying ``encryptedValue`` as ``protected_data``; other
-    ``encryptedValue``s are kept in ``additional_properties["agui_encrypted_value"]``.
+    ``TextReasoningContent`` carrying ``encryptedValue`` as ``protected_data``. The
+    ``encryptedValue`` of an assistant message or tool call becomes a
+    ``TextReasoningContent`` too, naming what it belongs to in
+    ``additional_properties["agui_encrypted_for"]`` (as ``AGUIChatClient`` writes it); that
+    of any other message is kept in ``additional_properties["agui_encrypted_value"]``.
     ``activity`` messages are dropped.
     """
     out: list[ChatMessage] = []
@@ -210,26 +214,20 @@ def _to_chat_message(wire: Any) -> ChatMessage | None:
     if role == "activity":
         return None
     extra: dict[str, Any] = {}
-    if getattr(wire, "encrypted_value", None) is not None and not isinstance(
-        wire, ReasoningMessage
-    ):
-        extra[ENCRYPTED_VALUE] = wire.encrypted_value
     contents: list[AIContent]
     chat_role: ChatRole | str = role
     if isinstance(wire, AssistantMessage):
-        contents = [TextContent(wire.content)] if wire.content else []
+        contents = []
+        if wire.encrypted_value is not None:
+            contents.append(_encrypted("message", wire.id, wire.encrypted_value))
+        if wire.content:
+            contents.append(TextContent(wire.content))
         for call in wire.tool_calls or []:
-            props = (
-                {ENCRYPTED_VALUE: call.encrypted_value}
-                if call.encrypted_value is not None
-                else None
-            )
+            if call.encrypted_value is not None:
+                contents.append(_encrypted("tool-call", call.id, call.encrypted_value))
             contents.append(
                 FunctionCallContent.from_json_arguments(
-                    call.id,
-                    call.function.name,
-                    call.function.arguments,
-                    additional_properties=props,
+                    call.id, call.function.name, call.function.arguments
                 )
             )
     elif isinstance(wire, ToolMessage):
@@ -243,12 +241,25 @@ def _to_chat_message(wire: Any) -> ChatMessage | None:
         contents = [TextReasoningContent(wire.content, protected_data=wire.encrypted_value)]
     else:
         contents = _user_contents(wire.content)
+    if wire.encrypted_value is not None and not isinstance(
+        wire, (AssistantMessage, ReasoningMessage)
+    ):
+        extra[ENCRYPTED_VALUE] = wire.encrypted_value
     return ChatMessage(
         chat_role,
         contents,
         author_name=getattr(wire, "name", None),
         message_id=wire.id,
         additional_properties=extra or None,
+    )
+
+
+def _encrypted(subtype: str, entity_id: str, value: str) -> TextReasoningContent:
+    """Opaque reasoning a provider encrypted, for the message or tool call it belongs to."""
+    return TextReasoningContent(
+        "",
+        protected_data=value,
+        additional_properties={ENCRYPTED_FOR_KEY: {"subtype": subtype, "entityId": entity_id}},
     )
 
 

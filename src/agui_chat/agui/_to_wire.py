@@ -91,9 +91,10 @@ def build_run_input(
     extra = options.additional_properties if options is not None else {}
     wire_messages = messages_to_wire(messages)
     if options is not None and options.instructions:
-        instructions: Wire = {"id": "", "role": "system", "content": options.instructions}
-        instructions["id"] = _stable_id("instructions", options.instructions)
-        wire_messages.insert(0, instructions)
+        instructions_id = _stable_id("instructions", options.instructions)
+        wire_messages.insert(
+            0, {"id": instructions_id, "role": "system", "content": options.instructions}
+        )
     if prepare_messages is not None:
         wire_messages = prepare_messages(wire_messages)
     forwarded = extra.get(FORWARDED_PROPS_KEY)

@@ -186,12 +186,7 @@ class AGUIChatClient(BaseChatClient):
         """Options for the inner clients: the thread pinned, ``conversation_id`` cleared (so
         the tool loop keeps sending the whole history)."""
         run_options = options.clone() if options is not None else ChatOptions()
-        thread_id = (
-            run_options.conversation_id
-            or _str_or_none(run_options.additional_properties.get(THREAD_ID_KEY))
-            or thread_id_of(history)
-            or f"thread_{uuid.uuid4().hex}"
-        )
+        thread_id = _thread_for(history, run_options)
         run_options.conversation_id = None
         run_options.additional_properties[THREAD_ID_KEY] = thread_id
         self._last_thread_id = thread_id
@@ -232,12 +227,7 @@ class _RunClient(BaseChatClient):
         history = as_messages(messages)
         options = check_options(options)
         extra = options.additional_properties if options is not None else {}
-        thread_id = (
-            (options.conversation_id if options is not None else None)
-            or _str_or_none(extra.get(THREAD_ID_KEY))
-            or thread_id_of(history)
-            or f"thread_{uuid.uuid4().hex}"
-        )
+        thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"
         resume = resume_entries(history)
         state = _state_for(history, extra, owner.state_of(thread_id))
@@ -290,6 +280,16 @@ class _RunClient(BaseChatClient):
             raise RunError(str(error["message"]), code=error.get("code"))
 
 
+def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
+    """The thread to run on: the caller's ``conversation_id`` (or ``agui_thread_id``
+    option), else the thread the history carries, else a new one."""
+    if options is not None:
+        explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
+        if isinstance(explicit, str) and explicit:
+            return explicit
+    return thread_id_of(history) or f"thread_{uuid.uuid4().hex}"
+
+
 def _state_for(history: Sequence[ChatMessage], extra: Mapping[str, Any], remembered: Any) -> Any:
     """The state to send: given explicitly, else the one the history carries, else the one
     this client last saw on the thread, else ``{}``."""
@@ -324,10 +324,6 @@ def _calls_in(history: Sequence[ChatMessage]) -> dict[str, FunctionCallContent]:
             if isinstance(content, FunctionCallContent):
                 calls.setdefault(content.call_id, content)
     return calls
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _warn(owner: AGUIChatClient, message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +12,6 @@ from tenacity import (
     RetryCallState,
     retry_if_exception_type,
     stop_after_attempt,
-    wait_exponential_jitter,
 )
 
 from .._client import ChatClient, ChatMessages
@@ -30,7 +30,8 @@ class RetryingChatClient(DelegatingChatClient):
     502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
 
     A streamed call is retried only if it failed before its first update: once anything
-    has reached the caller, the failure is raised as it is.
+    has reached the caller, the failure is raised as it is. A ``retry_after`` longer than the
+    backoff is honoured, up to ``max_retry_after`` seconds.
     """
 
     def __init__(
@@ -40,6 +41,7 @@ class RetryingChatClient(DelegatingChatClient):
         max_attempts: int = 3,
         initial_delay: float = 0.5,
         max_delay: float = 20.0,
+        max_retry_after: float = 120.0,
     ) -> None:
         super().__init__(inner_client)
         if not isinstance(max_attempts, int) or max_attempts < 1:
@@ -49,15 +51,17 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_attempts = max_attempts
         self.initial_delay = initial_delay
         self.max_delay = max_delay
+        self.max_retry_after = max_retry_after
 
     def _wait(self, state: RetryCallState) -> float:
-        backoff = wait_exponential_jitter(
-            initial=self.initial_delay, max=self.max_delay, jitter=self.initial_delay
-        )(state)
+        """Jittered exponential backoff, or the service's ``retry_after`` when it says more."""
+        exponent = max(state.attempt_number - 1, 0)
+        backoff = min(self.max_delay, self.initial_delay * 2**exponent)
+        backoff += random.uniform(0, self.initial_delay)
         exc = state.outcome.exception() if state.outcome else None
         retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after >= 0:
-            return float(min(max(retry_after, backoff), max(self.max_delay, retry_after)))
+        if isinstance(retry_after, (int, float)) and retry_after > backoff:
+            return float(min(retry_after, self.max_retry_after))
         return float(backoff)
 
     def _retrying(self) -> AsyncRetrying:
