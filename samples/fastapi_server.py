@@ -39,13 +39,14 @@ import asyncio
 import os
 import secrets
 import sys
+from typing import Annotated
 
 import httpx
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, approval_required
+from agui_chat import AIContent, ChatMessage, ChatOptions, FunctionCallContent, approval_required
 from agui_chat.agui.server import AGUIServer
 from agui_chat.testing import ScriptedChatClient
 
@@ -62,7 +63,7 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
-def model(messages: list[ChatMessage], options: ChatOptions | None) -> object:
+def model(messages: list[ChatMessage], options: ChatOptions | None) -> str | list[AIContent]:
     """Asks to delete the file the user names; reports the tool's answer once it has one."""
     last = messages[-1]
     if last.role == "tool":
@@ -80,7 +81,9 @@ agent = AGUIServer(
 bearer = HTTPBearer(auto_error=False)
 
 
-def require_token(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+def require_token(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> None:
     """401 unless the request carries ``Authorization: Bearer <TOKEN>``."""
     given = credentials.credentials if credentials is not None else ""
     if not secrets.compare_digest(given.encode(), TOKEN.encode()):
@@ -109,7 +112,11 @@ async def agui(request: Request) -> Response:
 
 async def demo() -> None:
     """Two requests in-process: refused without the token, an approval interrupt with it."""
-    body = {"threadId": "t1", "runId": "r1", "messages": [{"id": "u1", "role": "user", "content": "delete notes.txt"}]}
+    body = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": "delete notes.txt"}],
+    }
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://agent") as client:
         refused = await client.post("/agui", json=body)

@@ -256,3 +256,14 @@ async def test_finished_without_a_matching_run_id_is_a_protocol_error() -> None:
     async with agent.client() as client:
         with pytest.raises(ProtocolError, match="runId"):
             await client.get_response("hi")
+
+
+async def test_a_last_event_without_its_blank_line_is_discarded_and_truncates() -> None:
+    warnings: list[str] = []
+    agent = Agent(lambda b: sse([started(b)]) + frame(finished(b)).rstrip(b"\n") + b"\n")
+
+    async with agent.client(on_warning=warnings.append) as client:
+        with pytest.raises(TruncatedStreamError):
+            await client.get_response("hi")
+
+    assert any("unfinished SSE event" in w for w in warnings)

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from agui_client_support import Agent, BrokenStream, frame, run, started, text
 
-from agui_chat import ConnectError, TimeoutError
+from agui_chat import ConnectError, HTTPStatusError, TimeoutError
 
 
 def ok(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -90,7 +90,7 @@ async def test_an_http_error_that_is_not_transient_is_not_retried() -> None:
     agent = Agent(httpx.Response(400, text="bad input"))
 
     async with agent.client() as client:
-        with pytest.raises(Exception, match="400"):
+        with pytest.raises(HTTPStatusError, match="400"):
             await client.get_response("hi")
 
     assert len(agent.requests) == 1

@@ -24,7 +24,9 @@ def user(text: str, message_id: str = "u1") -> dict[str, Any]:
     return {"id": message_id, "role": "user", "content": text}
 
 
-def assistant_calls(*calls: tuple[str, str, dict[str, Any]], message_id: str = "a1") -> dict[str, Any]:
+def assistant_calls(
+    *calls: tuple[str, str, dict[str, Any]], message_id: str = "a1"
+) -> dict[str, Any]:
     """An assistant message holding tool calls ``(call_id, name, arguments)``."""
     return {
         "id": message_id,
@@ -41,7 +43,12 @@ def assistant_calls(*calls: tuple[str, str, dict[str, Any]], message_id: str = "
 
 
 def tool_result(call_id: str, content: str, message_id: str | None = None) -> dict[str, Any]:
-    return {"id": message_id or f"t-{call_id}", "role": "tool", "toolCallId": call_id, "content": content}
+    return {
+        "id": message_id or f"t-{call_id}",
+        "role": "tool",
+        "toolCallId": call_id,
+        "content": content,
+    }
 
 
 def run_input(
@@ -61,7 +68,11 @@ def run_input(
 
 
 def approve(interrupt: dict[str, Any], **payload: Any) -> dict[str, Any]:
-    return {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True, **payload}}
+    return {
+        "interruptId": interrupt["id"],
+        "status": "resolved",
+        "payload": {"approved": True, **payload},
+    }
 
 
 def reject(interrupt: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
@@ -119,7 +130,7 @@ def assert_valid_agui(events: Sequence[dict[str, Any]], *, resumed: bool = False
     validator.finalize()
     report = validator.report()
     problems = [
-        f"{d.rule} {d.severity} at {d.eventIndex}: {d.message}"
+        f"{d.rule} {d.severity} at event {d.event_index}: {d.message}"
         for d in report.diagnostics
         if d.severity in ("error", "warning")
     ]
@@ -241,11 +252,17 @@ def history_from(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "TOOL_CALL_START":
             parent = event.get("parentMessageId") or f"calls-{event['toolCallId']}"
             message = messages.setdefault(parent, {"id": parent, "role": "assistant"})
-            call = {"id": event["toolCallId"], "type": "function", "function": {"name": event["toolCallName"], "arguments": ""}}
+            call = {
+                "id": event["toolCallId"],
+                "type": "function",
+                "function": {"name": event["toolCallName"], "arguments": ""},
+            }
             message.setdefault("toolCalls", []).append(call)
             calls[event["toolCallId"]] = call
         elif kind == "TOOL_CALL_ARGS":
             calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
         elif kind == "TOOL_CALL_RESULT":
-            messages[event["messageId"]] = tool_result(event["toolCallId"], event["content"], event["messageId"])
+            messages[event["messageId"]] = tool_result(
+                event["toolCallId"], event["content"], event["messageId"]
+            )
     return list(messages.values())

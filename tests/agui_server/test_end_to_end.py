@@ -65,15 +65,27 @@ class Conversation:
 def echo_result(messages: list[ChatMessage], options: ChatOptions | None) -> str:
     last = messages[-1]
     assert last.role == "tool", last
-    return "Tool said: " + "; ".join(str(c.result) for c in last.contents if isinstance(c, FunctionResultContent))
+    return "Tool said: " + "; ".join(
+        str(c.result) for c in last.contents if isinstance(c, FunctionResultContent)
+    )
 
 
 def results_seen(messages: list[ChatMessage]) -> dict[str, Any]:
-    return {c.call_id: c.result for m in messages for c in m.contents if isinstance(c, FunctionResultContent)}
+    return {
+        c.call_id: c.result
+        for m in messages
+        for c in m.contents
+        if isinstance(c, FunctionResultContent)
+    }
 
 
 def calls_seen(messages: list[ChatMessage]) -> dict[str, Any]:
-    return {c.call_id: c.arguments for m in messages for c in m.contents if isinstance(c, FunctionCallContent)}
+    return {
+        c.call_id: c.arguments
+        for m in messages
+        for c in m.contents
+        if isinstance(c, FunctionCallContent)
+    }
 
 
 def approval(response: ChatResponse) -> ToolApprovalRequestContent:
@@ -89,9 +101,15 @@ def delete(call_id: str = "c1", path: str = "a.txt") -> FunctionCallContent:
 
 async def test_approve(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)), "delete a.txt")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        "delete a.txt",
+    )
     request = approval(await chat.send())
-    assert (request.tool_call.name, request.tool_call.arguments) == ("delete_file", {"path": "a.txt"})
+    assert (request.tool_call.name, request.tool_call.arguments) == (
+        "delete_file",
+        {"path": "a.txt"},
+    )
     assert tools.count("delete_file") == 0
     final = await chat.answer(request.create_response(True))
     assert final.text == "Tool said: deleted a.txt"
@@ -102,17 +120,25 @@ async def test_approve(connect: Connect, tools: Tools) -> None:
 
 async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)), "delete a.txt")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        "delete a.txt",
+    )
     request = approval(await chat.send())
     final = await chat.answer(request.create_response(False, "it is my thesis"))
     assert tools.count("delete_file") == 0
-    assert results_seen(model.calls[-1][0]) == {"c1": "Tool call invocation rejected. it is my thesis"}
+    assert results_seen(model.calls[-1][0]) == {
+        "c1": "Tool call invocation rejected. it is my thesis"
+    }
     assert final.text == "Tool said: Tool call invocation rejected. it is my thesis"
 
 
 async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)), "delete a.txt")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        "delete a.txt",
+    )
     request = approval(await chat.send())
     assert request.allow_edits
     final = await chat.answer(request.create_response(True, edited_arguments={"path": "b.txt"}))
@@ -137,10 +163,15 @@ async def test_a_mixed_batch(connect: Connect, tools: Tools) -> None:
 
 async def test_two_approvals_answered_together(connect: Connect, tools: Tools) -> None:
     model = scripted([delete("c1", "a.txt"), delete("c2", "b.txt")], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)), "delete both")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        "delete both",
+    )
     paused = await chat.send()
     first, second = paused.input_requests
-    assert isinstance(first, ToolApprovalRequestContent) and isinstance(second, ToolApprovalRequestContent)
+    assert isinstance(first, ToolApprovalRequestContent) and isinstance(
+        second, ToolApprovalRequestContent
+    )
     await chat.answer(first.create_response(True), second.create_response(True))
     assert sorted(r["path"] for r in tools.runs["delete_file"]) == ["a.txt", "b.txt"]
     assert results_seen(model.calls[-1][0]) == {"c1": "deleted a.txt", "c2": "deleted b.txt"}
@@ -152,23 +183,36 @@ def deploy_tool(tools: Tools) -> Any:
         """Deploy a service."""
         choice = request_input(
             "Which build?",
-            response_schema={"type": "object", "properties": {"build": {"type": "integer"}}, "required": ["build"]},
+            response_schema={
+                "type": "object",
+                "properties": {"build": {"type": "integer"}},
+                "required": ["build"],
+            },
             key="build",
         )
         tools._record("deploy", service=service, cancelled=choice.cancelled, payload=choice.payload)
-        return "deploy cancelled" if choice.cancelled else f"deployed {service} build {choice.payload['build']}"
+        return (
+            "deploy cancelled"
+            if choice.cancelled
+            else f"deployed {service} build {choice.payload['build']}"
+        )
 
     return deploy
 
 
 async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)), "deploy api")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)),
+        "deploy api",
+    )
     paused = await chat.send()
     (question,) = paused.input_requests
     assert isinstance(question, InterruptRequestContent)
     assert question.message == "Which build?" and question.reason == "input_required"
-    assert question.response_schema is not None and question.response_schema["required"] == ["build"]
+    assert question.response_schema is not None and question.response_schema["required"] == [
+        "build"
+    ]
     final = await chat.answer(question.create_response({"build": 7}))
     assert tools.runs["deploy"] == [{"service": "api", "cancelled": False, "payload": {"build": 7}}]
     assert results_seen(model.calls[-1][0]) == {"c1": "deployed api build 7"}
@@ -177,7 +221,10 @@ async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> Non
 
 async def test_a_cancelled_interrupt(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)), "deploy api")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)),
+        "deploy api",
+    )
     (question,) = (await chat.send()).input_requests
     assert isinstance(question, InterruptRequestContent)
     final = await chat.answer(question.cancel())
@@ -200,7 +247,9 @@ async def test_a_client_side_tool(connect: Connect) -> None:
         return [FunctionCallContent("c1", "local_time", {"city": "Lisbon"})]
 
     model = scripted(call_local_time, echo_result)
-    chat = Conversation(await connect(AGUIServer(model, signing_key=SIGNING_KEY)), "what time is it?")
+    chat = Conversation(
+        await connect(AGUIServer(model, signing_key=SIGNING_KEY)), "what time is it?"
+    )
     final = await chat.send(ChatOptions(tools=[local_time]))
     assert client_runs == ["Lisbon"]
     assert results_seen(model.calls[-1][0]) == {"c1": "09:41 in Lisbon"}
@@ -221,7 +270,9 @@ async def test_state_snapshot_and_delta(connect: Connect) -> None:
         assert options is not None
         return f"state was {options.additional_properties['agui_input'].state}"
 
-    model = scripted([FunctionCallContent("c1", "add_item", {"item": "milk"})], "Added.", check_state)
+    model = scripted(
+        [FunctionCallContent("c1", "add_item", {"item": "milk"})], "Added.", check_state
+    )
     client = await connect(AGUIServer(model, tools=[add_item], signing_key=SIGNING_KEY))
     chat = Conversation(client, "add milk")
     await chat.send()
@@ -241,7 +292,9 @@ async def test_a_tool_that_raises(connect: Connect) -> None:
         raise RuntimeError("card 4111-1111-1111-1111 declined by gateway")
 
     model = scripted([FunctionCallContent("c1", "charge", {"amount": 5})], echo_result)
-    chat = Conversation(await connect(AGUIServer(model, tools=[charge], signing_key=SIGNING_KEY)), "charge 5")
+    chat = Conversation(
+        await connect(AGUIServer(model, tools=[charge], signing_key=SIGNING_KEY)), "charge 5"
+    )
     final = await chat.send()
     assert runs == ["charge"]
     assert results_seen(model.calls[-1][0]) == {"c1": "Error: Function failed."}
@@ -263,9 +316,14 @@ async def test_a_client_that_disconnects_mid_run(connect: Connect, tools: Tools)
             raise
         return "exported"
 
-    batch = [FunctionCallContent("c1", "long_export", {}), FunctionCallContent("c2", "lookup", {"city": "Rome"})]
+    batch = [
+        FunctionCallContent("c1", "long_export", {}),
+        FunctionCallContent("c2", "lookup", {"city": "Rome"}),
+    ]
     model = scripted(batch, "never said")
-    client = await connect(AGUIServer(model, tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY))
+    client = await connect(
+        AGUIServer(model, tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY)
+    )
     stream = client.get_streaming_response([ChatMessage("user", "export")])
     async for update in stream:
         if any(isinstance(c, FunctionCallContent) and c.call_id == "c2" for c in update.contents):

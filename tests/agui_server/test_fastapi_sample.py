@@ -28,8 +28,12 @@ def client(sample: ModuleType) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=sample.app), base_url="http://agent")
 
 
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}])
-async def test_a_request_without_the_token_is_refused_before_any_run(sample: ModuleType, headers: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}]
+)
+async def test_a_request_without_the_token_is_refused_before_any_run(
+    sample: ModuleType, headers: dict[str, str]
+) -> None:
     async with client(sample) as http:
         response = await http.post("/agui", json=run_input(user("delete a.txt")), headers=headers)
     assert response.status_code == 401
@@ -50,11 +54,15 @@ async def test_with_the_token_the_agent_pauses_and_resumes(sample: ModuleType) -
     assert resumed[1]["content"] == "deleted notes.txt"
 
 
-async def test_the_sample_streams_over_real_http(sample: ModuleType, live_server: Callable[[Any], Awaitable[str]]) -> None:
+async def test_the_sample_streams_over_real_http(
+    sample: ModuleType, live_server: Callable[[Any], Awaitable[str]]
+) -> None:
     url = await live_server(sample.app)
     async with httpx.AsyncClient() as http:
         response = await http.post(
-            f"{url}/agui", json=run_input(user("delete notes.txt")), headers={"Authorization": f"Bearer {sample.TOKEN}"}
+            f"{url}/agui",
+            json=run_input(user("delete notes.txt")),
+            headers={"Authorization": f"Bearer {sample.TOKEN}"},
         )
     assert response.headers["content-type"].startswith("text/event-stream")
     assert interrupts(sse_events(response.content))[0]["toolCallId"] == "call_1"

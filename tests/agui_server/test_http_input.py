@@ -17,7 +17,9 @@ def make_server(**settings: Any) -> AGUIServer:
     return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
 
 
-async def post(app: AGUIServer, content: bytes, content_type: str = "application/json") -> httpx.Response:
+async def post(
+    app: AGUIServer, content: bytes, content_type: str = "application/json"
+) -> httpx.Response:
     async with client_for(app) as client:
         return await client.post("/", content=content, headers={"content-type": content_type})
 
@@ -52,7 +54,9 @@ async def test_a_streamed_body_over_the_limit_gets_413_without_content_length() 
             yield payload[i : i + 256]
 
     async with client_for(make_server(max_body_bytes=1000)) as client:
-        response = await client.post("/", content=chunks(), headers={"content-type": "application/json"})
+        response = await client.post(
+            "/", content=chunks(), headers={"content-type": "application/json"}
+        )
     assert "content-length" not in response.request.headers
     assert_refused(response, 413, "BODY_TOO_LARGE")
 
@@ -84,7 +88,9 @@ async def test_a_body_that_is_not_json_gets_400(content: bytes) -> None:
 @pytest.mark.parametrize("depth", [150, 100_000])
 async def test_deeply_nested_json_gets_400_and_the_server_keeps_serving(depth: int) -> None:
     app = make_server(max_body_bytes=10_000_000)
-    nested = b'{"threadId":"t","runId":"r","messages":[],"state":' + b"[" * depth + b"]" * depth + b"}"
+    nested = (
+        b'{"threadId":"t","runId":"r","messages":[],"state":' + b"[" * depth + b"]" * depth + b"}"
+    )
     assert_refused(await post(app, nested), 400, "JSON_TOO_DEEP")
     events = await run_agui(app, run_input())
     assert events[-1]["type"] == "RUN_FINISHED"
@@ -113,7 +119,9 @@ async def test_a_malformed_message_gets_422_naming_the_message_field() -> None:
 
 async def test_a_bad_resume_status_gets_422_naming_it() -> None:
     body = run_input(resume=[{"interruptId": "x", "status": "maybe"}])
-    error = assert_refused(await post(make_server(), json.dumps(body).encode()), 422, "INVALID_INPUT")
+    error = assert_refused(
+        await post(make_server(), json.dumps(body).encode()), 422, "INVALID_INPUT"
+    )
     assert error["errors"][0]["field"] == "resume[0].status"
 
 
@@ -124,7 +132,9 @@ async def test_a_body_that_is_not_an_object_gets_422() -> None:
 
 async def test_a_client_tool_with_an_invalid_name_gets_422_naming_it() -> None:
     body = run_input(tools=[{"name": "bad name!", "description": "x", "parameters": {}}])
-    error = assert_refused(await post(make_server(), json.dumps(body).encode()), 422, "INVALID_INPUT")
+    error = assert_refused(
+        await post(make_server(), json.dumps(body).encode()), 422, "INVALID_INPUT"
+    )
     assert error["errors"][0]["field"] == "tools[0]"
 
 
@@ -136,8 +146,15 @@ async def test_the_error_body_does_not_echo_the_input() -> None:
 
 
 async def test_a_minimal_1_0_body_runs() -> None:
-    events = await run_agui(make_server(), {"threadId": "t", "runId": "r", "messages": [user("hi")]})
-    assert events[0] == {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"}
+    events = await run_agui(
+        make_server(), {"threadId": "t", "runId": "r", "messages": [user("hi")]}
+    )
+    assert events[0] == {
+        "type": "RUN_STARTED",
+        "threadId": "t",
+        "runId": "r",
+        "protocolVersion": "1.0",
+    }
 
 
 async def test_a_0_1_x_body_with_a_binary_part_runs_and_the_model_gets_the_image() -> None:
@@ -151,9 +168,37 @@ async def test_a_0_1_x_body_with_a_binary_part_runs_and_the_model_gets_the_image
             {"type": "binary", "mimeType": "image/png", "data": "aGk="},
         ],
     }
-    body = {"threadId": "t", "runId": "r", "messages": [legacy], "tools": [], "context": [], "forwardedProps": {}, "state": None}
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [legacy],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+        "state": None,
+    }
     await run_agui(app, body)
-    (received, _), = model.calls
+    ((received, _),) = model.calls
     text, image = received[0].contents
     assert text.text == "what is this?"  # type: ignore[attr-defined]
     assert image.media_type == "image/png" and image.data == b"hi"  # type: ignore[attr-defined]
+
+
+async def test_a_content_length_that_is_not_a_number_gets_400() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", b"lots")],
+    }
+    await make_server()(scope, receive, send)
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"])["code"] == "INVALID_CONTENT_LENGTH"

@@ -22,7 +22,10 @@ async def test_a_live_run_passes_ag_ui_validate_over_http(live_server: Start, to
     model = scripted([FunctionCallContent("c1", "lookup", {"city": "Rome"})], "Sunny in Rome.")
     url = await live_server(AGUIServer(model, tools=[tools.lookup()], signing_key=SIGNING_KEY))
     result = await validate_endpoint(
-        url, TransportOptions(validator=ValidatorOptions(), input=run_input(user("weather?")), timeout_ms=10_000)
+        url,
+        TransportOptions(
+            validator=ValidatorOptions(), input=run_input(user("weather?")), timeout_ms=10_000
+        ),
     )
     assert result.status == 200
     assert result.content_type is not None and result.content_type.startswith("text/event-stream")
@@ -48,16 +51,23 @@ async def test_a_client_that_disconnects_mid_run_cancels_it_and_later_tools_neve
             raise
         return "exported"
 
-    batch = [FunctionCallContent("c1", "long_export", {}), FunctionCallContent("c2", "lookup", {"city": "Rome"})]
-    app = AGUIServer(scripted(batch, "never said"), tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY)
+    batch = [
+        FunctionCallContent("c1", "long_export", {}),
+        FunctionCallContent("c2", "lookup", {"city": "Rome"}),
+    ]
+    app = AGUIServer(
+        scripted(batch, "never said"), tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY
+    )
     url = await live_server(app)
-    async with httpx.AsyncClient() as client:
-        async with client.stream("POST", url, json=run_input(user("export"))) as response:
-            assert response.status_code == 200
-            async for line in response.aiter_lines():
-                if '"TOOL_CALL_END","toolCallId":"c2"' in line:
-                    break  # both calls are announced; the first one is about to run
-            await asyncio.wait_for(started.wait(), timeout=10)
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("POST", url, json=run_input(user("export"))) as response,
+    ):
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if '"TOOL_CALL_END","toolCallId":"c2"' in line:
+                break  # both calls are announced; the first one is about to run
+        await asyncio.wait_for(started.wait(), timeout=10)
     # The connection is closed mid-run.
     await asyncio.wait_for(cancelled.wait(), timeout=10)
     for _ in range(5):
@@ -78,11 +88,13 @@ async def test_keepalive_comments_reach_a_live_client(live_server: Start) -> Non
     app = AGUIServer(model, tools=[wait_for_it], signing_key=SIGNING_KEY, keepalive_seconds=0.01)
     url = await live_server(app)
     body = b""
-    async with httpx.AsyncClient() as client:
-        async with client.stream("POST", url, json=run_input(user("go"))) as response:
-            async for chunk in response.aiter_raw():
-                body += chunk
-                if b": keepalive" in body:
-                    release.set()
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("POST", url, json=run_input(user("go"))) as response,
+    ):
+        async for chunk in response.aiter_raw():
+            body += chunk
+            if b": keepalive" in body:
+                release.set()
     assert b": keepalive\n\n" in body
     assert sse_events(body)[-1]["type"] == "RUN_FINISHED"

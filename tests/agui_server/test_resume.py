@@ -9,7 +9,6 @@ from server_support import (
     Tools,
     answer,
     approve,
-    assistant_calls,
     cancel,
     history_from,
     interrupts,
@@ -38,7 +37,12 @@ from agui_chat.agui.server import AGUIServer
 
 def results_seen(messages: list[ChatMessage]) -> dict[str, Any]:
     """The tool results a model received, by call id."""
-    return {c.call_id: c.result for m in messages for c in m.contents if isinstance(c, FunctionResultContent)}
+    return {
+        c.call_id: c.result
+        for m in messages
+        for c in m.contents
+        if isinstance(c, FunctionResultContent)
+    }
 
 
 def echo_result(messages: list[ChatMessage], options: ChatOptions | None) -> str:
@@ -52,7 +56,9 @@ def delete_call(call_id: str = "c1", path: str = "a.txt") -> list[FunctionCallCo
     return [FunctionCallContent(call_id, "delete_file", {"path": path})]
 
 
-async def pause(app: AGUIServer, *messages: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+async def pause(
+    app: AGUIServer, *messages: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     events = await run_agui(app, run_input(*messages))
     return events, interrupts(events)
 
@@ -60,10 +66,18 @@ async def pause(app: AGUIServer, *messages: dict[str, Any]) -> tuple[list[dict[s
 # -- approvals ------------------------------------------------------------------------------------
 
 
-async def test_an_approval_required_call_pauses_the_run_with_an_approval_interrupt(tools: Tools) -> None:
+async def test_an_approval_required_call_pauses_the_run_with_an_approval_interrupt(
+    tools: Tools,
+) -> None:
     app = AGUIServer(scripted(delete_call()), tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     events, (interrupt,) = await pause(app, user("delete a.txt"))
-    assert types(events) == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]
+    assert types(events) == [
+        "RUN_STARTED",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
     assert interrupt["reason"] == "tool_call"
     assert interrupt["toolCallId"] == "c1"
     assert interrupt["message"] == "Approve delete_file?"
@@ -81,13 +95,22 @@ async def test_an_approval_required_call_pauses_the_run_with_an_approval_interru
 
 
 async def test_edited_args_are_not_in_the_schema_when_editing_is_not_offered(tools: Tools) -> None:
-    app = AGUIServer(scripted(delete_call()), tools=[tools.delete_file(allow_edits=False)], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        scripted(delete_call()),
+        tools=[tools.delete_file(allow_edits=False)],
+        signing_key=SIGNING_KEY,
+    )
     _, (interrupt,) = await pause(app, user("delete a.txt"))
     assert set(interrupt["responseSchema"]["properties"]) == {"approved", "reason"}
 
 
 async def test_no_expiry_is_set_without_a_ttl(tools: Tools) -> None:
-    app = AGUIServer(scripted(delete_call()), tools=[tools.delete_file()], signing_key=SIGNING_KEY, approval_ttl=None)
+    app = AGUIServer(
+        scripted(delete_call()),
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_ttl=None,
+    )
     _, (interrupt,) = await pause(app, user("delete a.txt"))
     assert "expiresAt" not in interrupt
 
@@ -96,7 +119,9 @@ async def test_an_approved_call_runs_once_and_only_its_result_is_emitted(tools: 
     model = scripted(delete_call(), echo_result)
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(user("delete a.txt"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    body = run_input(
+        user("delete a.txt"), *history_from(first), run="r2", resume=[approve(interrupt)]
+    )
     events = await run_agui(app, body)
     assert types(events)[:2] == ["RUN_STARTED", "TOOL_CALL_RESULT"]
     assert of_type(events, "TOOL_CALL_START") == []
@@ -108,7 +133,9 @@ async def test_an_approved_call_runs_once_and_only_its_result_is_emitted(tools: 
     assert [m.role.value for m in received] == ["user", "assistant", "tool"]
 
 
-async def test_an_agent_framework_style_resume_without_the_call_in_history_works(tools: Tools) -> None:
+async def test_an_agent_framework_style_resume_without_the_call_in_history_works(
+    tools: Tools,
+) -> None:
     model = scripted(delete_call(), echo_result)
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     _, (interrupt,) = await pause(app, user("delete a.txt"))
@@ -127,19 +154,26 @@ async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: 
     model = scripted(delete_call(), echo_result)
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(user("delete a.txt"), *history_from(first), run="r2", resume=[reject(interrupt, "keep it")])
+    body = run_input(
+        user("delete a.txt"), *history_from(first), run="r2", resume=[reject(interrupt, "keep it")]
+    )
     events = await run_agui(app, body)
     assert tools.count("delete_file") == 0
     received, _ = model.calls[-1]
     assert results_seen(received) == {"c1": "Tool call invocation rejected. keep it"}
-    assert of_type(events, "TOOL_CALL_RESULT")[0]["content"] == "Tool call invocation rejected. keep it"
+    assert (
+        of_type(events, "TOOL_CALL_RESULT")[0]["content"]
+        == "Tool call invocation rejected. keep it"
+    )
 
 
 async def test_a_cancelled_approval_is_a_rejection(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(user("delete a.txt"), *history_from(first), run="r2", resume=[cancel(interrupt)])
+    body = run_input(
+        user("delete a.txt"), *history_from(first), run="r2", resume=[cancel(interrupt)]
+    )
     await run_agui(app, body)
     assert tools.count("delete_file") == 0
     assert results_seen(model.calls[-1][0]) == {"c1": "Tool call invocation rejected."}
@@ -150,7 +184,9 @@ async def test_an_approval_with_edited_args_runs_with_the_edits(tools: Tools) ->
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     resume = [approve(interrupt, editedArgs={"path": "b.txt"})]
-    events = await run_agui(app, run_input(user("delete a.txt"), *history_from(first), run="r2", resume=resume))
+    events = await run_agui(
+        app, run_input(user("delete a.txt"), *history_from(first), run="r2", resume=resume)
+    )
     assert tools.runs["delete_file"] == [{"path": "b.txt"}]
     assert events[1]["content"] == "deleted b.txt"
     received, _ = model.calls[-1]
@@ -158,7 +194,9 @@ async def test_an_approval_with_edited_args_runs_with_the_edits(tools: Tools) ->
     assert isinstance(call, FunctionCallContent) and call.arguments == {"path": "b.txt"}
 
 
-async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_resume(tools: Tools) -> None:
+async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_resume(
+    tools: Tools,
+) -> None:
     batch = [FunctionCallContent("c1", "lookup", {"city": "Rome"}), *delete_call("c2")]
     model = scripted(batch, echo_result)
     app = AGUIServer(model, tools=[tools.lookup(), tools.delete_file()], signing_key=SIGNING_KEY)
@@ -178,10 +216,18 @@ async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> No
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (one, two) = await pause(app, user("delete both"))
     assert {one["toolCallId"], two["toolCallId"]} == {"c1", "c2"}
-    body = run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one), reject(two, "not b")])
+    body = run_input(
+        user("delete both"),
+        *history_from(first),
+        run="r2",
+        resume=[approve(one), reject(two, "not b")],
+    )
     events = await run_agui(app, body)
     assert tools.runs["delete_file"] == [{"path": "a.txt"}]
-    assert results_seen(model.calls[-1][0]) == {"c1": "deleted a.txt", "c2": "Tool call invocation rejected. not b"}
+    assert results_seen(model.calls[-1][0]) == {
+        "c1": "deleted a.txt",
+        "c2": "Tool call invocation rejected. not b",
+    }
     assert outcome(events) == {"type": "success"}
 
 
@@ -189,7 +235,9 @@ async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) ->
     model = scripted(delete_call("c1", "a.txt") + delete_call("c2", "b.txt"))
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (one, _) = await pause(app, user("delete both"))
-    events = await run_agui(app, run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one)]))
+    events = await run_agui(
+        app, run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one)])
+    )
     assert run_error(events)["code"] == "RESUME_INCOMPLETE"
     assert tools.count("delete_file") == 0
 
@@ -198,8 +246,13 @@ async def test_a_call_whose_result_is_in_the_history_never_runs_again(tools: Too
     model = scripted(delete_call(), "All done.")
     app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
     first, (interrupt,) = await pause(app, user("delete a.txt"))
-    history = [*history_from(first), {"id": "t9", "role": "tool", "toolCallId": "c1", "content": "deleted a.txt"}]
-    events = await run_agui(app, run_input(user("delete a.txt"), *history, run="r2", resume=[approve(interrupt)]))
+    history = [
+        *history_from(first),
+        {"id": "t9", "role": "tool", "toolCallId": "c1", "content": "deleted a.txt"},
+    ]
+    events = await run_agui(
+        app, run_input(user("delete a.txt"), *history, run="r2", resume=[approve(interrupt)])
+    )
     assert tools.count("delete_file") == 0
     assert of_type(events, "TOOL_CALL_RESULT") == []
     assert text_of(events) == "All done."
@@ -214,7 +267,11 @@ def build_tool(tools: Tools) -> Any:
         """Deploy a service."""
         choice = request_input(
             "Which build?",
-            response_schema={"type": "object", "properties": {"build": {"type": "integer"}}, "required": ["build"]},
+            response_schema={
+                "type": "object",
+                "properties": {"build": {"type": "integer"}},
+                "required": ["build"],
+            },
             key="build",
         )
         tools._record("deploy", service=service, answer=choice.payload, cancelled=choice.cancelled)
@@ -225,7 +282,9 @@ def build_tool(tools: Tools) -> Any:
     return deploy
 
 
-async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(tools: Tools) -> None:
+async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(
+    tools: Tools,
+) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
     app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
     events, (question,) = await pause(app, user("deploy api"))
@@ -242,18 +301,27 @@ async def test_an_answered_question_runs_the_tool_with_the_answer(tools: Tools) 
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
     first, (question,) = await pause(app, user("deploy api"))
-    body = run_input(user("deploy api"), *history_from(first), run="r2", resume=[answer(question, {"build": 42})])
+    body = run_input(
+        user("deploy api"), *history_from(first), run="r2", resume=[answer(question, {"build": 42})]
+    )
     events = await run_agui(app, body)
     assert tools.runs["deploy"] == [{"service": "api", "answer": {"build": 42}, "cancelled": False}]
-    assert events[1]["type"] == "TOOL_CALL_RESULT" and events[1]["content"] == "deployed api build 42"
+    assert (
+        events[1]["type"] == "TOOL_CALL_RESULT" and events[1]["content"] == "deployed api build 42"
+    )
     assert outcome(events) == {"type": "success"}
 
 
-async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_succeeds(tools: Tools) -> None:
+async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_succeeds(
+    tools: Tools,
+) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
     first, (question,) = await pause(app, user("deploy api"))
-    events = await run_agui(app, run_input(user("deploy api"), *history_from(first), run="r2", resume=[cancel(question)]))
+    events = await run_agui(
+        app,
+        run_input(user("deploy api"), *history_from(first), run="r2", resume=[cancel(question)]),
+    )
     assert tools.runs["deploy"] == [{"service": "api", "answer": None, "cancelled": True}]
     assert text_of(events) == "Tool said: deploy cancelled"
     assert outcome(events) == {"type": "success"}
@@ -263,7 +331,12 @@ async def test_an_answer_that_fails_the_schema_runs_nothing(tools: Tools) -> Non
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
     app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
     first, (question,) = await pause(app, user("deploy api"))
-    body = run_input(user("deploy api"), *history_from(first), run="r2", resume=[answer(question, {"build": "latest"})])
+    body = run_input(
+        user("deploy api"),
+        *history_from(first),
+        run="r2",
+        resume=[answer(question, {"build": "latest"})],
+    )
     events = await run_agui(app, body)
     error = run_error(events)
     assert error["code"] == "RESUME_INVALID_PAYLOAD"
@@ -284,7 +357,9 @@ async def test_a_tool_asking_twice_gets_both_answers_from_a_stateless_client(too
     app = AGUIServer(model, tools=[transfer], signing_key=SIGNING_KEY)
     first, (ask_account,) = await pause(app, user("send 5"))
     history = [user("send 5"), *history_from(first)]
-    second = await run_agui(app, run_input(*history, run="r2", resume=[answer(ask_account, "savings")]))
+    second = await run_agui(
+        app, run_input(*history, run="r2", resume=[answer(ask_account, "savings")])
+    )
     (ask_confirm,) = interrupts(second)
     assert ask_confirm["message"] == "Send 5 to savings?"
     assert ask_confirm["metadata"]["agui_chat"] == {"toolCallId": "c1", "key": "confirm"}
@@ -294,7 +369,9 @@ async def test_a_tool_asking_twice_gets_both_answers_from_a_stateless_client(too
     assert third[1]["type"] == "TOOL_CALL_RESULT" and third[1]["content"] == "sent 5 to savings"
 
 
-async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments(tools: Tools) -> None:
+async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments(
+    tools: Tools,
+) -> None:
     from agui_chat import approval_required
 
     @approval_required
@@ -309,7 +386,9 @@ async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments
     app = AGUIServer(model, tools=[wipe], signing_key=SIGNING_KEY)
     first, (approval,) = await pause(app, user("wipe sda"))
     history = [user("wipe sda"), *history_from(first)]
-    second = await run_agui(app, run_input(*history, run="r2", resume=[approve(approval, editedArgs={"disk": "sdb"})]))
+    second = await run_agui(
+        app, run_input(*history, run="r2", resume=[approve(approval, editedArgs={"disk": "sdb"})])
+    )
     (question,) = interrupts(second)
     assert question["message"] == "Really wipe sdb?"
     third = await run_agui(app, run_input(*history, run="r3", resume=[answer(question, True)]))

@@ -19,13 +19,17 @@ def uvicorn_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, 
     return calls
 
 
-def test_serve_binds_to_loopback_by_default(uvicorn_calls: list[tuple[Any, dict[str, Any]]]) -> None:
+def test_serve_binds_to_loopback_by_default(
+    uvicorn_calls: list[tuple[Any, dict[str, Any]]],
+) -> None:
     app = AGUIServer(scripted(), signing_key=SIGNING_KEY)
     serve(app)
     assert uvicorn_calls == [(app, {"host": "127.0.0.1", "port": 8000, "log_level": "info"})]
 
 
-def test_serve_wraps_a_chat_client_in_an_agui_server(uvicorn_calls: list[tuple[Any, dict[str, Any]]]) -> None:
+def test_serve_wraps_a_chat_client_in_an_agui_server(
+    uvicorn_calls: list[tuple[Any, dict[str, Any]]],
+) -> None:
     model = scripted()
     serve(model, port=9000)
     ((app, kwargs),) = uvicorn_calls
@@ -33,7 +37,9 @@ def test_serve_wraps_a_chat_client_in_an_agui_server(uvicorn_calls: list[tuple[A
     assert kwargs["port"] == 9000
 
 
-def test_serve_refuses_something_that_is_neither(uvicorn_calls: list[tuple[Any, dict[str, Any]]]) -> None:
+def test_serve_refuses_something_that_is_neither(
+    uvicorn_calls: list[tuple[Any, dict[str, Any]]],
+) -> None:
     with pytest.raises(TypeError, match="ASGI app or a chat client"):
         serve(42)
     assert uvicorn_calls == []

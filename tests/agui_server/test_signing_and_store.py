@@ -74,7 +74,9 @@ def test_a_token_with_a_flipped_mac_byte_is_forged() -> None:
     assert caught.value.reason == "forged"
 
 
-@pytest.mark.parametrize("token", ["", "approval_c1", "v1.x.y", "v2.abc.def", "v1..", "v1.!!!.???", "a.b.c.d"])
+@pytest.mark.parametrize(
+    "token", ["", "approval_c1", "v1.x.y", "v2.abc.def", "v1..", "v1.!!!.???", "a.b.c.d"]
+)
 def test_text_that_is_not_a_token_is_unknown(token: str) -> None:
     with pytest.raises(TokenError) as caught:
         InterruptSigner(KEY).verify(token)

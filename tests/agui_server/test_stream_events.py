@@ -11,6 +11,7 @@ import pytest
 from server_support import (
     SIGNING_KEY,
     Tools,
+    assert_valid_agui,
     assistant_calls,
     client_for,
     of_type,
@@ -20,7 +21,6 @@ from server_support import (
     run_input,
     scripted,
     sse_events,
-    assert_valid_agui,
     text_of,
     tool_result,
     types,
@@ -37,7 +37,6 @@ from agui_chat import (
     FunctionCallUpdateContent,
     TextContent,
     TextReasoningContent,
-    UsageContent,
     UsageDetails,
     ai_function,
 )
@@ -75,21 +74,31 @@ async def test_text_streams_as_one_message_between_run_started_and_run_finished(
         "TEXT_MESSAGE_END",
         "RUN_FINISHED",
     ]
-    assert events[0] == {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1", "protocolVersion": "1.0"}
+    assert events[0] == {
+        "type": "RUN_STARTED",
+        "threadId": "t1",
+        "runId": "r1",
+        "protocolVersion": "1.0",
+    }
     assert text_of(events) == "Hello there, friend."
     assert events[1]["role"] == "assistant"
     assert {e["messageId"] for e in events[1:6]} == {events[1]["messageId"]}
-    assert events[-1] == {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1", "outcome": {"type": "success"}}
+    assert events[-1] == {
+        "type": "RUN_FINISHED",
+        "threadId": "t1",
+        "runId": "r1",
+        "outcome": {"type": "success"},
+    }
 
 
 async def test_each_event_is_compact_json_with_no_null_fields() -> None:
-    async with client_for(server(scripted("Hé \"quoted\"\nline"))) as client:
+    async with client_for(server(scripted('Hé "quoted"\nline'))) as client:
         response = await client.post("/", json=run_input())
     for line in response.text.split("\n"):
         if line.startswith("data: "):
             assert ": " not in line[6:].replace('": "', "") or '"delta"' in line
             assert "null" not in line
-    assert 'H\u00e9' in response.text  # raw UTF-8, not \\u escapes
+    assert "H\u00e9" in response.text  # raw UTF-8, not \\u escapes
     assert text_of(sse_events(response.content)) == 'Hé "quoted"\nline'
 
 
@@ -112,14 +121,19 @@ async def test_a_new_text_message_starts_when_the_message_id_changes() -> None:
 
 async def test_empty_text_deltas_are_not_sent() -> None:
     model = StreamingModel(
-        [ChatResponseUpdate("assistant", [TextContent("")], message_id="m1"), ChatResponseUpdate("assistant", "x", message_id="m1")]
+        [
+            ChatResponseUpdate("assistant", [TextContent("")], message_id="m1"),
+            ChatResponseUpdate("assistant", "x", message_id="m1"),
+        ]
     )
     events = await run_agui(server(model), run_input())
     assert [e["delta"] for e in of_type(events, "TEXT_MESSAGE_CONTENT")] == ["x"]
 
 
 async def test_reasoning_streams_as_a_reasoning_message_with_its_encrypted_value() -> None:
-    model = scripted([TextReasoningContent("Let me think.", protected_data="opaque=="), TextContent("Done.")])
+    model = scripted(
+        [TextReasoningContent("Let me think.", protected_data="opaque=="), TextContent("Done.")]
+    )
     events = await run_agui(server(model), run_input())
     assert types(events)[:7] == [
         "RUN_STARTED",
@@ -171,14 +185,30 @@ async def test_a_server_tool_call_is_streamed_and_its_result_follows(tools: Tool
 async def test_tool_arguments_stream_as_the_model_streams_them(tools: Tools) -> None:
     model = StreamingModel(
         [
-            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", "lookup", '{"ci')], message_id="m1"),
-            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", None, 'ty": "Porto"}')], message_id="m1"),
-            ChatResponseUpdate("assistant", [FunctionCallContent("c1", "lookup", {"city": "Porto"})], message_id="m1"),
+            ChatResponseUpdate(
+                "assistant", [FunctionCallUpdateContent("c1", "lookup", '{"ci')], message_id="m1"
+            ),
+            ChatResponseUpdate(
+                "assistant",
+                [FunctionCallUpdateContent("c1", None, 'ty": "Porto"}')],
+                message_id="m1",
+            ),
+            ChatResponseUpdate(
+                "assistant",
+                [FunctionCallContent("c1", "lookup", {"city": "Porto"})],
+                message_id="m1",
+            ),
         ],
         [ChatResponseUpdate("assistant", "ok", message_id="m2")],
     )
     events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
-    assert types(events)[1:6] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]
+    assert types(events)[1:6] == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+    ]
     assert [e["delta"] for e in of_type(events, "TOOL_CALL_ARGS")] == ['{"ci', 'ty": "Porto"}']
     assert events[1]["parentMessageId"] == "m1"
     assert tools.runs["lookup"] == [{"city": "Porto"}]
@@ -189,7 +219,9 @@ async def test_argument_pieces_before_the_tool_name_are_held_until_it_arrives(to
         [
             ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", None, '{"city":')]),
             ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", "lookup", '"Faro"}')]),
-            ChatResponseUpdate("assistant", [FunctionCallContent("c1", "lookup", {"city": "Faro"})]),
+            ChatResponseUpdate(
+                "assistant", [FunctionCallContent("c1", "lookup", {"city": "Faro"})]
+            ),
         ],
         [ChatResponseUpdate("assistant", "ok")],
     )
@@ -199,9 +231,17 @@ async def test_argument_pieces_before_the_tool_name_are_held_until_it_arrives(to
 
 
 async def test_text_before_a_tool_call_is_closed_and_becomes_the_call_parent(tools: Tools) -> None:
-    model = scripted([TextContent("Checking."), FunctionCallContent("c1", "lookup", {"city": "Lisbon"})], "Sunny.")
+    model = scripted(
+        [TextContent("Checking."), FunctionCallContent("c1", "lookup", {"city": "Lisbon"})],
+        "Sunny.",
+    )
     events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
-    assert types(events)[1:5] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START"]
+    assert types(events)[1:5] == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+    ]
     assert events[4]["parentMessageId"] == events[1]["messageId"]
 
 
@@ -238,12 +278,19 @@ async def test_a_failure_once_the_stream_is_open_is_a_run_error_without_the_exce
 
 async def test_a_failure_mid_message_ends_the_stream_with_run_error() -> None:
     class Breaks(BaseChatClient):
-        async def get_streaming_response(self, messages: Any, options: Any = None) -> AsyncIterator[ChatResponseUpdate]:
+        async def get_streaming_response(
+            self, messages: Any, options: Any = None
+        ) -> AsyncIterator[ChatResponseUpdate]:
             yield ChatResponseUpdate("assistant", "partial", message_id="m1")
             raise ConnectionError("upstream reset")
 
     events = await run_agui(server(Breaks()), run_input())
-    assert types(events) == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR"]
+    assert types(events) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "RUN_ERROR",
+    ]
     assert "upstream" not in str(events)
 
 
@@ -254,11 +301,22 @@ async def test_usage_is_summed_onto_run_finished(tools: Tools) -> None:
     )
     second = ChatResponse(
         ChatMessage("assistant", "Sunny."),
-        usage=UsageDetails(input_token_count=20, output_token_count=2, total_token_count=22, cached_input_token_count=5),
+        usage=UsageDetails(
+            input_token_count=20,
+            output_token_count=2,
+            total_token_count=22,
+            cached_input_token_count=5,
+        ),
     )
     events = await run_agui(server(scripted(first, second), tools=[tools.lookup()]), run_input())
     assert events[-1]["usage"] == [
-        {"model": "scripted", "inputTokens": 30, "outputTokens": 5, "totalTokens": 35, "cachedInputTokens": 5}
+        {
+            "model": "scripted",
+            "inputTokens": 30,
+            "outputTokens": 5,
+            "totalTokens": 35,
+            "cachedInputTokens": 5,
+        }
     ]
 
 
@@ -268,7 +326,12 @@ async def test_a_run_without_usage_has_no_usage_field() -> None:
 
 
 async def test_a_cancelled_finish_reason_ends_the_run_cancelled() -> None:
-    model = StreamingModel([ChatResponseUpdate("assistant", "stop", message_id="m1"), ChatResponseUpdate(finish_reason="cancelled")])
+    model = StreamingModel(
+        [
+            ChatResponseUpdate("assistant", "stop", message_id="m1"),
+            ChatResponseUpdate(finish_reason="cancelled"),
+        ]
+    )
     events = await run_agui(server(model), run_input())
     assert outcome(events) == {"type": "cancelled"}
     assert types(events)[-2] == "TEXT_MESSAGE_END"
@@ -291,7 +354,10 @@ async def test_state_events_a_tool_emits_go_out_in_order_and_the_tool_sees_the_s
     events = await run_agui(server(model, tools=[add_item]), run_input(state={"items": ["old"]}))
     assert types(events)[4:7] == ["STATE_SNAPSHOT", "STATE_DELTA", "TOOL_CALL_RESULT"]
     assert events[4] == {"type": "STATE_SNAPSHOT", "snapshot": {"items": []}}
-    assert events[5] == {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/items/-", "value": "milk"}]}
+    assert events[5] == {
+        "type": "STATE_DELTA",
+        "delta": [{"op": "add", "path": "/items/-", "value": "milk"}],
+    }
     assert seen == [{"items": ["milk"]}]
 
 
@@ -324,7 +390,9 @@ async def test_events_a_tool_emits_through_the_run_context_go_out_as_they_are() 
 
     model = scripted([FunctionCallContent("c1", "progress", {})], "ok")
     events = await run_agui(server(model, tools=[progress]), run_input())
-    assert of_type(events, "CUSTOM") == [{"type": "CUSTOM", "name": "app:progress", "value": {"pct": 50}}]
+    assert of_type(events, "CUSTOM") == [
+        {"type": "CUSTOM", "name": "app:progress", "value": {"pct": 50}}
+    ]
 
 
 async def test_state_and_custom_events_carried_on_updates_pass_through() -> None:
@@ -332,8 +400,22 @@ async def test_state_and_custom_events_carried_on_updates_pass_through() -> None
         [
             ChatResponseUpdate(raw_representation={"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}}),
             ChatResponseUpdate(raw_representation={"type": "TEXT_MESSAGE_START", "messageId": "x"}),
-            ChatResponseUpdate("assistant", "hi", message_id="m1", raw_representation={"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"}),
-            ChatResponseUpdate(raw_representation={"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}),
+            ChatResponseUpdate(
+                "assistant",
+                "hi",
+                message_id="m1",
+                raw_representation={
+                    "type": "TEXT_MESSAGE_CONTENT",
+                    "messageId": "m1",
+                    "delta": "hi",
+                },
+            ),
+            ChatResponseUpdate(
+                raw_representation={
+                    "type": "STATE_DELTA",
+                    "delta": [{"op": "replace", "path": "/n", "value": 2}],
+                }
+            ),
         ]
     )
     events = await run_agui(server(model), run_input())
@@ -358,7 +440,11 @@ async def test_a_tool_reads_state_context_forwarded_props_and_ids_of_the_run() -
         run = current_run()
         assert run is not None
         seen.update(
-            thread=run.thread_id, run=run.run_id, state=run.state, context=run.context, props=run.forwarded_props
+            thread=run.thread_id,
+            run=run.run_id,
+            state=run.state,
+            context=run.context,
+            props=run.forwarded_props,
         )
         return "ok"
 
@@ -381,9 +467,11 @@ async def test_a_tool_reads_state_context_forwarded_props_and_ids_of_the_run() -
 
 async def test_the_model_gets_the_raw_input_and_the_context_as_instructions() -> None:
     model = scripted("ok")
-    body = run_input(context=[{"description": "user name", "value": "Ana"}], forwardedProps={"x": 1})
+    body = run_input(
+        context=[{"description": "user name", "value": "Ana"}], forwardedProps={"x": 1}
+    )
     await run_agui(server(model), body)
-    (_, options), = model.calls
+    ((_, options),) = model.calls
     assert options is not None
     agui_input = options.additional_properties["agui_input"]
     assert agui_input.forwarded_props == {"x": 1} and agui_input.run_id == "r1"
@@ -400,7 +488,11 @@ async def test_keepalive_comments_are_sent_while_a_tool_runs_quietly(tools: Tool
         await keepalive_sent.wait()
         return "report ready"
 
-    app = server(scripted([FunctionCallContent("c1", "slow_report", {})], "Done."), tools=[slow_report], keepalive_seconds=0.01)
+    app = server(
+        scripted([FunctionCallContent("c1", "slow_report", {})], "Done."),
+        tools=[slow_report],
+        keepalive_seconds=0.01,
+    )
 
     async def spying_app(scope: Any, receive: Any, send: Any) -> None:
         async def spy(message: Any) -> None:
@@ -433,10 +525,15 @@ async def test_the_server_answers_lifespan_events() -> None:
     assert sent == [{"type": "lifespan.startup.complete"}, {"type": "lifespan.shutdown.complete"}]
 
 
-async def test_a_pipeline_with_its_own_function_invocation_is_not_wrapped_again(tools: Tools) -> None:
+async def test_a_pipeline_with_its_own_function_invocation_is_not_wrapped_again(
+    tools: Tools,
+) -> None:
     from agui_chat import FunctionInvokingChatClient
 
-    inner = FunctionInvokingChatClient(scripted([FunctionCallContent("c1", "lookup", {"city": "Oslo"})], "Cold."), additional_tools=[tools.lookup()])
+    inner = FunctionInvokingChatClient(
+        scripted([FunctionCallContent("c1", "lookup", {"city": "Oslo"})], "Cold."),
+        additional_tools=[tools.lookup()],
+    )
     app = server(inner)
     assert app.pipeline is inner
     events = await run_agui(app, run_input())
@@ -463,9 +560,71 @@ async def test_history_tool_calls_and_results_reach_the_model_as_contents(tools:
         tool_result("c1", "sunny in Rome"),
     )
     events = await run_agui(server(model, tools=[tools.lookup()]), body)
-    (received, _), = model.calls
+    ((received, _),) = model.calls
     call, result = received[1].contents[0], received[2].contents[0]
     assert isinstance(call, FunctionCallContent) and call.arguments == {"city": "Rome"}
     assert result.result == "sunny in Rome"  # type: ignore[attr-defined]
     assert tools.count("lookup") == 0  # a call in the history is never run again
     assert of_type(events, "TOOL_CALL_START") == []
+
+
+async def test_a_model_service_failure_is_a_model_error() -> None:
+    from agui_chat import ServiceUnavailableError
+
+    def unavailable(messages: Any, options: Any) -> Any:
+        raise ServiceUnavailableError("upstream 503: internal host db-7", status_code=503)
+
+    events = await run_agui(server(scripted(unavailable)), run_input())
+    assert run_error(events) == {
+        "type": "RUN_ERROR",
+        "message": "The model service failed.",
+        "code": "MODEL_ERROR",
+    }
+
+
+LOCAL_TIME = {
+    "name": "local_time",
+    "description": "The time where the user is.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+
+
+async def test_a_client_tool_call_ends_the_run_as_a_success_with_the_call_pending(
+    tools: Tools,
+) -> None:
+    batch = [
+        FunctionCallContent("c1", "lookup", {"city": "Rome"}),
+        FunctionCallContent("c2", "local_time", {"city": "Rome"}),
+    ]
+    model = scripted(batch)
+    events = await run_agui(server(model, tools=[tools.lookup()]), run_input(tools=[LOCAL_TIME]))
+    assert outcome(events) == {"type": "success", "pendingToolCallIds": ["c2"]}
+    assert [e["toolCallId"] for e in of_type(events, "TOOL_CALL_END")] == ["c1", "c2"]
+    assert [e["toolCallId"] for e in of_type(events, "TOOL_CALL_RESULT")] == ["c1"]
+    ((_, options),) = model.calls
+    assert options is not None
+    assert [t.name for t in options.tools or []] == ["lookup", "local_time"]
+
+
+async def test_the_client_answers_its_tool_in_the_next_run_and_the_model_gets_it() -> None:
+    model = scripted("It is 09:41.")
+    body = run_input(
+        user("time?"),
+        assistant_calls(("c2", "local_time", {"city": "Rome"})),
+        tool_result("c2", "09:41"),
+        tools=[LOCAL_TIME],
+    )
+    events = await run_agui(server(model), body)
+    assert outcome(events) == {"type": "success"}
+    ((received, _),) = model.calls
+    assert received[-1].contents[0].result == "09:41"  # type: ignore[attr-defined]
+
+
+async def test_a_client_tool_named_like_a_server_tool_does_not_take_its_calls(
+    tools: Tools,
+) -> None:
+    impostor = {**LOCAL_TIME, "name": "lookup"}
+    model = scripted([FunctionCallContent("c1", "lookup", {"city": "Rome"})], "ok")
+    events = await run_agui(server(model, tools=[tools.lookup()]), run_input(tools=[impostor]))
+    assert tools.count("lookup") == 1
+    assert outcome(events) == {"type": "success"}

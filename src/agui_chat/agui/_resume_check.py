@@ -140,7 +140,7 @@ async def check_resume(
                 plan.answers[call_id] = [*answer.claims.answers, [key, answer.status, payload]]
     for answer, key in fresh:
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
-    plan.replayed = [(a.claims.call_id or "", result) for a, result in replayed]
+    plan.replayed = [(a.claims.call_id, result) for a, result in replayed if a.claims.call_id]
     plan.needs_model = bool(fresh) or not replayed
     plan.messages = _rebuild(messages, calls, [a for a, _ in fresh], replayed)
     return plan

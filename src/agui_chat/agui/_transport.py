@@ -88,6 +88,11 @@ class EventStream:
         finally:
             self._ended = True
 
+    def ended_inside_an_event(self) -> bool:
+        """Once the body is read: whether it stopped inside an SSE event (one with no
+        closing blank line), which the SSE rules discard."""
+        return self.decoder.finish()
+
     async def aclose(self) -> None:
         """Close the response (and its connection) without reading the rest."""
         await self.response.aclose()

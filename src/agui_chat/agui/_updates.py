@@ -89,6 +89,11 @@ class UpdateMapper:
     any other call is marked ``informational_only`` (the server ran it). ``history_calls``
     are the tool calls already in the conversation, for approvals of earlier calls.
     ``requested_run_id`` names a run that fails before it starts (a leading ``RUN_ERROR``).
+
+    When a run ends, a call to the caller's tools that it does not leave pending (the
+    server answered it, ``pendingToolCallIds`` does not list it, or the run was cancelled
+    or failed) is marked ``informational_only`` on the object already yielded, so the tool
+    loop, which reads the calls once the run is over, does not run it.
     """
 
     def __init__(
@@ -107,15 +112,12 @@ class UpdateMapper:
         self._requested_run_id = requested_run_id
         self._state = AGUIStateTracker(state, on_warning=on_warning)
         self._run_id: str | None = None
-        self._roles: dict[str, ChatRole] = {}
-        self._message_roles: dict[str, ChatRole] = {}
+        self._roles: dict[str, ChatRole] = {}  # the role of each message opened so far
         self._calls: dict[str, _Call] = {}
         self._run_calls: dict[str, FunctionCallContent] = {}
         self._run_results: set[str] = set()
         self._last_message_id: str | None = None
         self._errors = 0
-        #: How the last run on the stream ended: ``"finished"``, ``"error"`` or ``None``.
-        self.last_outcome: str | None = None
         #: The last ``RUN_ERROR`` event, if the last run ended with one.
         self.last_error: Event | None = None
         self._handlers: dict[str, Callable[[Event], ChatResponseUpdate]] = {
@@ -170,7 +172,7 @@ class UpdateMapper:
     ) -> ChatResponseUpdate:
         """An update that (re)opens a message: it carries the thread and run ids."""
         self._last_message_id = message_id
-        self._message_roles[message_id] = role
+        self._roles[message_id] = role
         props = self._stamp()
         owner = event.get("subagentRunId")
         if owner is not None:
@@ -190,7 +192,6 @@ class UpdateMapper:
         self._run_id = event["runId"]
         self._run_calls = {}
         self._run_results = set()
-        self.last_outcome = None
         self.last_error = None
         return ChatResponseUpdate(
             response_id=self._run_id,
@@ -201,7 +202,6 @@ class UpdateMapper:
     def _run_finished(self, event: Event) -> ChatResponseUpdate:
         outcome = event.get("outcome")
         kind = "success" if outcome is None else outcome["type"]
-        self.last_outcome = "finished"
         self.last_error = None
         contents: list[AIContent] = []
         # A cancelled run leaves nothing to run; a paused one may have called the caller's
@@ -215,10 +215,10 @@ class UpdateMapper:
         message_id = self._last_message_id
         if kind == "interrupt":
             role = _ASSISTANT
-            if message_id is None or self._message_roles.get(message_id) is not _ASSISTANT:
+            if message_id is None or self._roles.get(message_id) is not _ASSISTANT:
                 message_id = f"{self._run_id}-interrupts"
             self._last_message_id = message_id
-            self._message_roles[message_id] = _ASSISTANT
+            self._roles[message_id] = _ASSISTANT
         return ChatResponseUpdate(
             role,
             contents,
@@ -231,14 +231,13 @@ class UpdateMapper:
         )
 
     def _run_error(self, event: Event) -> ChatResponseUpdate:
-        self.last_outcome = "error"
         self.last_error = event
         self._settle_calls(set())  # nothing of a failed run runs locally
         self._errors += 1
         run_id = self._run_id or self._requested_run_id
         message_id = f"{run_id}-error" if self._errors == 1 else f"{run_id}-error-{self._errors}"
         self._last_message_id = message_id
-        self._message_roles[message_id] = _ASSISTANT
+        self._roles[message_id] = _ASSISTANT
         usage, model_id = _usage(event)
         error = ErrorContent(event["message"], error_code=event.get("code"))
         return ChatResponseUpdate(
@@ -257,7 +256,6 @@ class UpdateMapper:
     def _text_start(self, event: Event) -> ChatResponseUpdate:
         message_id = event["messageId"]
         role = _ROLES.get(event.get("role", "assistant"), _ASSISTANT)
-        self._roles[message_id] = role
         update = self._opens(event, message_id, role, [])
         update.author_name = event.get("name")
         return update

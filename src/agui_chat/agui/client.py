@@ -274,6 +274,8 @@ class _RunClient(BaseChatClient):
         finally:
             await stream.aclose()
             owner._remember_state(thread_id, mapper.state)
+        if stream.ended_inside_an_event():
+            _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
         pipeline.finish()
         error = mapper.last_error
         if error is not None and owner.raise_on_run_error:

@@ -44,7 +44,7 @@ from ..middleware import FunctionInvokingChatClient
 from ._encode import RunEncoder
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
-from ._resume_check import ResumeRejected, check_resume
+from ._resume_check import CheckedResume, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._store import ApprovalStore, InMemoryApprovalStore
@@ -79,6 +79,8 @@ class AGUIServer:
     - ``keepalive_seconds``: an SSE comment is sent after this long without an event.
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server adds
       (e.g. ``{"max_iterations": 10}``); not allowed when the pipeline already has one.
+
+    ``pipeline`` is the chat client each run goes through (``chat_client``, wrapped if needed).
     """
 
     def __init__(
@@ -114,8 +116,8 @@ class AGUIServer:
             )
         else:
             self.pipeline = chat_client
-        self.functions: dict[str, AITool] = {t.name: t for t in invoker.additional_tools}
-        self.functions.update((t.name, t) for t in self.tools)
+        self._functions: dict[str, AITool] = {t.name: t for t in invoker.additional_tools}
+        self._functions.update((t.name, t) for t in self.tools)
         self.approval_store = (
             approval_store if approval_store is not None else InMemoryApprovalStore()
         )
@@ -152,8 +154,7 @@ class AGUIServer:
             )
         data = _parse_json(await self._read_body(request))
         run_input = parse_run_input(data)
-        server_names = {t.name for t in self.tools}
-        declared = client_tools(run_input.tools, server_names)
+        declared = client_tools(run_input.tools, self._functions)
         options = ChatOptions(
             tools=[*self.tools, *declared] or None,
             instructions=_context_instructions(run_input),
@@ -193,7 +194,7 @@ class AGUIServer:
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-            while True:
+            while not disconnected.done():
                 if not outbox.ready:
                     waiter = asyncio.ensure_future(outbox.wait())
                     done, _ = await asyncio.wait(
@@ -203,19 +204,16 @@ class AGUIServer:
                     )
                     if waiter not in done:
                         waiter.cancel()
-                        if disconnected in done:
-                            _log.info("client left run %s; cancelling it", run.input.run_id)
-                            return
-                        await send(
-                            {"type": "http.response.body", "body": _KEEPALIVE, "more_body": True}
-                        )
+                        if disconnected not in done:
+                            await send(_body(_KEEPALIVE))
                         continue
                 chunk, finished = outbox.drain()
                 if chunk:
                     await send(_body(chunk))
                 if finished:
-                    break
-            await send(_body(b"", more=False))
+                    await send(_body(b"", more=False))
+                    return
+            _log.info("client left run %s; cancelling it", run.input.run_id)
         except OSError:
             _log.info("client left run %s; cancelling it", run.input.run_id)
         finally:
@@ -231,21 +229,11 @@ class AGUIServer:
                 outbox.push(encoder.start())
                 messages, claimed = run.messages, {}
                 if run.input.resume:
-                    checked = await check_resume(
-                        run.input,
-                        messages,
-                        signer=self._signer,
-                        store=self.approval_store,
-                        functions=self.functions,
-                    )
-                    messages, claimed = checked.messages, checked.claimed
-                    encoder.calls.update(checked.calls)
-                    run.answers = checked.answers
-                    for call_id, result in checked.replayed:
-                        outbox.push(encoder.replayed_result(call_id, result))
+                    checked = await self._check_resume(run)
                     if not checked.needs_model:
                         outbox.push(encoder.finish())
                         return
+                    messages, claimed = checked.messages, checked.claimed
                 async for update in self.pipeline.get_streaming_response(messages, run.options):
                     data = encoder.update(update)
                     if data:
@@ -263,6 +251,22 @@ class AGUIServer:
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
             outbox.close()
+
+    async def _check_resume(self, run: _Run) -> CheckedResume:
+        """Verify the resume (``ResumeRejected`` if anything is wrong), tell the encoder the
+        calls it rebuilt, and emit the results kept for replayed answers."""
+        checked = await check_resume(
+            run.input,
+            run.messages,
+            signer=self._signer,
+            store=self.approval_store,
+            functions=self._functions,
+        )
+        run.encoder.calls.update(checked.calls)
+        run.answers = checked.answers
+        for call_id, result in checked.replayed:
+            run.outbox.push(run.encoder.replayed_result(call_id, result))
+        return checked
 
     async def _keep_results(
         self, contents: Iterable[Any], claimed: Mapping[str, str], encoder: RunEncoder
@@ -295,7 +299,7 @@ class _Run:
             server._signer,
             run_input.thread_id,
             ttl=server.approval_ttl,
-            functions=server.functions,
+            functions=server._functions,
         )
         self.encoder = RunEncoder(
             run_input.thread_id,

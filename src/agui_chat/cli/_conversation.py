@@ -45,8 +45,9 @@ def _render(update: ChatResponseUpdate, term: Terminal, transcript: Transcript) 
             transcript.tool_results.append(str(content.result))
         elif isinstance(content, ErrorContent):
             term.say(f"\n  error: {content.message}")
-    state = (update.additional_properties or {}).get("agui_state")
-    if state is not None:
+    event = update.raw_representation
+    if isinstance(event, dict) and event.get("type") in ("STATE_SNAPSHOT", "STATE_DELTA"):
+        state = (update.additional_properties or {}).get("agui_state")
         term.say(f"\n  state: {json.dumps(state, ensure_ascii=False)}")
 
 

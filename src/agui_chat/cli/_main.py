@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import logging
 import os
+import secrets
 import socket
 import sys
 from collections.abc import Sequence
@@ -140,7 +141,8 @@ async def _demo(args: argparse.Namespace) -> int:
 
     model, described = _model(args.model)
     term = Terminal(auto=args.yes or not sys.stdin.isatty())
-    app = AGUIServer(model, tools=demo_tools())
+    # One process serves and talks to itself, so a key made here is all the demo needs.
+    app = AGUIServer(model, tools=demo_tools(), signing_key=secrets.token_bytes(32))
     port = _free_port("127.0.0.1")
     async with BackgroundServer(app, "127.0.0.1", port):
         url = f"http://127.0.0.1:{port}/"
@@ -199,6 +201,11 @@ def _is_factory(obj: Any) -> bool:
 def _serve(args: argparse.Namespace) -> int:
     from ..agui import AGUIServer, serve
 
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((args.host, args.port))
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     if args.app:
         target = _load_app(args.app)
         app = AGUIServer(target) if isinstance(target, ChatClient) else target
@@ -206,11 +213,6 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         model, described = _model(args.model)
         app = AGUIServer(model, tools=demo_tools())
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind((args.host, args.port))
-    except OSError as exc:
-        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     print(f"agui-chat: serving {described} on http://{args.host}:{args.port}/", file=sys.stderr)
     serve(app, host=args.host, port=args.port)
     return 0
