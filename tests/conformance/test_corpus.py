@@ -40,7 +40,6 @@ FIXTURES = [
 
 # Keys about the RunAgentInput the client sends: observed once the lane runs through the
 # real AGUIChatClient, not by the pipeline alone.
-REQUEST_KEYS = ("request", "requestAbsentPaths")
 
 # For each fixture the client must reject: what our error message has to name. The
 # corpus's errorContains quotes the TypeScript client's wording; ours names the same
@@ -305,18 +304,6 @@ def _differs_only_in_synthesized_ids(first: Outcome, other: Outcome) -> bool:
         return [(e["type"], tuple(sorted(e))) for e in events]
 
     return shape(first.delivered) == shape(other.delivered)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [n for n in FIXTURES if any(k in load(n)["expect"] for k in REQUEST_KEYS)],
-)
-def test_request_expectations(name: str) -> None:
-    keys = [k for k in REQUEST_KEYS if k in load(name)["expect"]]
-    pytest.skip(
-        f"{', '.join(keys)}: concerns the RunAgentInput the client sends; observed when this "
-        "lane runs through AGUIChatClient"
-    )
 
 
 def test_every_rejecting_fixture_says_what_our_error_must_name() -> None:

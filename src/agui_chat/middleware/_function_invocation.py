@@ -19,6 +19,7 @@ from typing import Any
 from .._client import ChatClient, ChatMessages, check_options
 from .._contents import (
     AIContent,
+    TextContent,
     FunctionCallContent,
     FunctionResultContent,
     InterruptRequestContent,
@@ -26,7 +27,7 @@ from .._contents import (
 )
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions, ChatToolMode
-from .._responses import ChatResponse, ChatResponseUpdate, _ResponseBuilder
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
@@ -191,16 +192,32 @@ class _Loop:
             last_round = iteration == self.owner.max_iterations - 1
             turn_options = _without_functions(options) if last_round else options
             if self.streaming:
-                recorder = _ResponseBuilder()
-                record = recorder.add
+                recorder = _TurnRecorder()
+                text = recorder.text
                 gate = self._gate_approvals
                 saw_calls = False
                 async for update in self.owner.inner_client.get_streaming_response(
                     history, turn_options
                 ):
-                    if update.contents and not last_round and gate(update.contents):
-                        saw_calls = True
-                    record(update)
+                    # Hot path, inlined: a text delta continuing the message keeps its string.
+                    contents = update.contents
+                    if (
+                        len(contents) == 1
+                        and contents[0].__class__ is TextContent
+                        and update.message_id == recorder.message_id
+                        and update.role is recorder.role
+                        and update.response_id == recorder.response_id
+                        and update.finish_reason is None
+                        and not update.additional_properties
+                        and not update.author_name
+                        and not contents[0].additional_properties
+                    ):
+                        text.append(contents[0].text)
+                    else:
+                        # Calls on the last round trip are never run, so never gated either.
+                        if contents and not last_round and gate(contents):
+                            saw_calls = True
+                        recorder.add(update)
                     yield update
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
@@ -372,6 +389,47 @@ class _Loop:
             for outcome in failures:
                 if outcome.exception is not None:
                     raise outcome.exception
+
+
+class _TurnRecorder:
+    """Remembers a streamed turn cheaply, in case it ends with tool calls.
+
+    The loop appends to ``text`` the string of each text delta that continues the last
+    recorded update's message; every other update goes through :meth:`add` and is kept
+    whole. :meth:`build` joins them into the turn's messages.
+    """
+
+    __slots__ = ("message_id", "response_id", "role", "text", "updates")
+
+    def __init__(self) -> None:
+        self.updates: list[ChatResponseUpdate] = []
+        self.text: list[str] = []
+        self.message_id: str | None = None
+        self.role: ChatRole | None = None
+        self.response_id: str | None = None
+
+    def add(self, update: ChatResponseUpdate) -> None:
+        self._flush()
+        self.updates.append(update)
+        self.message_id = update.message_id
+        self.role = update.role
+        self.response_id = update.response_id
+
+    def _flush(self) -> None:
+        if self.text:
+            self.updates.append(
+                ChatResponseUpdate(
+                    self.role,
+                    [TextContent("".join(self.text))],
+                    message_id=self.message_id,
+                    response_id=self.response_id,
+                )
+            )
+            self.text.clear()
+
+    def build(self) -> ChatResponse:
+        self._flush()
+        return ChatResponse.from_updates(self.updates)
 
 
 def _tool_map(additional: Sequence[AITool], options: ChatOptions | None) -> dict[str, AITool]:
