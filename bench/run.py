@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - while the adapters are being built
     AGUIChatClient = AGUIServer = None  # type: ignore[assignment,misc]
 
 BUDGETS = {"a": 2.0, "c": 1.5, "d": 1.2}
+KEY = b"bench-signing-key-32-bytes-long!"
 
 
 # -- shared fixtures -------------------------------------------------------------------------
@@ -345,7 +346,7 @@ async def encoder_baseline(n: int) -> int:
 
 
 async def bench_server(n: int, runs: int) -> dict[str, Any]:
-    app = AGUIServer(StreamingModel(n))
+    app = AGUIServer(StreamingModel(n), signing_key=KEY)
     body = json.dumps(
         {"threadId": "t", "runId": "r", "messages": [{"id": "u1", "role": "user", "content": "go"}]}
     ).encode()
@@ -486,7 +487,7 @@ async def bench_memory(n: int) -> dict[str, Any]:
 
 
 async def bench_concurrency(streams: int, per_stream: int) -> dict[str, Any]:
-    app = AGUIServer(StreamingModel(per_stream))
+    app = AGUIServer(StreamingModel(per_stream), signing_key=KEY)
     async with Uvicorn(app) as server:
         url = f"http://127.0.0.1:{server.port}/"
         limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)

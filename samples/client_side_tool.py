@@ -9,6 +9,7 @@ result. The server here is in-process (``httpx.ASGITransport``), so the sample r
 from __future__ import annotations
 
 import asyncio
+import secrets
 
 import httpx
 
@@ -49,7 +50,8 @@ def server_model(messages: list[ChatMessage], options: ChatOptions | None) -> ob
 
 
 async def main() -> None:
-    server = AGUIServer(ScriptedChatClient(server_model))
+    # One process: a key made here is enough (a deployment sets AGUI_CHAT_SIGNING_KEY).
+    server = AGUIServer(ScriptedChatClient(server_model), signing_key=secrets.token_bytes(32))
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
     async with http, AGUIChatClient("http://agent/", http_client=http) as client:
         response = await client.get_response(

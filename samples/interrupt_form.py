@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import sys
 from typing import Any
 
@@ -85,7 +86,10 @@ def fill_form(request: InterruptRequestContent, auto: bool) -> dict[str, Any]:
 
 async def main() -> None:
     auto = "--yes" in sys.argv or not sys.stdin.isatty()
-    server = AGUIServer(ScriptedChatClient(model), tools=[book_room])
+    # One process: a key made here is enough (a deployment sets AGUI_CHAT_SIGNING_KEY).
+    server = AGUIServer(
+        ScriptedChatClient(model), tools=[book_room], signing_key=secrets.token_bytes(32)
+    )
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
     history = [ChatMessage("user", "Book me a room for Friday.")]
     async with http, AGUIChatClient("http://agent/", http_client=http) as client:
