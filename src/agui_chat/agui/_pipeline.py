@@ -20,18 +20,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
-from agui_chat.agui._events import (
-    CHUNK_TYPES,
-    MAX_SAFE_INT,
+from agui_chat.agui._chunks import CHUNK_TYPES, ChunkExpander
+from agui_chat.agui._compat import (
     RETIRED_TYPES,
-    ChunkExpander,
-    EventEnforcer,
     RetiredShapeTranslator,
     check_protocol_version,
     downgrade_input_messages,
     input_protocol_version,
     peer_predates_subagents,
 )
+from agui_chat.agui._event_schema import MAX_SAFE_INT, EventEnforcer
 from agui_chat.agui._verify import RunRecord, StreamVerifier
 
 __all__ = ["AGUIEventPipeline"]

@@ -19,10 +19,10 @@ from typing import Any
 from .._client import ChatClient, ChatMessages, check_options
 from .._contents import (
     AIContent,
-    TextContent,
     FunctionCallContent,
     FunctionResultContent,
     InterruptRequestContent,
+    TextContent,
     ToolApprovalRequestContent,
 )
 from .._messages import ChatMessage, as_messages

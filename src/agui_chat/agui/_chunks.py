@@ -1,0 +1,233 @@
+"""Chunk expansion: ``*_CHUNK`` events become their ``START``/``CONTENT``/``END`` triads.
+
+The compact spellings (``TEXT_MESSAGE_CHUNK``, ``TOOL_CALL_CHUNK``,
+``REASONING_MESSAGE_CHUNK``) carry an id only on the first chunk of an item; the
+:class:`ChunkExpander` keeps the open item per lane and synthesizes the explicit events,
+closing the item when the stream can no longer continue it. It sees enforced events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, NamedTuple
+
+from agui_chat._exceptions import ProtocolError
+
+__all__ = ["CHUNK_TYPES", "ChunkExpander"]
+
+Event = dict[str, Any]
+
+# What ends an open chunk stream besides another chunk (see ChunkExpander).
+_CLOSES_OWN_LANE: Final = frozenset(
+    {
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "CUSTOM",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+    }
+)
+_CLOSES_ALL_LANES: Final = frozenset(
+    {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"}
+)
+_CLOSES_SUBAGENT_LANE: Final = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+
+
+class _ChunkKind(NamedTuple):
+    id_key: str
+    entity: str
+    start: str
+    content: str
+    end: str
+    opener_fields: tuple[str, ...]
+
+
+_CHUNK_KINDS: Final = {
+    "TEXT_MESSAGE_CHUNK": _ChunkKind(
+        "messageId",
+        "text message",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        ("role", "name"),
+    ),
+    "TOOL_CALL_CHUNK": _ChunkKind(
+        "toolCallId",
+        "tool call",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        ("toolCallName", "parentMessageId"),
+    ),
+    "REASONING_MESSAGE_CHUNK": _ChunkKind(
+        "messageId",
+        "reasoning message",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        (),
+    ),
+}
+
+#: The compact spellings that :class:`ChunkExpander` turns into triads.
+CHUNK_TYPES: Final = frozenset(_CHUNK_KINDS)
+
+
+class _Pending:
+    """The item one lane is assembling from chunks."""
+
+    __slots__ = ("chunk_type", "entity_id", "fields", "owner")
+
+    def __init__(
+        self, chunk_type: str, entity_id: str, fields: dict[str, Any], owner: str | None
+    ) -> None:
+        self.chunk_type = chunk_type
+        self.entity_id = entity_id
+        self.fields = fields
+        self.owner = owner
+
+
+class ChunkExpander:
+    """Expands ``*_CHUNK`` events into their start/content/end triads.
+
+    One chunk stream may be open per lane, a lane being the subagent a chunk is attributed
+    to (``None`` is the parent agent). The synthesized ``*_END`` is emitted when the stream
+    can no longer continue: another item's chunk in the same lane, an explicit message,
+    tool-call, step, state, custom or reasoning event in the lane, a run-level event
+    (every lane), or the owning subagent's terminal event. ``RAW``, ``ACTIVITY_*``,
+    ``REASONING_ENCRYPTED_VALUE`` and ``SUBAGENT_STARTED`` stand aside.
+    """
+
+    __slots__ = ("lanes",)
+
+    def __init__(self) -> None:
+        #: Open chunk streams by lane. Empty in the common case, which callers test first.
+        self.lanes: dict[str | None, _Pending] = {}
+
+    def expand(self, event: Event) -> list[Event]:
+        """Return the events ``event`` stands for, preceded by any synthesized ``*_END``."""
+        event_type = event["type"]
+        kind = _CHUNK_KINDS.get(event_type)
+        if kind is not None:
+            return self._expand_chunk(event, kind)
+        if not self.lanes:
+            return [event]
+        if event_type in _CLOSES_OWN_LANE:
+            out = self._close(event.get("subagentRunId"))
+        elif event_type in _CLOSES_ALL_LANES:
+            out = []
+            for owner in list(self.lanes):
+                out.extend(self._close(owner))
+        elif event_type in _CLOSES_SUBAGENT_LANE:
+            out = self._close(event["subagentRunId"])
+        else:
+            out = []
+        out.append(event)
+        return out
+
+    def _close(self, owner: str | None) -> list[Event]:
+        pending = self.lanes.pop(owner, None)
+        if pending is None:
+            return []
+        kind = _CHUNK_KINDS[pending.chunk_type]
+        end: Event = {"type": kind.end, kind.id_key: pending.entity_id}
+        if pending.owner is not None:
+            end["subagentRunId"] = pending.owner
+        return [end]
+
+    def _resolve_lane(
+        self, chunk_type: str, entity_id: str | None, tag: str | None, entity: str
+    ) -> str | None:
+        if entity_id is not None:
+            for owner, pending in self.lanes.items():
+                if pending.chunk_type == chunk_type and pending.entity_id == entity_id:
+                    if tag is not None and tag != owner:
+                        raise ProtocolError(
+                            f"Cannot continue {entity} '{entity_id}': chunk subagentRunId "
+                            f"'{tag}' does not match the open stream's subagent "
+                            f"{_owner_name(owner)}"
+                        )
+                    return owner
+            return tag
+        if tag is not None:
+            return tag
+        parent = self.lanes.get(None)
+        if parent is not None and parent.chunk_type == chunk_type:
+            return None
+        candidates = [o for o, p in self.lanes.items() if p.chunk_type == chunk_type]
+        if len(candidates) > 1:
+            raise ProtocolError(
+                f"ambiguous {chunk_type}: it carries neither an id nor a subagentRunId, but "
+                f"{len(candidates)} lanes have an open {entity}; attribute the chunk"
+            )
+        return candidates[0] if candidates else None
+
+    def _expand_chunk(self, chunk: Event, kind: _ChunkKind) -> list[Event]:
+        id_key, entity, opener_fields = kind.id_key, kind.entity, kind.opener_fields
+        chunk_type: str = chunk["type"]
+        entity_id: str | None = chunk.get(id_key)
+        tag: str | None = chunk.get("subagentRunId")
+        lane = self._resolve_lane(chunk_type, entity_id, tag, entity)
+        out: list[Event] = []
+        pending = self.lanes.get(lane)
+        if (
+            pending is not None
+            and pending.chunk_type == chunk_type
+            and (entity_id is None or entity_id == pending.entity_id)
+        ):
+            for name in opener_fields:
+                incoming = chunk.get(name)
+                established = pending.fields.get(name)
+                if incoming is not None and incoming != established:
+                    raise ProtocolError(
+                        f"Cannot continue {entity} '{pending.entity_id}': chunk {name} "
+                        f"'{incoming}' does not match the open stream's {name} "
+                        + ("(absent)" if established is None else f"'{established}'")
+                    )
+        else:
+            out.extend(self._close(lane))
+            if entity_id is None:
+                raise ProtocolError(f"First {chunk_type} must carry {id_key} (none is open)")
+            if chunk_type == "TOOL_CALL_CHUNK" and chunk.get("toolCallName") is None:
+                raise ProtocolError(
+                    f"First TOOL_CALL_CHUNK must carry toolCallName (tool call '{entity_id}')"
+                )
+            fields = {name: chunk[name] for name in opener_fields if name in chunk}
+            if chunk_type == "TEXT_MESSAGE_CHUNK":
+                fields.setdefault("role", "assistant")
+            elif chunk_type == "REASONING_MESSAGE_CHUNK":
+                fields["role"] = "reasoning"
+            pending = _Pending(chunk_type, entity_id, fields, tag)
+            self.lanes[lane] = pending
+            out.append(_synthesize(chunk, {"type": kind.start, id_key: entity_id, **fields}, tag))
+        delta = chunk.get("delta")
+        if delta is not None or (not out and "metadata" in chunk):
+            # A metadata-only continuation still reaches its item, as an empty delta.
+            owner = tag if tag is not None else pending.owner
+            body = {"type": kind.content, id_key: pending.entity_id, "delta": delta or ""}
+            out.append(_synthesize(chunk, body, owner))
+        return out
+
+
+def _synthesize(chunk: Event, body: Event, owner: str | None) -> Event:
+    if owner is not None:
+        body["subagentRunId"] = owner
+    for key in ("metadata", "rawEvent"):
+        if key in chunk:
+            body[key] = chunk[key]
+    return body
+
+
+def _owner_name(owner: str | None) -> str:
+    return "(the parent agent)" if owner is None else f"'{owner}'"
