@@ -10,6 +10,8 @@
 (d) FunctionInvokingChatClient + logging + retry passing N streamed updates vs the bare client
 (e) memory: 1,000,000 events consumed incrementally, peak RSS growth
 (f) 200 concurrent streams against AGUIServer under uvicorn on 127.0.0.1: events per second
+(s) SSE decoding alone: our SSEDecoder vs httpx-sse's decoders, same bytes, same chunks
+    (why the client reads SSE with its own decoder: DESIGN §5 asks for the measurement)
 """
 
 from __future__ import annotations
@@ -514,6 +516,42 @@ async def bench_concurrency(streams: int, per_stream: int) -> dict[str, Any]:
     return {"complete": complete, "streams": streams, "events_per_s": total / elapsed}
 
 
+# -- (s) SSE decoding ---------------------------------------------------------------------------
+
+
+def bench_sse(n: int, runs: int) -> dict[str, Any]:
+    from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
+    from httpx_sse._decoders import SSELineDecoder
+
+    from agui_chat.agui._sse import SSEDecoder
+
+    chunks = [b"".join(text_stream(n)[i : i + 100]) for i in range(0, n + 4, 100)]
+
+    def ours() -> int:
+        decoder = SSEDecoder()
+        return sum(len(decoder.feed(chunk)) for chunk in chunks)
+
+    def theirs() -> int:
+        lines, events, count = SSELineDecoder(), HttpxSSEDecoder(), 0
+        for chunk in chunks:
+            for line in lines.decode(chunk.decode("utf-8")):
+                if events.decode(line) is not None:
+                    count += 1
+        return count
+
+    assert ours() == theirs()
+
+    async def timed(fn: Callable[[], int]) -> int:
+        return fn()
+
+    mine, floor, ratio = asyncio.run(paired(lambda: timed(theirs), lambda: timed(ours), runs))
+    print(
+        f"(s) SSE decoding, {n} events in 100-event chunks: ours {mine:.4f}s, "
+        f"httpx-sse {floor:.4f}s, ratio {ratio:.2f}x"
+    )
+    return {"ours": mine, "httpx_sse": floor, "ratio": ratio}
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -521,7 +559,7 @@ async def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help="tiny sizes, to prove the benchmarks run"
     )
-    parser.add_argument("--only", default="abcdef", help="which benchmarks, e.g. 'a,c'")
+    parser.add_argument("--only", default="abcdefs", help="which benchmarks, e.g. 'a,c'")
     args = parser.parse_args()
     only = set(args.only.replace(",", ""))
     q = args.quick
@@ -545,6 +583,8 @@ async def main() -> int:
         results["e"] = await bench_memory(5_000 if q else 1_000_000)
     if "f" in only:
         results["f"] = await bench_concurrency(10 if q else 200, 20 if q else 200)
+    if "s" in only:
+        results["s"] = await asyncio.to_thread(bench_sse, n, runs)
     if q:
         return 0
     over = [k for k, r in results.items() if r.get("budget") and r["ratio"] > r["budget"]]

@@ -17,5 +17,5 @@ def test_every_benchmark_runs_in_quick_mode() -> None:
         timeout=300,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    for key in "abcdef":
+    for key in "abcdefs":
         assert f"({key}) " in out.stdout, out.stdout
