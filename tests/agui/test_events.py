@@ -10,16 +10,15 @@ from typing import Any
 import pytest
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
-from agui_chat.agui._events import (
-    EVENT_TYPES,
-    ChunkExpander,
-    EventEnforcer,
+from agui_chat.agui._chunks import ChunkExpander
+from agui_chat.agui._compat import (
     RetiredShapeTranslator,
     check_protocol_version,
     downgrade_input_messages,
     input_protocol_version,
     parse_version,
 )
+from agui_chat.agui._event_schema import EVENT_TYPES, EventEnforcer
 from agui_chat.agui._pipeline import AGUIEventPipeline
 
 Event = dict[str, Any]
