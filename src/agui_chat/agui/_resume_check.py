@@ -13,6 +13,8 @@ Anything wrong raises :class:`ResumeRejected` with a code; nothing has run by th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,7 +127,7 @@ async def check_resume(
         if existing is not None:
             _check_matches(answer, existing[2])
     active = [a for a in answers if a.claims.call_id not in answered]
-    fresh, replayed = await _claim(active, signer, store)
+    fresh, replayed = await _claim_to_the_end(active, signer, store)
 
     plan = CheckedResume(messages=[])
     for answer in active:
@@ -299,6 +301,24 @@ def _check_matches(answer: _Answer, existing: FunctionCallContent) -> None:
             f"resume[{answer.index}]: the history's tool call {claims.call_id!r} differs from "
             "the call that was approved",
         )
+
+
+async def _claim_to_the_end(
+    answers: Sequence[_Answer], signer: InterruptSigner, store: ApprovalStore
+) -> tuple[list[tuple[_Answer, str]], list[tuple[_Answer, str]]]:
+    """``_claim``, carried to its end even if the run is cancelled meanwhile (the client
+    left): a networked store may already have written a claim whose reply is still on its
+    way. The claims made are then released, since nothing will run them, so the same
+    answers can be sent again instead of being refused as already used."""
+    claiming = asyncio.ensure_future(_claim(answers, signer, store))
+    try:
+        return await asyncio.shield(claiming)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            fresh, _ = await claiming
+            for _, key in fresh:
+                await store.release(key)
+        raise
 
 
 async def _claim(

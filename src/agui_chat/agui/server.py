@@ -271,11 +271,13 @@ class AGUIServer:
     async def _keep_results(
         self, contents: Iterable[Any], claimed: Mapping[str, str], encoder: RunEncoder
     ) -> None:
-        """Record the result of each claimed call, so a replay can re-emit it."""
+        """Record the result of each claimed call, so a replay can re-emit it. The tool has
+        run: the record is finished even if the client leaves meanwhile."""
         for content in contents:
             if isinstance(content, FunctionResultContent) and content.call_id in claimed:
                 result = encoder.results[content.call_id]
-                await self.approval_store.record_result(claimed[content.call_id], result)
+                record = self.approval_store.record_result(claimed[content.call_id], result)
+                await asyncio.shield(record)
 
 
 class _Run:
@@ -320,12 +322,16 @@ class _Run:
 
 class _Outbox:
     """Encoded events waiting to be written. The run pushes, the response loop drains
-    everything waiting in one write; past ``HIGH_WATER`` pieces the run waits for a drain."""
+    everything waiting in one write; past ``HIGH_WATER`` pieces or ``HIGH_WATER_BYTES``
+    bytes the run waits for a drain (so a slow reader holds a bounded amount of memory
+    however large the events are)."""
 
     HIGH_WATER = 512
+    HIGH_WATER_BYTES = 1 << 20
 
     def __init__(self) -> None:
         self._parts: list[bytes] = []
+        self._size = 0
         self._ready = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
@@ -338,11 +344,12 @@ class _Outbox:
     def push(self, data: bytes) -> None:
         if data:
             self._parts.append(data)
+            self._size += len(data)
             self._ready.set()
 
     async def put(self, data: bytes) -> None:
         self.push(data)
-        if len(self._parts) >= self.HIGH_WATER:
+        if len(self._parts) >= self.HIGH_WATER or self._size >= self.HIGH_WATER_BYTES:
             self._room.clear()
             await self._room.wait()
 
@@ -357,6 +364,7 @@ class _Outbox:
         """Everything waiting, and whether the run has ended (nothing more will come)."""
         data = b"".join(self._parts)
         self._parts.clear()
+        self._size = 0
         if not self.closed:
             self._ready.clear()
         self._room.set()

@@ -1,0 +1,209 @@
+"""Helpers for the robustness tests over real HTTP: free ports, run inputs, reading the SSE a
+server wrote, tools that count their side effects, and small ASGI building blocks."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from agui_chat import FunctionCallContent, ai_function, approval_required
+from agui_chat.testing import ScriptedChatClient
+
+SIGNING_KEY = "robustness-signing-key-0123456789"
+SSE_HEADERS = [(b"content-type", b"text/event-stream")]
+
+Event = dict[str, Any]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+# -- run inputs ---------------------------------------------------------------------------------
+
+
+def user(text: str, message_id: str = "u1") -> Event:
+    return {"id": message_id, "role": "user", "content": text}
+
+
+def assistant_calls(*calls: tuple[str, str, dict[str, Any]], message_id: str = "a1") -> Event:
+    """An assistant message holding tool calls ``(call_id, name, arguments)``."""
+    return {
+        "id": message_id,
+        "role": "assistant",
+        "toolCalls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in calls
+        ],
+    }
+
+
+def run_input(*messages: Event, thread: str = "t1", run: str = "r1", **extra: Any) -> Event:
+    return {
+        "threadId": thread,
+        "runId": run,
+        "messages": list(messages) or [user("hello")],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+        "state": {},
+        "protocolVersion": "1.0",
+        **extra,
+    }
+
+
+def approve(interrupt: Event, **payload: Any) -> Event:
+    return {
+        "interruptId": interrupt["id"],
+        "status": "resolved",
+        "payload": {"approved": True, **payload},
+    }
+
+
+# -- reading what the server wrote ---------------------------------------------------------------
+
+
+def sse_events(body: bytes) -> list[Event]:
+    """The events of an SSE body as our server frames it (LF, one ``data:`` line each)."""
+    events = []
+    for block in body.decode("utf-8").split("\n\n"):
+        data = [line[len("data: ") :] for line in block.split("\n") if line.startswith("data: ")]
+        if data:
+            events.append(json.loads("\n".join(data)))
+    return events
+
+
+def types(events: Sequence[Event]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def interrupts_of(events: Sequence[Event]) -> list[Event]:
+    last = events[-1]
+    assert last["type"] == "RUN_FINISHED" and last["outcome"]["type"] == "interrupt", last
+    found: list[Event] = last["outcome"]["interrupts"]
+    return found
+
+
+def history_from(events: Sequence[Event]) -> list[Event]:
+    """The wire messages a client holds after a run: text, tool calls and results."""
+    messages: dict[str, Event] = {}
+    calls: dict[str, Event] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "TEXT_MESSAGE_START":
+            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": "assistant"})
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            message = messages[event["messageId"]]
+            message["content"] = message.get("content", "") + event["delta"]
+        elif kind == "TOOL_CALL_START":
+            parent = event.get("parentMessageId") or f"calls-{event['toolCallId']}"
+            message = messages.setdefault(parent, {"id": parent, "role": "assistant"})
+            call = {
+                "id": event["toolCallId"],
+                "type": "function",
+                "function": {"name": event["toolCallName"], "arguments": ""},
+            }
+            message.setdefault("toolCalls", []).append(call)
+            calls[event["toolCallId"]] = call
+        elif kind == "TOOL_CALL_ARGS":
+            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
+        elif kind == "TOOL_CALL_RESULT":
+            messages[event["messageId"]] = {
+                "id": event["messageId"],
+                "role": "tool",
+                "toolCallId": event["toolCallId"],
+                "content": event["content"],
+            }
+    return list(messages.values())
+
+
+async def post_run(url: str, body: Any) -> httpx.Response:
+    """POST one run input as JSON with plain httpx (no AG-UI client in the way)."""
+    async with httpx.AsyncClient(timeout=10) as client:
+        return await client.post(url, json=body, headers={"accept": "text/event-stream"})
+
+
+async def post_raw(url: str, content: Any, headers: dict[str, str]) -> httpx.Response:
+    """POST ``content`` (bytes, or an async iterator of chunks) exactly as given."""
+    async with httpx.AsyncClient(timeout=10) as client:
+        return await client.post(url, content=content, headers=headers)
+
+
+async def run_events(url: str, body: Event) -> list[Event]:
+    """POST a run input; the response must be a 200 event stream; return its events."""
+    response = await post_run(url, body)
+    assert response.status_code == 200, response.text
+    return sse_events(response.content)
+
+
+def refused_with(events: Sequence[Event]) -> str:
+    """The run opened and ended in RUN_ERROR at once (nothing ran, nothing was emitted):
+    return the error code."""
+    assert types(events) == ["RUN_STARTED", "RUN_ERROR"], types(events)
+    code: str = events[-1]["code"]
+    return code
+
+
+# -- models and tools ---------------------------------------------------------------------------
+
+
+def scripted(*replies: Any) -> ScriptedChatClient:
+    """A model answering with ``replies`` in order (a callable is called with the messages
+    and options); one call more than scripted fails the run."""
+    queue = list(replies)
+
+    def handler(messages: Any, options: Any) -> Any:
+        if not queue:
+            raise AssertionError("the model was called more often than scripted")
+        reply = queue.pop(0)
+        return reply(messages, options) if callable(reply) else reply
+
+    return ScriptedChatClient(handler)
+
+
+def delete_call(call_id: str = "c1", path: str = "a.txt") -> list[FunctionCallContent]:
+    return [FunctionCallContent(call_id, "delete_file", {"path": path})]
+
+
+class SideEffects:
+    """Tools that record every real run (their side effect), for counting."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, list[dict[str, Any]]] = {}
+
+    def count(self, name: str) -> int:
+        return len(self.runs.get(name, []))
+
+    def record(self, name: str, **arguments: Any) -> None:
+        self.runs.setdefault(name, []).append(arguments)
+
+    def delete_file(self, *, allow_edits: bool = True) -> Any:
+        @approval_required(allow_edits=allow_edits)
+        @ai_function
+        def delete_file(path: str) -> str:
+            """Delete a file."""
+            self.record("delete_file", path=path)
+            return f"deleted {path}"
+
+        return delete_file
+
+    def lookup(self) -> Any:
+        @ai_function
+        def lookup(city: str) -> str:
+            """Look up the weather of a city."""
+            self.record("lookup", city=city)
+            return f"sunny in {city}"
+
+        return lookup
