@@ -196,6 +196,8 @@ class _Loop:
                 text = recorder.text
                 gate = self._gate_approvals
                 saw_calls = False
+                message_id: object = _UNSET  # so that the first update is always recorded whole
+                role: object = _UNSET
                 async for update in self.owner.inner_client.get_streaming_response(
                     history, turn_options
                 ):
@@ -204,13 +206,8 @@ class _Loop:
                     if (
                         len(contents) == 1
                         and contents[0].__class__ is TextContent
-                        and update.message_id == recorder.message_id
-                        and update.role is recorder.role
-                        and update.response_id == recorder.response_id
-                        and update.finish_reason is None
-                        and not update.additional_properties
-                        and not update.author_name
-                        and not contents[0].additional_properties
+                        and update.message_id == message_id
+                        and update.role is role
                     ):
                         text.append(contents[0].text)
                     else:
@@ -218,6 +215,7 @@ class _Loop:
                         if contents and not last_round and gate(contents):
                             saw_calls = True
                         recorder.add(update)
+                        message_id, role = update.message_id, update.role
                     yield update
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
@@ -391,38 +389,33 @@ class _Loop:
                     raise outcome.exception
 
 
+_UNSET = object()
+
+
 class _TurnRecorder:
     """Remembers a streamed turn cheaply, in case it ends with tool calls.
 
     The loop appends to ``text`` the string of each text delta that continues the last
-    recorded update's message; every other update goes through :meth:`add` and is kept
-    whole. :meth:`build` joins them into the turn's messages.
+    recorded update's message (same id and role); every other update goes through
+    :meth:`add` and is kept whole. :meth:`build` joins them into the turn's messages.
     """
 
-    __slots__ = ("message_id", "response_id", "role", "text", "updates")
+    __slots__ = ("text", "updates")
 
     def __init__(self) -> None:
         self.updates: list[ChatResponseUpdate] = []
         self.text: list[str] = []
-        self.message_id: str | None = None
-        self.role: ChatRole | None = None
-        self.response_id: str | None = None
 
     def add(self, update: ChatResponseUpdate) -> None:
         self._flush()
         self.updates.append(update)
-        self.message_id = update.message_id
-        self.role = update.role
-        self.response_id = update.response_id
 
     def _flush(self) -> None:
         if self.text:
+            last = self.updates[-1]
             self.updates.append(
                 ChatResponseUpdate(
-                    self.role,
-                    [TextContent("".join(self.text))],
-                    message_id=self.message_id,
-                    response_id=self.response_id,
+                    last.role, [TextContent("".join(self.text))], message_id=last.message_id
                 )
             )
             self.text.clear()

@@ -17,7 +17,11 @@ __all__ = ["LoggingChatClient"]
 
 class LoggingChatClient(DelegatingChatClient):
     """Logs each call: at INFO only counts, timings and finish reasons (never message text);
-    at DEBUG the messages and the response text as well.
+    at DEBUG the messages and the response text as well; failures at WARNING.
+
+    Like MEAI's, it is active only while its logger is enabled for INFO: otherwise calls
+    and streams pass through untouched, at no cost per update (failures still reach the
+    caller as exceptions).
 
     The logger defaults to ``logging.getLogger("agui_chat")``.
     """
@@ -35,13 +39,15 @@ class LoggingChatClient(DelegatingChatClient):
                 len(msgs),
                 [(m.role.value, m.text) for m in msgs],
             )
-        elif self.logger.isEnabledFor(logging.INFO):
+        else:
             count = 1 if isinstance(messages, str) else len(as_messages(messages))
             self.logger.info("%s: %d message(s)", kind, count)
 
     async def get_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> ChatResponse:
+        if not self.logger.isEnabledFor(logging.INFO):
+            return await self.inner_client.get_response(messages, options)
         self._log_request("get_response", messages)
         start = time.perf_counter()
         try:
@@ -57,10 +63,18 @@ class LoggingChatClient(DelegatingChatClient):
         self.logger.debug("get_response text: %r", response.text)
         return response
 
-    async def get_streaming_response(
+    def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
+        if not self.logger.isEnabledFor(logging.INFO):
+            # Nothing to log: hand the stream over untouched (no cost per update).
+            return self.inner_client.get_streaming_response(messages, options)
         self._log_request("get_streaming_response", messages)
+        return self._logged_stream(messages, options)
+
+    async def _logged_stream(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> AsyncIterator[ChatResponseUpdate]:
         start = time.perf_counter()
         count = 0
         finish = None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import AsyncIterator
-from typing import Any
 
 from tenacity import (
     AsyncRetrying,
@@ -90,7 +89,7 @@ class RetryingChatClient(DelegatingChatClient):
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         stream: AsyncIterator[ChatResponseUpdate] | None = None
-        first: Any = None
+        first: ChatResponseUpdate | None = None
         async for attempt in self._retrying():
             with attempt:
                 stream = aiter(self.inner_client.get_streaming_response(messages, options))
@@ -98,7 +97,8 @@ class RetryingChatClient(DelegatingChatClient):
                     first = await anext(stream)
                 except StopAsyncIteration:
                     return
-        assert stream is not None
+        assert stream is not None and first is not None
         yield first
+        # From here on nothing is retried: a failure reaches the caller as it is.
         async for update in stream:
             yield update
