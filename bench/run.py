@@ -8,6 +8,7 @@
 (b) a mixed stream (text, tool calls with 100 argument deltas, state deltas, reasoning): us/event
 (c) AGUIServer emitting N events vs ag_ui's EventEncoder writing the same events to the same sink
 (d) FunctionInvokingChatClient + logging + retry passing N streamed updates vs the bare client
+    (d2) the same pipeline around AGUIChatClient (a real transport) vs AGUIChatClient alone
 (e) memory: 1,000,000 events consumed incrementally, peak RSS growth
 (f) 200 concurrent streams against AGUIServer under uvicorn on 127.0.0.1: events per second
 (s) SSE decoding alone: our SSEDecoder vs httpx-sse's decoders, same bytes, same chunks
@@ -392,6 +393,31 @@ async def bench_pipeline(n: int, runs: int) -> dict[str, Any]:
     return report("d", name, ours, floor, ratio)
 
 
+async def bench_pipeline_over_agui(n: int, runs: int) -> dict[str, Any]:
+    import logging
+
+    from agui_chat import ai_function
+
+    @ai_function
+    def lookup(query: str) -> str:
+        """A tool the model could call (it does not, here)."""
+        return query
+
+    logging.getLogger("agui_chat").setLevel(logging.WARNING)
+    http = asgi_client(sse_app(text_stream(n)))
+    bare = AGUIChatClient("http://bench/", http_client=http)
+    piped = ChatClientBuilder(bare).use_logging().use_retry().use_function_invocation().build()
+    options = ChatOptions(conversation_id="t", tools=[lookup])
+    ours, floor, ratio = await paired(
+        lambda: drain(bare, options), lambda: drain(piped, options), runs
+    )
+    print(
+        f"(d2) the same pipeline around AGUIChatClient, {n} events: ours {ours:.4f}s, "
+        f"AGUIChatClient alone {floor:.4f}s, ratio {ratio:.2f}x"
+    )
+    return {"ours": ours, "floor": floor, "ratio": ratio}
+
+
 # -- (e) (f) over real HTTP -------------------------------------------------------------------
 
 
@@ -579,6 +605,8 @@ async def main() -> int:
         results["c"] = await bench_server(n, runs)
     if "d" in only:
         results["d"] = await bench_pipeline(n, runs)
+    if "d" in only:
+        results["d2"] = await bench_pipeline_over_agui(n, runs)
     if "e" in only:
         results["e"] = await bench_memory(5_000 if q else 1_000_000)
     if "f" in only:
