@@ -163,7 +163,8 @@ def input_protocol_version(peer_max_version: str | None) -> str | None:
 _BINARY_KIND: Final = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 
 
-def _upgrade_binary_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
+def upgrade_binary_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The 1.0 part for a 0.x ``binary`` part (``None`` if it names no source)."""
     mime = part.get("mimeType")
     kind = next((k for prefix, k in _BINARY_KIND if str(mime).startswith(prefix)), "document")
     if part.get("url") is not None:
@@ -205,7 +206,7 @@ def downgrade_input_messages(
             parts: list[Any] = []
             for part in content:
                 if isinstance(part, Mapping) and part.get("type") == "binary":
-                    upgraded = _upgrade_binary_part(part)
+                    upgraded = upgrade_binary_part(part)
                     if upgraded is None:
                         warn(
                             f"dropped a legacy binary content part of message "

@@ -28,6 +28,7 @@ from .._contents import (
 from .._responses import ChatResponseUpdate
 from .._schema import dump_json, to_jsonable
 from .._values import ChatFinishReason
+from ._event_schema import TEXT_ROLES
 
 __all__ = ["PASS_THROUGH_TYPES", "PROTOCOL_VERSION", "RunEncoder"]
 
@@ -49,7 +50,6 @@ PASS_THROUGH_TYPES = frozenset(
     }
 )
 
-_TEXT_ROLES = frozenset({"developer", "system", "assistant", "user"})
 _USAGE_FIELDS = (
     ("input_token_count", "inputTokens"),
     ("output_token_count", "outputTokens"),
@@ -226,7 +226,7 @@ class RunEncoder:
         event: dict[str, Any] = {
             "type": "TEXT_MESSAGE_START",
             "messageId": message_id,
-            "role": role if role in _TEXT_ROLES else "assistant",
+            "role": role if role in TEXT_ROLES else "assistant",
         }
         if update.author_name:
             event["name"] = update.author_name

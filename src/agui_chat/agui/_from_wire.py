@@ -37,6 +37,7 @@ from .._exceptions import ToolError
 from .._messages import ChatMessage
 from .._tools import AIFunctionDeclaration
 from .._values import ChatRole
+from ._compat import upgrade_binary_part
 from ._to_wire import ENCRYPTED_FOR_KEY
 
 __all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
@@ -46,7 +47,6 @@ ENCRYPTED_VALUE = "agui_encrypted_value"
 TOOL_ERROR = "agui_error"
 
 _MAX_REPORTED_ERRORS = 10
-_BINARY_KINDS = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 
 
 class InputError(Exception):
@@ -152,19 +152,7 @@ def _upgrade_message(message: Any) -> Any:
 def _upgrade_binary_part(part: dict[str, Any]) -> dict[str, Any]:
     if part.get("type") != "binary":
         return part
-    mime = part.get("mimeType")
-    kind = next((k for prefix, k in _BINARY_KINDS if str(mime).startswith(prefix)), "document")
-    if part.get("url") is not None:
-        source: dict[str, Any] = {"type": "url", "value": part["url"]}
-    elif part.get("data") is not None:
-        source = {"type": "data", "value": part["data"]}
-    elif part.get("id") is not None:
-        source = {"type": "file", "value": part["id"]}
-    else:
-        return part  # nothing to upgrade: validation names the part
-    if mime is not None:
-        source["mimeType"] = mime
-    return {"type": kind, "source": source}
+    return upgrade_binary_part(part) or part  # nothing to upgrade: validation names the part
 
 
 # -- messages ------------------------------------------------------------------------------

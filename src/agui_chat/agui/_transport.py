@@ -14,7 +14,6 @@ import email.utils
 import json
 import logging
 import math
-import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -38,6 +37,7 @@ from .._exceptions import (
     TransientError,
     TransportError,
 )
+from ..middleware._retry import backoff_delay
 from ._sse import SSEDecoder
 
 __all__ = ["AGUITransport", "EventStream", "map_transport_error"]
@@ -208,14 +208,12 @@ class AGUITransport:
             raise
 
     def _backoff(self, state: RetryCallState) -> float:
-        # Exponential, with jitter of up to one initial delay (so many clients spread out).
-        exponent = min(state.attempt_number - 1, 32)
-        backoff = self.retry_initial_delay * (2**exponent + random.random())
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after >= 0:
-            return float(min(max(retry_after, backoff), self.retry_max_delay))
-        return float(min(backoff, self.retry_max_delay))
+        return backoff_delay(
+            state,
+            initial_delay=self.retry_initial_delay,
+            max_delay=self.retry_max_delay,
+            max_retry_after=self.retry_max_delay,
+        )
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None

@@ -19,9 +19,24 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 
-__all__ = ["RetryingChatClient"]
+__all__ = ["RetryingChatClient", "backoff_delay"]
 
 _log = logging.getLogger("agui_chat")
+
+
+def backoff_delay(
+    state: RetryCallState, *, initial_delay: float, max_delay: float, max_retry_after: float
+) -> float:
+    """How long to wait before the next attempt: exponential backoff capped at
+    ``max_delay``, with up to one ``initial_delay`` of jitter (so many clients spread out),
+    or the failure's ``retry_after`` when that says more (capped at ``max_retry_after``)."""
+    exponent = min(max(state.attempt_number - 1, 0), 32)
+    backoff = min(max_delay, initial_delay * 2**exponent) + random.uniform(0, initial_delay)
+    exc = state.outcome.exception() if state.outcome else None
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(retry_after, (int, float)) and retry_after > backoff:
+        return float(min(retry_after, max_retry_after))
+    return float(backoff)
 
 
 class RetryingChatClient(DelegatingChatClient):
@@ -53,15 +68,12 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_retry_after = max_retry_after
 
     def _wait(self, state: RetryCallState) -> float:
-        """Jittered exponential backoff, or the service's ``retry_after`` when it says more."""
-        exponent = max(state.attempt_number - 1, 0)
-        backoff = min(self.max_delay, self.initial_delay * 2**exponent)
-        backoff += random.uniform(0, self.initial_delay)
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after > backoff:
-            return float(min(retry_after, self.max_retry_after))
-        return float(backoff)
+        return backoff_delay(
+            state,
+            initial_delay=self.initial_delay,
+            max_delay=self.max_delay,
+            max_retry_after=self.max_retry_after,
+        )
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
