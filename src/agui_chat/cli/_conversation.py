@@ -30,25 +30,51 @@ class Transcript:
         self.text = ""
 
 
-def _render(update: ChatResponseUpdate, term: Terminal, transcript: Transcript) -> None:
-    for content in update.contents:
-        if isinstance(content, TextContent):
-            term.say(content.text, end="")
-            transcript.text += content.text
-        elif isinstance(content, TextReasoningContent) and content.text:
-            term.say(f"\n  (thinking) {content.text}")
-        elif isinstance(content, FunctionCallContent):
-            args = json.dumps(content.arguments or {}, ensure_ascii=False)
-            term.say(f"\n  -> {content.name}({args})")
-        elif isinstance(content, FunctionResultContent):
-            term.say(f"  <- {content.result}")
-            transcript.tool_results.append(str(content.result))
-        elif isinstance(content, ErrorContent):
-            term.say(f"\n  error: {content.message}")
-    event = update.raw_representation
-    if isinstance(event, dict) and event.get("type") in ("STATE_SNAPSHOT", "STATE_DELTA"):
-        state = (update.additional_properties or {}).get("agui_state")
-        term.say(f"\n  state: {json.dumps(state, ensure_ascii=False)}")
+class _Printer:
+    """Prints one streamed reply: text inline after ``agent>``, everything else on its own
+    indented line."""
+
+    def __init__(self, term: Terminal, transcript: Transcript) -> None:
+        self.term = term
+        self.transcript = transcript
+        self.in_text = False
+
+    def line(self, text: str) -> None:
+        if self.in_text:
+            self.term.say()
+            self.in_text = False
+        self.term.say(f"  {text}")
+
+    def text(self, text: str) -> None:
+        if not self.in_text:
+            self.term.say("agent> ", end="")
+            self.in_text = True
+        self.term.say(text, end="")
+        self.transcript.text += text
+
+    def update(self, update: ChatResponseUpdate) -> None:
+        for content in update.contents:
+            if isinstance(content, TextContent):
+                self.text(content.text)
+            elif isinstance(content, TextReasoningContent) and content.text:
+                self.line(f"(thinking) {content.text}")
+            elif isinstance(content, FunctionCallContent):
+                args = json.dumps(content.arguments or {}, ensure_ascii=False)
+                self.line(f"-> {content.name}({args})")
+            elif isinstance(content, FunctionResultContent):
+                self.line(f"<- {content.result}")
+                self.transcript.tool_results.append(str(content.result))
+            elif isinstance(content, ErrorContent):
+                self.line(f"error: {content.message}")
+        event = update.raw_representation
+        if isinstance(event, dict) and event.get("type") in ("STATE_SNAPSHOT", "STATE_DELTA"):
+            state = (update.additional_properties or {}).get("agui_state")
+            self.line(f"state: {json.dumps(state, ensure_ascii=False)}")
+
+    def end(self) -> None:
+        if self.in_text:
+            self.term.say()
+            self.in_text = False
 
 
 async def take_turn(
@@ -66,12 +92,12 @@ async def take_turn(
     history.append(ChatMessage(ChatRole.USER, user_text))
     term.say(f"\nyou> {user_text}")
     while True:
-        term.say("agent> ", end="")
+        printer = _Printer(term, transcript)
         updates: list[ChatResponseUpdate] = []
         async for update in client.get_streaming_response(history, options):
-            _render(update, term, transcript)
+            printer.update(update)
             updates.append(update)
-        term.say()
+        printer.end()
         response = ChatResponse.from_updates(updates)
         history.extend(response.messages)
         requests = response.input_requests

@@ -62,7 +62,7 @@ def answer_requests(requests: list[InputRequestContent], term: Terminal) -> list
 def _ask_approval(request: ToolApprovalRequestContent, term: Terminal) -> AIContent:
     call = request.tool_call
     args = json.dumps(call.arguments or {}, ensure_ascii=False)
-    term.say(f"\n  approval needed: {call.name}({args})")
+    term.say(f"  approval needed: {call.name}({args})")
     if request.message:
         term.say(f"  {request.message}")
     options = "[a]pprove / [r]eject" + (" / [e]dit" if request.allow_edits else "")
@@ -87,7 +87,7 @@ def _ask_approval(request: ToolApprovalRequestContent, term: Terminal) -> AICont
 
 
 def _ask_question(request: InterruptRequestContent, term: Terminal) -> AIContent:
-    term.say(f"\n  question: {request.message or request.reason or request.request_id}")
+    term.say(f"  question: {request.message or request.reason or request.request_id}")
     schema = request.response_schema
     while True:
         if (
