@@ -67,6 +67,12 @@ def _check_id(value: Any, name: str) -> None:
         raise ValueError(f"{name} must not be empty")
 
 
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return value
+
+
 def _check_mapping(value: Any, name: str) -> None:
     if value is not None and not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
@@ -302,7 +308,7 @@ class FunctionCallContent(AIContent):
         self.name = name
         self.arguments: dict[str, Any] | None = dict(arguments) if arguments is not None else None
         self.raw_arguments = raw_arguments
-        self.informational_only = bool(informational_only)
+        self.informational_only = _check_bool(informational_only, "informational_only")
         self.exception = exception
 
     @classmethod
@@ -500,8 +506,8 @@ class ToolApprovalRequestContent(InputRequestContent):
         _check_str(message, "message", optional=True)
         self.tool_call = tool_call
         self.message = message
-        self.requires_confirmation = bool(requires_confirmation)
-        self.allow_edits = bool(allow_edits)
+        self.requires_confirmation = _check_bool(requires_confirmation, "requires_confirmation")
+        self.allow_edits = _check_bool(allow_edits, "allow_edits")
 
     def create_response(
         self,

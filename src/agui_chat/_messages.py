@@ -47,6 +47,10 @@ class ChatMessage:
             items = [TextContent(contents)]
         elif isinstance(contents, AIContent):
             raise TypeError("contents must be a str or a list of contents; wrap it in a list")
+        elif not isinstance(contents, Iterable) or isinstance(contents, (bytes, Mapping)):
+            raise TypeError(
+                f"contents must be a str or a list of contents, got {type(contents).__name__}"
+            )
         else:
             items = list(contents)
             for i, item in enumerate(items):

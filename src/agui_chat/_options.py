@@ -130,6 +130,16 @@ class ChatOptions:
             if isinstance(self.stop_sequences, str):
                 raise TypeError("stop_sequences must be a list of str, not a str")
             self.stop_sequences = list(self.stop_sequences)
+            for i, stop in enumerate(self.stop_sequences):
+                if not isinstance(stop, str):
+                    raise TypeError(f"stop_sequences[{i}] must be a str, got {type(stop).__name__}")
+        if self.allow_multiple_tool_calls is not None and not isinstance(
+            self.allow_multiple_tool_calls, bool
+        ):
+            raise TypeError(
+                "allow_multiple_tool_calls must be a bool, got "
+                f"{type(self.allow_multiple_tool_calls).__name__}"
+            )
         if self.tools is not None:
             from ._tools import AITool
 

@@ -135,6 +135,13 @@ class ChatResponse:
                 raise TypeError(f"messages[{i}] must be a ChatMessage, got {type(m).__name__}")
         if usage is not None and not isinstance(usage, UsageDetails):
             raise TypeError("usage must be UsageDetails")
+        for name, value in (
+            ("response_id", response_id),
+            ("conversation_id", conversation_id),
+            ("model_id", model_id),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
         self.messages = messages
         self.response_id = response_id
         self.conversation_id = conversation_id

@@ -36,7 +36,9 @@ ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
 
 
 def _check_name(name: Any) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    if not _NAME.match(name):
         raise ToolError(
             f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
             "(pass name=... to ai_function)"
@@ -114,6 +116,8 @@ class AIFunction(AIFunctionDeclaration):
     ) -> None:
         if not callable(func):
             raise TypeError(f"func must be callable, got {type(func).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
         fn_name = name or getattr(func, "__name__", None)
         summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
         self.func = func
@@ -211,7 +215,9 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         if when is not None and not callable(when):
             raise TypeError("when must be a callable taking the call's arguments")
         self.when = when
-        self.allow_edits = bool(allow_edits)
+        if not isinstance(allow_edits, bool):
+            raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
+        self.allow_edits = allow_edits
 
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
         """Whether this call needs a person's approval.
@@ -285,6 +291,11 @@ def approval_required(
     Works on a plain function or an ``AIFunction``, bare (``@approval_required``) or with a
     per-call predicate (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
     """
+
+    if when is not None and not callable(when):
+        raise TypeError("when must be a callable taking the call's arguments")
+    if not isinstance(allow_edits, bool):
+        raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)

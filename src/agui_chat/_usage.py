@@ -46,6 +46,14 @@ class UsageDetails:
                 not isinstance(value, int) or isinstance(value, bool) or value < 0
             ):
                 raise ValueError(f"{name} must be a non-negative int or None, got {value!r}")
+        if not isinstance(self.additional_counts, dict):
+            raise TypeError(
+                "additional_counts must be a dict of str to int, got "
+                f"{type(self.additional_counts).__name__}"
+            )
+        for key, count in self.additional_counts.items():
+            if not isinstance(key, str) or not isinstance(count, int) or isinstance(count, bool):
+                raise TypeError(f"additional_counts[{key!r}] must be an int under a str key")
 
     def __add__(self, other: UsageDetails) -> UsageDetails:
         if not isinstance(other, UsageDetails):

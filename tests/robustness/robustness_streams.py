@@ -298,7 +298,7 @@ def sse_body(draw: st.DrawFn, events: Sequence[Event]) -> bytes:
     the space, single or multi-line data, comments and id/event/retry lines), sometimes
     after a byte-order mark. The framing choices come from one drawn seed, which keeps
     generation cheap; the events themselves shrink as usual."""
-    rnd = draw(st.randoms(use_true_random=True))
+    rnd = draw(st.randoms())
     bom = "\ufeff" if rnd.random() < 0.2 else ""
     return (bom + "".join(_frame(rnd, e) for e in events)).encode("utf-8")
 
@@ -312,7 +312,7 @@ def chunked(draw: st.DrawFn, body: bytes) -> list[bytes]:
     if mode == "fixed":
         size = draw(st.integers(1, 7))
         return [body[i : i + size] for i in range(0, len(body), size)]
-    rnd = draw(st.randoms(use_true_random=True))
+    rnd = draw(st.randoms())
     points = sorted({rnd.randint(1, len(body) - 1) for _ in range(rnd.randint(1, 12))})
     return [body[a:b] for a, b in itertools.pairwise([0, *points, len(body)])]
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import HTTP_TESTS, StartServer
 from robustness_http import (
     SIGNING_KEY,
     SideEffects,
@@ -35,6 +34,7 @@ from agui_chat import ChatMessage, ToolApprovalRequestContent
 from agui_chat.agui._signing import InterruptClaims, InterruptSigner
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS
 

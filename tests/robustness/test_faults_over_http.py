@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import HTTP_TESTS, ServerProcess, StartServer
 from robustness_apps import StreamingModel
 from robustness_http import (
     SIGNING_KEY,
@@ -38,6 +37,7 @@ from agui_chat import (
 from agui_chat.agui import InMemoryApprovalStore
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 #: Every wait on the other side of a socket is bounded by this (seconds).
 BOUND = 10.0

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import HTTP_TESTS, ServerProcess, StartServer
 from robustness_http import (
     SIGNING_KEY,
     SideEffects,
@@ -32,6 +31,7 @@ from robustness_http import (
 
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 MAX_BODY = 64 * 1024
 

@@ -45,6 +45,7 @@ __all__ = ["AGUITransport", "EventStream", "map_transport_error"]
 logger = logging.getLogger("agui_chat.agui")
 
 _SSE_MEDIA_TYPE = "text/event-stream"
+_OURS = frozenset({"accept", "content-type"})
 _BODY_PREVIEW = 300
 
 
@@ -133,8 +134,10 @@ class AGUITransport:
         self._timeout = timeout
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.AsyncClient()
+        # The caller's Accept / Content-Type are dropped whatever their case: a second Accept
+        # line (say "*/*") would admit protobuf, which this client cannot read (agui-wire §1.4).
         self._headers = {
-            **dict(headers or {}),
+            **{k: v for k, v in (headers or {}).items() if k.lower() not in _OURS},
             "Accept": _SSE_MEDIA_TYPE,
             "Content-Type": "application/json",
         }

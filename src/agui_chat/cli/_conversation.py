@@ -84,13 +84,17 @@ async def take_turn(
     term: Terminal,
     transcript: Transcript,
     options: ChatOptions | None = None,
+    *,
+    echo: bool = True,
 ) -> ChatResponse:
     """Send ``user_text``, print the streamed reply, and answer pauses until the run ends.
 
-    ``history`` is extended in place with everything the turn adds.
+    ``history`` is extended in place with everything the turn adds; ``echo`` prints the
+    user's line first (the demo does; at an interactive prompt the person typed it).
     """
     history.append(ChatMessage(ChatRole.USER, user_text))
-    term.say(f"\nyou> {user_text}")
+    if echo:
+        term.say(f"\nyou> {user_text}")
     while True:
         printer = _Printer(term, transcript)
         updates: list[ChatResponseUpdate] = []

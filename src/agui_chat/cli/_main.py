@@ -201,6 +201,8 @@ def _is_factory(obj: Any) -> bool:
 def _serve(args: argparse.Namespace) -> int:
     from ..agui import AGUIServer, serve
 
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be between 0 and 65535, got {args.port}")
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.bind((args.host, args.port))
@@ -250,7 +252,7 @@ async def _chat(args: argparse.Namespace) -> int:
                 return 0
             history_len = len(history)
             try:
-                await take_turn(client, history, line.strip(), term, transcript)
+                await take_turn(client, history, line.strip(), term, transcript, echo=False)
             except AGUIChatError as exc:
                 del history[history_len:]
                 term.say(f"\n  error: {exc}")

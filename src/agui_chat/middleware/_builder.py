@@ -9,8 +9,8 @@ from typing import Any
 from .._client import ChatClient
 from .._options import ChatOptions
 from ._configure import ConfigureOptionsChatClient
-from ._logging import LoggingChatClient
-from ._retry import RetryingChatClient
+from ._logging import LoggingChatClient, check_logger
+from ._retry import RetryingChatClient, check_retry_settings
 
 __all__ = ["ChatClientBuilder"]
 
@@ -54,12 +54,16 @@ class ChatClientBuilder:
 
     def use_logging(self, logger: logging.Logger | None = None) -> ChatClientBuilder:
         """Add a ``LoggingChatClient``."""
+        check_logger(logger)
         return self.use(lambda inner: LoggingChatClient(inner, logger))
 
     def use_retry(
         self, *, max_attempts: int = 3, initial_delay: float = 0.5, max_delay: float = 20.0
     ) -> ChatClientBuilder:
         """Add a ``RetryingChatClient`` for transient failures."""
+        check_retry_settings(
+            max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay
+        )
         return self.use(
             lambda inner: RetryingChatClient(
                 inner, max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay
@@ -69,6 +73,8 @@ class ChatClientBuilder:
     def configure_options(self, configure: Callable[[ChatOptions], None]) -> ChatClientBuilder:
         """Add a ``ConfigureOptionsChatClient`` that runs ``configure`` on every request's
         options."""
+        if not callable(configure):
+            raise TypeError("configure must be a callable taking ChatOptions")
         return self.use(lambda inner: ConfigureOptionsChatClient(inner, configure))
 
     def build(self) -> ChatClient:

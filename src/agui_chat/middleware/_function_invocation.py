@@ -89,9 +89,20 @@ class FunctionInvokingChatClient(DelegatingChatClient):
             raise ValueError("max_consecutive_errors must be an int >= 0")
         self.max_iterations = max_iterations
         self.max_consecutive_errors = max_consecutive_errors
-        self.allow_concurrent_invocation = bool(allow_concurrent_invocation)
-        self.include_detailed_errors = bool(include_detailed_errors)
-        self.terminate_on_unknown_calls = bool(terminate_on_unknown_calls)
+        for name, flag in (
+            ("allow_concurrent_invocation", allow_concurrent_invocation),
+            ("include_detailed_errors", include_detailed_errors),
+            ("terminate_on_unknown_calls", terminate_on_unknown_calls),
+        ):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+        self.allow_concurrent_invocation = allow_concurrent_invocation
+        self.include_detailed_errors = include_detailed_errors
+        self.terminate_on_unknown_calls = terminate_on_unknown_calls
+        if not isinstance(additional_tools, Iterable) or isinstance(additional_tools, AITool):
+            raise TypeError(
+                f"additional_tools must be a list of tools, got {type(additional_tools).__name__}"
+            )
         self.additional_tools = list(additional_tools)
         for i, tool in enumerate(self.additional_tools):
             if not isinstance(tool, AITool):

@@ -12,7 +12,13 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 
-__all__ = ["LoggingChatClient"]
+__all__ = ["LoggingChatClient", "check_logger"]
+
+
+def check_logger(logger: object) -> None:
+    """Raise ``TypeError`` naming ``logger`` unless it is ``None`` or a stdlib logger."""
+    if logger is not None and not isinstance(logger, (logging.Logger, logging.LoggerAdapter)):
+        raise TypeError(f"logger must be a logging.Logger, got {type(logger).__name__}")
 
 
 class LoggingChatClient(DelegatingChatClient):
@@ -28,6 +34,7 @@ class LoggingChatClient(DelegatingChatClient):
 
     def __init__(self, inner_client: ChatClient, logger: logging.Logger | None = None) -> None:
         super().__init__(inner_client)
+        check_logger(logger)
         self.logger = logger or logging.getLogger("agui_chat")
 
     def _log_request(self, kind: str, messages: ChatMessages) -> None:

@@ -19,9 +19,22 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 
-__all__ = ["RetryingChatClient", "backoff_delay"]
+__all__ = ["RetryingChatClient", "backoff_delay", "check_retry_settings"]
 
 _log = logging.getLogger("agui_chat")
+
+
+def check_retry_settings(**settings: object) -> None:
+    """Raise ``TypeError`` / ``ValueError`` naming the first retry setting that is wrong."""
+    for name, value in settings.items():
+        whole = name == "max_attempts"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+            what = "an int" if whole else "a number of seconds"
+            raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+        if whole and value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value}")
+        if value < 0:
+            raise ValueError(f"{name} must not be negative, got {value}")
 
 
 def backoff_delay(
@@ -58,10 +71,12 @@ class RetryingChatClient(DelegatingChatClient):
         max_retry_after: float = 120.0,
     ) -> None:
         super().__init__(inner_client)
-        if not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ValueError("max_attempts must be an int >= 1")
-        if initial_delay < 0 or max_delay < 0:
-            raise ValueError("delays must not be negative")
+        check_retry_settings(
+            max_attempts=max_attempts,
+            initial_delay=initial_delay,
+            max_delay=max_delay,
+            max_retry_after=max_retry_after,
+        )
         self.max_attempts = max_attempts
         self.initial_delay = initial_delay
         self.max_delay = max_delay

@@ -35,6 +35,8 @@ class ScriptedChatClient(BaseChatClient):
     def __init__(self, handler: Handler, *, model_id: str = "scripted") -> None:
         if not callable(handler):
             raise TypeError("handler must be a callable (messages, options) -> reply")
+        if not isinstance(model_id, str):
+            raise TypeError(f"model_id must be a str, got {type(model_id).__name__}")
         self.handler = handler
         self.model_id = model_id
         self.calls: list[tuple[list[ChatMessage], ChatOptions | None]] = []

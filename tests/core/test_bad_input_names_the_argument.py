@@ -1,0 +1,209 @@
+"""Issue 2, "Bad input": wrong argument types across the public constructors give
+``TypeError`` / ``ValueError`` with a message naming the argument; nothing is silently
+coerced into something else."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agui_chat import (
+    AIFunction,
+    AIFunctionDeclaration,
+    ChatClientBuilder,
+    ChatMessage,
+    ChatOptions,
+    ChatResponse,
+    FunctionCallContent,
+    FunctionInvokingChatClient,
+    LoggingChatClient,
+    RetryingChatClient,
+    ToolApprovalRequestContent,
+    UsageDetails,
+    ai_function,
+    approval_required,
+    request_input,
+)
+from agui_chat.testing import ScriptedChatClient
+
+
+def _model() -> ScriptedChatClient:
+    return ScriptedChatClient(lambda messages, options: "ok")
+
+
+def _tool(x: int) -> int:
+    """A tool."""
+    return x
+
+
+CALL = FunctionCallContent("c1", "f", {})
+
+CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    ("message contents", lambda: ChatMessage("user", 5), TypeError, "contents"),
+    ("message role", lambda: ChatMessage(1), TypeError, "role"),
+    (
+        "options stop item",
+        lambda: ChatOptions(stop_sequences=["a", 1]),
+        TypeError,
+        r"stop_sequences\[1\]",
+    ),
+    (
+        "options multiple calls",
+        lambda: ChatOptions(allow_multiple_tool_calls="yes"),
+        TypeError,
+        "allow_multiple_tool_calls",
+    ),
+    ("options number", lambda: ChatOptions(top_p="0.3"), TypeError, "top_p"),
+    ("response id", lambda: ChatResponse(response_id=3), TypeError, "response_id"),
+    (
+        "response conversation",
+        lambda: ChatResponse(conversation_id=3),
+        TypeError,
+        "conversation_id",
+    ),
+    ("response model", lambda: ChatResponse(model_id=3), TypeError, "model_id"),
+    (
+        "usage extra counts",
+        lambda: UsageDetails(additional_counts=3),
+        TypeError,
+        "additional_counts",
+    ),
+    (
+        "usage extra count value",
+        lambda: UsageDetails(additional_counts={"audio": "3"}),
+        TypeError,
+        "additional_counts",
+    ),
+    ("declaration name type", lambda: AIFunctionDeclaration(1), TypeError, "name"),
+    ("function name type", lambda: AIFunction(_tool, name=1), TypeError, "name"),
+    ("ai_function non-callable", lambda: ai_function(1), TypeError, "func"),
+    ("approval when", lambda: approval_required(when=1), TypeError, "when"),
+    (
+        "request_input schema",
+        lambda: request_input("q", response_schema=[1]),
+        TypeError,
+        "response_schema",
+    ),
+    ("request_input key", lambda: request_input("q", key=1), ValueError, "key"),
+    (
+        "approval reason",
+        lambda: ToolApprovalRequestContent("r", CALL).create_response(False, 1),
+        TypeError,
+        "reason",
+    ),
+    ("builder inner", lambda: ChatClientBuilder(1), TypeError, "inner_client"),
+    ("builder logger", lambda: ChatClientBuilder(_model()).use_logging(1), TypeError, "logger"),
+    ("logging logger", lambda: LoggingChatClient(_model(), "agui"), TypeError, "logger"),
+    (
+        "builder retry attempts",
+        lambda: ChatClientBuilder(_model()).use_retry(max_attempts="3"),
+        TypeError,
+        "max_attempts",
+    ),
+    (
+        "builder retry delay",
+        lambda: ChatClientBuilder(_model()).use_retry(initial_delay="x"),
+        TypeError,
+        "initial_delay",
+    ),
+    (
+        "retry max delay",
+        lambda: RetryingChatClient(_model(), max_delay=-1),
+        ValueError,
+        "max_delay",
+    ),
+    (
+        "builder configure",
+        lambda: ChatClientBuilder(_model()).configure_options(1),
+        TypeError,
+        "configure",
+    ),
+    (
+        "tool loop extra tools",
+        lambda: FunctionInvokingChatClient(_model(), additional_tools=5),
+        TypeError,
+        "additional_tools",
+    ),
+    (
+        "scripted model id",
+        lambda: ScriptedChatClient(lambda m, o: "x", model_id=1),
+        TypeError,
+        "model_id",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "argument"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_a_wrong_argument_is_refused_naming_it(
+    build: Callable[[], Any], error: type[Exception], argument: str
+) -> None:
+    with pytest.raises(error, match=argument):
+        build()
+
+
+def test_a_builder_refuses_a_bad_setting_when_it_is_given_not_at_build() -> None:
+    builder = ChatClientBuilder(_model())
+    with pytest.raises(TypeError, match="logger"):
+        builder.use_logging("agui")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="max_attempts"):
+        builder.use_retry(max_attempts=2.5)  # type: ignore[arg-type]
+    assert isinstance(builder.build(), ScriptedChatClient)
+
+
+def test_a_logger_adapter_is_accepted() -> None:
+    adapter = logging.LoggerAdapter(logging.getLogger("agui"), {})
+    assert LoggingChatClient(_model(), adapter).logger is adapter  # type: ignore[arg-type]
+
+
+def test_allow_multiple_tool_calls_keeps_a_real_bool() -> None:
+    assert ChatOptions(allow_multiple_tool_calls=False).allow_multiple_tool_calls is False
+
+
+FLAGS: list[tuple[str, Callable[[], Any], str]] = [
+    (
+        "call informational_only",
+        lambda: FunctionCallContent("c1", "f", {}, informational_only="yes"),
+        "informational_only",
+    ),
+    (
+        "approval requires_confirmation",
+        lambda: ToolApprovalRequestContent("r", CALL, requires_confirmation="no"),
+        "requires_confirmation",
+    ),
+    (
+        "approval request allow_edits",
+        lambda: ToolApprovalRequestContent("r", CALL, allow_edits=0),
+        "allow_edits",
+    ),
+    ("approval_required allow_edits", lambda: approval_required(allow_edits="no"), "allow_edits"),
+    (
+        "tool loop include_detailed_errors",
+        lambda: FunctionInvokingChatClient(_model(), include_detailed_errors="no"),
+        "include_detailed_errors",
+    ),
+    (
+        "tool loop allow_concurrent_invocation",
+        lambda: FunctionInvokingChatClient(_model(), allow_concurrent_invocation=1),
+        "allow_concurrent_invocation",
+    ),
+    (
+        "tool loop terminate_on_unknown_calls",
+        lambda: FunctionInvokingChatClient(_model(), terminate_on_unknown_calls="false"),
+        "terminate_on_unknown_calls",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "argument"), [f[1:] for f in FLAGS], ids=[f[0] for f in FLAGS])
+def test_a_flag_that_is_not_a_bool_is_refused_not_coerced(
+    build: Callable[[], Any], argument: str
+) -> None:
+    with pytest.raises(TypeError, match=f"{argument} must be a bool"):
+        build()
