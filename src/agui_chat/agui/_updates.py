@@ -13,7 +13,7 @@ copied.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._contents import (
@@ -31,7 +31,7 @@ from .._contents import (
 from .._responses import ChatResponseUpdate
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
-from ._reducer import AGUIStateTracker
+from ._reducer import AGUIStateTracker, AGUIThreadReducer
 from ._to_wire import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,
@@ -41,10 +41,12 @@ from ._to_wire import (
     THREAD_ID_KEY,
 )
 
-__all__ = ["INTERRUPT_KEY", "UpdateMapper", "request_for_interrupt"]
+__all__ = ["INTERRUPT_KEY", "MESSAGES_KEY", "UpdateMapper", "request_for_interrupt"]
 
 #: On a request content: the AG-UI ``Interrupt`` it was made from.
 INTERRUPT_KEY = "agui_interrupt"
+#: On a ``MESSAGES_SNAPSHOT`` update (and so on the response): the reconciled thread.
+MESSAGES_KEY = "agui_messages"
 
 Event = dict[str, Any]
 
@@ -104,9 +106,12 @@ class UpdateMapper:
         client_tools: frozenset[str] = frozenset(),
         history_calls: Mapping[str, FunctionCallContent] | None = None,
         state: Any = None,
+        sent_messages: Sequence[Mapping[str, Any]] = (),
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self._sent_messages = sent_messages
+        self._on_warning = on_warning
         self.client_tools = client_tools
         self._history_calls = dict(history_calls or {})
         self._requested_run_id = requested_run_id
@@ -134,6 +139,7 @@ class UpdateMapper:
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
             "STATE_SNAPSHOT": self._state_event,
             "STATE_DELTA": self._state_event,
+            "MESSAGES_SNAPSHOT": self._messages_snapshot,
         }
 
     @property
@@ -157,6 +163,21 @@ class UpdateMapper:
             # END events, steps, activity, snapshots, custom, raw, subagents: the event only.
             return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
         return handler(event)
+
+    def _messages_snapshot(self, event: Event) -> ChatResponseUpdate:
+        """The thread's messages after the snapshot, reconciled by id with the messages this
+        request sent (AG-UI wire dicts, in ``additional_properties["agui_messages"]``).
+
+        Computed only when a snapshot arrives, so the stream keeps nothing per event; to
+        fold every event of a run into the thread, use ``AGUIThreadReducer``.
+        """
+        reducer = AGUIThreadReducer(self._sent_messages, on_warning=self._on_warning)
+        reducer.apply(event)
+        return ChatResponseUpdate(
+            response_id=self._run_id,
+            raw_representation=event,
+            additional_properties={MESSAGES_KEY: reducer.messages},
+        )
 
     # ---------------------------------------------------------------- helpers
 

@@ -67,7 +67,10 @@ class AGUIChatClient(BaseChatClient):
     must keep sending all of it). The shared state travels the same way
     (``additional_properties["agui_state"]`` on updates that change it and on the last
     message of a response) and is sent back as the next run's ``state``; see also
-    :meth:`state_of`. ``ChatOptions.additional_properties`` keys ``agui_state``,
+    :meth:`state_of`. A ``MESSAGES_SNAPSHOT`` is reconciled by id with the messages the
+    request sent; its update (and so the response) carries the resulting thread, as AG-UI
+    messages, in ``additional_properties["agui_messages"]``.
+    ``ChatOptions.additional_properties`` keys ``agui_state``,
     ``agui_context`` and ``agui_forwarded_props`` set those input fields explicitly.
 
     **Human in the loop.** A run that pauses ends with ``finish_reason`` ``INPUT_REQUIRED``
@@ -253,6 +256,7 @@ class _RunClient(BaseChatClient):
             client_tools=client_tool_names(options),
             history_calls=_calls_in(history),
             state=state,
+            sent_messages=run_input["messages"],
             on_warning=owner.on_warning,
         )
         stream = await owner._transport.open(run_input)
