@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
@@ -168,16 +168,3 @@ class ChatOptions:
             clone.stop_sequences = list(self.stop_sequences)
         clone.additional_properties = dict(self.additional_properties)
         return clone
-
-    def merged_with(self, defaults: ChatOptions) -> ChatOptions:
-        """A copy where every field left ``None`` here takes the value from ``defaults``."""
-        out = self.clone()
-        for f in fields(self):
-            if f.name == "additional_properties":
-                out.additional_properties = {
-                    **defaults.additional_properties,
-                    **self.additional_properties,
-                }
-            elif getattr(out, f.name) is None:
-                setattr(out, f.name, copy.copy(getattr(defaults, f.name)))
-        return out

@@ -77,12 +77,11 @@ def _new_id() -> str:
 
 
 class _Call:
-    __slots__ = ("args_sent", "ended", "pending_args")
+    __slots__ = ("args_sent", "ended")
 
     def __init__(self) -> None:
         self.args_sent = False
         self.ended = False
-        self.pending_args: list[str] = []
 
 
 class RunEncoder:

@@ -77,12 +77,6 @@ class InterruptClaims:
         key = (self.question or {}).get("key") if self.kind == "question" else None
         return (self.call_id or "", key)
 
-    def expiry(self) -> datetime | None:
-        """``expires_at`` as an aware datetime."""
-        if self.expires_at is None:
-            return None
-        return datetime.fromtimestamp(self.expires_at, tz=timezone.utc)
-
     def is_expired(self, now: datetime | None = None) -> bool:
         """Whether the token is past its expiry (it can then only be cancelled)."""
         if self.expires_at is None:
