@@ -383,7 +383,7 @@ async def bench_pipeline(n: int, runs: int) -> dict[str, Any]:
     logging.getLogger("agui_chat").setLevel(logging.WARNING)
     reply = " ".join(f"tok{i}" for i in range(n))
     bare = ScriptedChatClient(lambda messages, options: reply)
-    piped = ChatClientBuilder(bare).use_logging().use_retry().use_function_invocation().build()
+    piped = ChatClientBuilder(bare).use_logging().use_function_invocation().use_retry().build()
     options = ChatOptions(tools=[lookup])
     ours, floor, ratio = await paired(
         lambda: drain(bare, options), lambda: drain(piped, options), runs
@@ -406,7 +406,7 @@ async def bench_pipeline_over_agui(n: int, runs: int) -> dict[str, Any]:
     logging.getLogger("agui_chat").setLevel(logging.WARNING)
     http = asgi_client(sse_app(text_stream(n)))
     bare = AGUIChatClient("http://bench/", http_client=http)
-    piped = ChatClientBuilder(bare).use_logging().use_retry().use_function_invocation().build()
+    piped = ChatClientBuilder(bare).use_logging().use_function_invocation().use_retry().build()
     options = ChatOptions(conversation_id="t", tools=[lookup])
     ours, floor, ratio = await paired(
         lambda: drain(bare, options), lambda: drain(piped, options), runs

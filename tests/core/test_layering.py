@@ -74,8 +74,8 @@ def test_the_package_and_the_tool_loop_work_without_any_adapter_dependency() -> 
                 return f"sum {{messages[-1].contents[0].result}}"
             return [FunctionCallContent("c1", "add", {{"a": 2, "b": 3}})]
 
-        client = ChatClientBuilder(ScriptedChatClient(model)).use_logging().use_retry()\\
-            .use_function_invocation().build()
+        client = ChatClientBuilder(ScriptedChatClient(model)).use_logging()\\
+            .use_function_invocation().use_retry().build()
         print(asyncio.run(client.get_response("add", ChatOptions(tools=[add]))).text)
         """
     )

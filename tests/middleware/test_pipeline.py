@@ -89,7 +89,7 @@ def test_get_service_returns_none_for_a_type_nobody_is() -> None:
 
 def test_get_service_sees_through_a_built_pipeline() -> None:
     model = ScriptedChatClient(lambda m, o: "x")
-    client = ChatClientBuilder(model).use_logging().use_retry().use_function_invocation().build()
+    client = ChatClientBuilder(model).use_logging().use_function_invocation().use_retry().build()
     assert client.get_service(ScriptedChatClient) is model
     assert isinstance(client.get_service(FunctionInvokingChatClient), FunctionInvokingChatClient)
     assert isinstance(client.get_service(RetryingChatClient), RetryingChatClient)

@@ -25,8 +25,8 @@ class ChatClientBuilder:
         client = (
             ChatClientBuilder(model)
             .use_logging()
-            .use_retry()
             .use_function_invocation()
+            .use_retry()  # inside the loop: a retry re-sends a model request, never a tool
             .build()
         )
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import warnings
 from collections.abc import AsyncIterator
 
 from tenacity import (
@@ -56,6 +57,10 @@ class RetryingChatClient(DelegatingChatClient):
     """Retries a call that failed with a ``TransientError`` (connection failures, 429,
     502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
 
+    Put it inside the tool loop (``.use_function_invocation().use_retry()``), so that a retry
+    re-sends one model request and never runs a tool again; wrapping a
+    ``FunctionInvokingChatClient`` warns.
+
     A streamed call is retried only if it failed before its first update: once anything
     has reached the caller, the failure is raised as it is. A ``retry_after`` longer than the
     backoff is honoured, up to ``max_retry_after`` seconds.
@@ -71,6 +76,16 @@ class RetryingChatClient(DelegatingChatClient):
         max_retry_after: float = 120.0,
     ) -> None:
         super().__init__(inner_client)
+        from ._function_invocation import FunctionInvokingChatClient
+
+        if inner_client.get_service(FunctionInvokingChatClient) is not None:
+            warnings.warn(
+                "RetryingChatClient wraps a FunctionInvokingChatClient: a retried request would "
+                "run the tool loop, and its tools, again. Put the retry inside the loop "
+                "(ChatClientBuilder(...).use_function_invocation().use_retry()).",
+                UserWarning,
+                stacklevel=2,
+            )
         check_retry_settings(
             max_attempts=max_attempts,
             initial_delay=initial_delay,
