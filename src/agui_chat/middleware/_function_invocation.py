@@ -209,9 +209,19 @@ class _Loop:
                 saw_calls = False
                 message_id: object = _UNSET  # so that the first update is always recorded whole
                 role: object = _UNSET
-                async for update in self.owner.inner_client.get_streaming_response(
-                    history, turn_options
-                ):
+                stream = self.owner.inner_client.get_streaming_response(history, turn_options)
+                next_update = stream.__anext__
+                first = True
+                while True:
+                    try:
+                        update = await next_update()
+                    except StopAsyncIteration:
+                        break
+                    if first:
+                        # A hand-off stream (the retry middleware) steps aside after the
+                        # first update: read the stream it wraps directly from here on.
+                        next_update = getattr(stream, "handed_over", None) or next_update
+                        first = False
                     # Hot path, inlined: a text delta continuing the message keeps its string.
                     contents = update.contents
                     if (

@@ -19,6 +19,7 @@ from .._exceptions import TransientError
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
+from ._handoff import HandoffStream
 
 __all__ = ["RetryingChatClient", "backoff_delay", "check_retry_settings"]
 
@@ -127,20 +128,18 @@ class RetryingChatClient(DelegatingChatClient):
                 return await self.inner_client.get_response(messages, options)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def get_streaming_response(
+    def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
-        stream: AsyncIterator[ChatResponseUpdate] | None = None
-        first: ChatResponseUpdate | None = None
-        async for attempt in self._retrying():
-            with attempt:
-                stream = aiter(self.inner_client.get_streaming_response(messages, options))
-                try:
-                    first = await anext(stream)
-                except StopAsyncIteration:
-                    return
-        assert stream is not None and first is not None
-        yield first
-        # From here on nothing is retried: a failure reaches the caller as it is.
-        async for update in stream:
-            yield update
+        async def start() -> tuple[AsyncIterator[ChatResponseUpdate], ChatResponseUpdate | None]:
+            async for attempt in self._retrying():
+                with attempt:
+                    stream = aiter(self.inner_client.get_streaming_response(messages, options))
+                    try:
+                        return stream, await anext(stream)
+                    except StopAsyncIteration:
+                        return stream, None
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        # Nothing is retried after the first update: from then on the stream is handed over.
+        return HandoffStream(start)

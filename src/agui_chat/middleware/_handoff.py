@@ -1,0 +1,57 @@
+"""``HandoffStream``: a stream that needs its middleware only for the first update.
+
+Retrying matters only before anything has streamed. A ``HandoffStream`` runs an async
+``start()`` for the first update and then forwards to the inner stream; a consumer that
+knows the protocol (the tool loop) reads ``handed_over`` after the first update and calls
+the inner stream directly, so the middleware costs nothing per update from then on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from .._responses import ChatResponseUpdate
+
+__all__ = ["HandoffStream"]
+
+#: ``start()`` returns the inner stream, already advanced, and its first update (``None``
+#: when the stream was empty).
+Start = Callable[[], Awaitable[tuple[AsyncIterator[ChatResponseUpdate], ChatResponseUpdate | None]]]
+
+
+class HandoffStream:
+    """Yields what ``start()`` fetched, then the rest of the inner stream."""
+
+    __slots__ = ("_start", "_stream", "handed_over")
+
+    def __init__(self, start: Start) -> None:
+        self._start = start
+        self._stream: AsyncIterator[ChatResponseUpdate] | None = None
+        #: After the first update: the inner stream's ``__anext__``, to call directly.
+        self.handed_over: Callable[[], Awaitable[ChatResponseUpdate]] | None = None
+
+    def __aiter__(self) -> HandoffStream:
+        return self
+
+    def __anext__(self) -> Awaitable[ChatResponseUpdate]:
+        if self.handed_over is not None:
+            return self.handed_over()
+        return self._first()
+
+    async def _first(self) -> ChatResponseUpdate:
+        if self._stream is not None:  # started, and the first fetch found nothing
+            raise StopAsyncIteration
+        stream, first = await self._start()
+        self._stream = stream
+        if first is None:
+            raise StopAsyncIteration
+        inner = getattr(stream, "handed_over", None)  # stacked hand-offs collapse
+        self.handed_over = inner if inner is not None else stream.__anext__
+        return first
+
+    async def aclose(self) -> None:
+        """Close the inner stream (what a caller that stops early leaves open)."""
+        close: Any = getattr(self._stream, "aclose", None)
+        if close is not None:
+            await close()
