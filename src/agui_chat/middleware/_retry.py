@@ -39,6 +39,16 @@ def check_retry_settings(**settings: object) -> None:
             raise ValueError(f"{name} must not be negative, got {value}")
 
 
+def _wraps_a_tool_loop(client: ChatClient, loop_type: type) -> bool:
+    """Whether the delegation chain below ``client`` holds a tool loop (a client's own,
+    private loop — like ``AGUIChatClient``'s for client-side tools — does not count)."""
+    while isinstance(client, DelegatingChatClient):
+        if isinstance(client, loop_type):
+            return True
+        client = client.inner_client
+    return False
+
+
 def backoff_delay(
     state: RetryCallState, *, initial_delay: float, max_delay: float, max_retry_after: float
 ) -> float:
@@ -79,7 +89,7 @@ class RetryingChatClient(DelegatingChatClient):
         super().__init__(inner_client)
         from ._function_invocation import FunctionInvokingChatClient
 
-        if inner_client.get_service(FunctionInvokingChatClient) is not None:
+        if _wraps_a_tool_loop(inner_client, FunctionInvokingChatClient):
             warnings.warn(
                 "RetryingChatClient wraps a FunctionInvokingChatClient: a retried request would "
                 "run the tool loop, and its tools, again. Put the retry inside the loop "
