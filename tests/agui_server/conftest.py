@@ -3,50 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 import uvicorn
-from server_support import Tools, assert_valid_agui, sse_events
-
-from agui_chat.agui.server import AGUIServer
+from server_support import Tools
 
 
 @pytest.fixture
 def tools() -> Tools:
     return Tools()
-
-
-@pytest.fixture(autouse=True)
-def every_stream_passes_ag_ui_validate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Record every SSE stream any AGUIServer writes during the test (in-process, live or
-    end to end) and check each complete one with ag-ui-validate when the test ends. A
-    stream the client cut off is not the server's to finish, so it is not checked."""
-    streams: list[tuple[bytes, bool]] = []
-    original = AGUIServer._stream
-
-    async def recording(self: AGUIServer, run: Any, receive: Any, send: Any) -> None:
-        body = bytearray()
-        complete = False
-
-        async def spy(message: dict[str, Any]) -> None:
-            nonlocal complete
-            if message["type"] == "http.response.body":
-                body.extend(message.get("body", b""))
-                complete = not message.get("more_body", False)
-            await send(message)
-
-        try:
-            await original(self, run, receive, spy)
-        finally:
-            if complete:
-                streams.append((bytes(body), bool(run.input.resume)))
-
-    monkeypatch.setattr(AGUIServer, "_stream", recording)
-    yield
-    for body, resumed in streams:
-        assert_valid_agui(sse_events(body), resumed=resumed)
 
 
 @pytest.fixture

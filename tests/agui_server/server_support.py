@@ -4,14 +4,17 @@ server writes, and tools that count how often they ran."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
-from ag_ui_validate import ValidatorOptions, create_validator
 
-from agui_chat import ChatMessage, ChatOptions, ai_function, approval_required
-from agui_chat.testing import ScriptedChatClient
+from agui_streams import SideEffects, assert_valid_agui, scripted, sse_events
+
+__all__ = ["SideEffects", "Tools", "assert_valid_agui", "scripted", "sse_events"]
+
+#: The tools the tests use, each recording the arguments of every run.
+Tools = SideEffects
 
 SIGNING_KEY = "test-signing-key-0123456789abcdef"
 BASE_URL = "http://agui.test"
@@ -93,50 +96,6 @@ def cancel(interrupt: dict[str, Any]) -> dict[str, Any]:
 # -- reading the stream ------------------------------------------------------------------------
 
 
-def sse_events(body: bytes | str) -> list[dict[str, Any]]:
-    """The events of an SSE body, checking the framing the server promises: LF only, every
-    block a comment or exactly one ``data:`` line of JSON, the body ending on a blank line."""
-    text = body.decode("utf-8") if isinstance(body, bytes) else body
-    assert "\r" not in text, "the server must frame with LF only"
-    blocks = text.split("\n\n")
-    assert blocks[-1] == "", "the body must end with a blank line"
-    events = []
-    for block in blocks[:-1]:
-        lines = block.split("\n")
-        if all(line.startswith(":") for line in lines):
-            continue
-        assert len(lines) == 1 and lines[0].startswith("data: "), f"bad SSE block: {block!r}"
-        events.append(json.loads(lines[0][len("data: ") :]))
-    return events
-
-
-def assert_valid_agui(events: Sequence[dict[str, Any]], *, resumed: bool = False) -> None:
-    """The stream passes ag-ui-validate with no error or warning.
-
-    The 1.0 false positives of ag-ui-validate 0.4 (agui-wire.md §8.4) are turned off one by
-    one, only where they arise.
-    """
-    overrides: dict[str, str] = {}
-    if resumed:
-        # AGUI207: a resumed run emits TOOL_CALL_RESULT for a call started in the previous
-        # run, as AG-UI 1.0 tool-approval resumes must (agui-wire.md §5.4); the validator's
-        # run-scoped tracking flags it (§8.3). The workaround it accepts, a MESSAGES_SNAPSHOT
-        # before the result, would make a 1.0 client drop every held message the snapshot
-        # lacks (§5.2 reconcile), so the server does not emit one.
-        overrides["AGUI207"] = "off"
-    validator = create_validator(ValidatorOptions(severity_overrides=overrides))
-    for event in events:
-        validator.feed(event)
-    validator.finalize()
-    report = validator.report()
-    problems = [
-        f"{d.rule} {d.severity} at event {d.event_index}: {d.message}"
-        for d in report.diagnostics
-        if d.severity in ("error", "warning")
-    ]
-    assert not problems, "ag-ui-validate: " + "; ".join(problems)
-
-
 def of_type(events: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == kind]
 
@@ -184,57 +143,6 @@ async def run_agui(app: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
     events = sse_events(response.content)
     assert_valid_agui(events, resumed=bool(body.get("resume")))
     return events
-
-
-# -- models and tools ---------------------------------------------------------------------------
-
-Handler = Callable[[list[ChatMessage], ChatOptions | None], Any]
-
-
-def scripted(*replies: Any) -> ScriptedChatClient:
-    """A model answering with ``replies`` in order (a callable reply is called with the
-    messages and options). Calling it more often than scripted fails the test."""
-    queue = list(replies)
-
-    def handler(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
-        if not queue:
-            raise AssertionError("the model was called more often than scripted")
-        reply = queue.pop(0)
-        return reply(messages, options) if callable(reply) else reply
-
-    return ScriptedChatClient(handler)
-
-
-class Tools:
-    """The tools the tests use, each recording the arguments of every run."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, list[dict[str, Any]]] = {}
-
-    def count(self, name: str) -> int:
-        return len(self.runs.get(name, []))
-
-    def _record(self, name: str, **arguments: Any) -> None:
-        self.runs.setdefault(name, []).append(arguments)
-
-    def delete_file(self, *, allow_edits: bool = True) -> Any:
-        @approval_required(allow_edits=allow_edits)
-        @ai_function
-        def delete_file(path: str) -> str:
-            """Delete a file."""
-            self._record("delete_file", path=path)
-            return f"deleted {path}"
-
-        return delete_file
-
-    def lookup(self) -> Any:
-        @ai_function
-        def lookup(city: str) -> str:
-            """Look up the weather of a city."""
-            self._record("lookup", city=city)
-            return f"sunny in {city}"
-
-        return lookup
 
 
 def history_from(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -190,7 +190,7 @@ def deploy_tool(tools: Tools) -> Any:
             },
             key="build",
         )
-        tools._record("deploy", service=service, cancelled=choice.cancelled, payload=choice.payload)
+        tools.record("deploy", service=service, cancelled=choice.cancelled, payload=choice.payload)
         return (
             "deploy cancelled"
             if choice.cancelled

@@ -274,7 +274,7 @@ def build_tool(tools: Tools) -> Any:
             },
             key="build",
         )
-        tools._record("deploy", service=service, answer=choice.payload, cancelled=choice.cancelled)
+        tools.record("deploy", service=service, answer=choice.payload, cancelled=choice.cancelled)
         if choice.cancelled:
             return "deploy cancelled"
         return f"deployed {service} build {choice.payload['build']}"
@@ -350,7 +350,7 @@ async def test_a_tool_asking_twice_gets_both_answers_from_a_stateless_client(too
         """Move money."""
         account = request_input("Which account?", key="account")
         confirm = request_input(f"Send {amount} to {account.payload}?", key="confirm")
-        tools._record("transfer", account=account.payload, confirm=confirm.payload)
+        tools.record("transfer", account=account.payload, confirm=confirm.payload)
         return f"sent {amount} to {account.payload}" if confirm.payload == "yes" else "not sent"
 
     model = scripted([FunctionCallContent("c1", "transfer", {"amount": 5})], echo_result)
@@ -379,7 +379,7 @@ async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments
     def wipe(disk: str) -> str:
         """Wipe a disk."""
         sure = request_input(f"Really wipe {disk}?", key="sure")
-        tools._record("wipe", disk=disk, sure=sure.payload)
+        tools.record("wipe", disk=disk, sure=sure.payload)
         return f"wiped {disk}"
 
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], echo_result)

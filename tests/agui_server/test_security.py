@@ -290,7 +290,7 @@ async def test_a_tampered_question_token_runs_nothing(tools: Tools) -> None:
     def pay(amount: int) -> str:
         """Pay."""
         ok = request_input("Pay?", key="ok")
-        tools._record("pay", amount=amount, ok=ok.payload)
+        tools.record("pay", amount=amount, ok=ok.payload)
         return "paid"
 
     app = AGUIServer(

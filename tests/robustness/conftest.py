@@ -101,7 +101,8 @@ class ServerProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         code = (
-            "import sys; sys.path.insert(0, sys.argv[1]); import robustness_apps; "
+            "import sys, os; sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]; "
+            "import robustness_apps; "
             "robustness_apps.main(sys.argv[2], int(sys.argv[3]))"
         )
         self.process = subprocess.Popen(

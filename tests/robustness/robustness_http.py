@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
-from agui_chat import FunctionCallContent, ai_function, approval_required
-from agui_chat.testing import ScriptedChatClient
+from agui_chat import FunctionCallContent
+from agui_streams import SideEffects as SideEffects  # re-exported for the tests
+from agui_streams import scripted as scripted
 
 SIGNING_KEY = "robustness-signing-key-0123456789"
 SSE_HEADERS = [(b"content-type", b"text/event-stream")]
@@ -159,51 +160,5 @@ def refused_with(events: Sequence[Event]) -> str:
 # -- models and tools ---------------------------------------------------------------------------
 
 
-def scripted(*replies: Any) -> ScriptedChatClient:
-    """A model answering with ``replies`` in order (a callable is called with the messages
-    and options); one call more than scripted fails the run."""
-    queue = list(replies)
-
-    def handler(messages: Any, options: Any) -> Any:
-        if not queue:
-            raise AssertionError("the model was called more often than scripted")
-        reply = queue.pop(0)
-        return reply(messages, options) if callable(reply) else reply
-
-    return ScriptedChatClient(handler)
-
-
 def delete_call(call_id: str = "c1", path: str = "a.txt") -> list[FunctionCallContent]:
     return [FunctionCallContent(call_id, "delete_file", {"path": path})]
-
-
-class SideEffects:
-    """Tools that record every real run (their side effect), for counting."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, list[dict[str, Any]]] = {}
-
-    def count(self, name: str) -> int:
-        return len(self.runs.get(name, []))
-
-    def record(self, name: str, **arguments: Any) -> None:
-        self.runs.setdefault(name, []).append(arguments)
-
-    def delete_file(self, *, allow_edits: bool = True) -> Any:
-        @approval_required(allow_edits=allow_edits)
-        @ai_function
-        def delete_file(path: str) -> str:
-            """Delete a file."""
-            self.record("delete_file", path=path)
-            return f"deleted {path}"
-
-        return delete_file
-
-    def lookup(self) -> Any:
-        @ai_function
-        def lookup(city: str) -> str:
-            """Look up the weather of a city."""
-            self.record("lookup", city=city)
-            return f"sunny in {city}"
-
-        return lookup
