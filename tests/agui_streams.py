@@ -93,6 +93,42 @@ def validated_server_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         assert_valid_agui(sse_events(body), resumed=resumed)
 
 
+# -- what a client holds ---------------------------------------------------------------------
+
+
+def history_from(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire messages a client holds after a run: text, tool calls and results."""
+    messages: dict[str, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "TEXT_MESSAGE_START":
+            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": "assistant"})
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            message = messages[event["messageId"]]
+            message["content"] = message.get("content", "") + event["delta"]
+        elif kind == "TOOL_CALL_START":
+            parent = event.get("parentMessageId") or f"calls-{event['toolCallId']}"
+            message = messages.setdefault(parent, {"id": parent, "role": "assistant"})
+            call = {
+                "id": event["toolCallId"],
+                "type": "function",
+                "function": {"name": event["toolCallName"], "arguments": ""},
+            }
+            message.setdefault("toolCalls", []).append(call)
+            calls[event["toolCallId"]] = call
+        elif kind == "TOOL_CALL_ARGS":
+            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
+        elif kind == "TOOL_CALL_RESULT":
+            messages[event["messageId"]] = {
+                "id": event["messageId"],
+                "role": "tool",
+                "toolCallId": event["toolCallId"],
+                "content": event["content"],
+            }
+    return list(messages.values())
+
+
 # -- models and tools ------------------------------------------------------------------------
 
 

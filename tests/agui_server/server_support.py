@@ -9,9 +9,16 @@ from typing import Any
 
 import httpx
 
-from agui_streams import SideEffects, assert_valid_agui, scripted, sse_events
+from agui_streams import SideEffects, assert_valid_agui, history_from, scripted, sse_events
 
-__all__ = ["SideEffects", "Tools", "assert_valid_agui", "scripted", "sse_events"]
+__all__ = [
+    "SideEffects",
+    "Tools",
+    "assert_valid_agui",
+    "history_from",
+    "scripted",
+    "sse_events",
+]
 
 #: The tools the tests use, each recording the arguments of every run.
 Tools = SideEffects
@@ -143,34 +150,3 @@ async def run_agui(app: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
     events = sse_events(response.content)
     assert_valid_agui(events, resumed=bool(body.get("resume")))
     return events
-
-
-def history_from(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The wire messages a client holds after a run: assistant text and tool calls (by
-    parent message), and one tool message per result."""
-    messages: dict[str, dict[str, Any]] = {}
-    calls: dict[str, dict[str, Any]] = {}
-    for event in events:
-        kind = event["type"]
-        if kind == "TEXT_MESSAGE_START":
-            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": "assistant"})
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            message = messages[event["messageId"]]
-            message["content"] = message.get("content", "") + event["delta"]
-        elif kind == "TOOL_CALL_START":
-            parent = event.get("parentMessageId") or f"calls-{event['toolCallId']}"
-            message = messages.setdefault(parent, {"id": parent, "role": "assistant"})
-            call = {
-                "id": event["toolCallId"],
-                "type": "function",
-                "function": {"name": event["toolCallName"], "arguments": ""},
-            }
-            message.setdefault("toolCalls", []).append(call)
-            calls[event["toolCallId"]] = call
-        elif kind == "TOOL_CALL_ARGS":
-            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
-        elif kind == "TOOL_CALL_RESULT":
-            messages[event["messageId"]] = tool_result(
-                event["toolCallId"], event["content"], event["messageId"]
-            )
-    return list(messages.values())

@@ -12,6 +12,7 @@ import httpx
 
 from agui_chat import FunctionCallContent
 from agui_streams import SideEffects as SideEffects  # re-exported for the tests
+from agui_streams import history_from as history_from
 from agui_streams import scripted as scripted
 
 SIGNING_KEY = "robustness-signing-key-0123456789"
@@ -95,39 +96,6 @@ def interrupts_of(events: Sequence[Event]) -> list[Event]:
     assert last["type"] == "RUN_FINISHED" and last["outcome"]["type"] == "interrupt", last
     found: list[Event] = last["outcome"]["interrupts"]
     return found
-
-
-def history_from(events: Sequence[Event]) -> list[Event]:
-    """The wire messages a client holds after a run: text, tool calls and results."""
-    messages: dict[str, Event] = {}
-    calls: dict[str, Event] = {}
-    for event in events:
-        kind = event["type"]
-        if kind == "TEXT_MESSAGE_START":
-            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": "assistant"})
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            message = messages[event["messageId"]]
-            message["content"] = message.get("content", "") + event["delta"]
-        elif kind == "TOOL_CALL_START":
-            parent = event.get("parentMessageId") or f"calls-{event['toolCallId']}"
-            message = messages.setdefault(parent, {"id": parent, "role": "assistant"})
-            call = {
-                "id": event["toolCallId"],
-                "type": "function",
-                "function": {"name": event["toolCallName"], "arguments": ""},
-            }
-            message.setdefault("toolCalls", []).append(call)
-            calls[event["toolCallId"]] = call
-        elif kind == "TOOL_CALL_ARGS":
-            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
-        elif kind == "TOOL_CALL_RESULT":
-            messages[event["messageId"]] = {
-                "id": event["messageId"],
-                "role": "tool",
-                "toolCallId": event["toolCallId"],
-                "content": event["content"],
-            }
-    return list(messages.values())
 
 
 async def post_run(url: str, body: Any) -> httpx.Response:
