@@ -210,25 +210,21 @@ class _Loop:
                 message_id: object = _UNSET  # so that the first update is always recorded whole
                 role: object = _UNSET
                 stream = self.owner.inner_client.get_streaming_response(history, turn_options)
-                next_update = stream.__anext__
-                first = True
+                try:
+                    update = await stream.__anext__()
+                except StopAsyncIteration:
+                    return
+                # A hand-off stream (the retry middleware) steps aside after the first
+                # update: read the stream it wraps directly from here on.
+                next_update = getattr(stream, "handed_over", None) or stream.__anext__
                 while True:
-                    try:
-                        update = await next_update()
-                    except StopAsyncIteration:
-                        break
-                    if first:
-                        # A hand-off stream (the retry middleware) steps aside after the
-                        # first update: read the stream it wraps directly from here on.
-                        next_update = getattr(stream, "handed_over", None) or next_update
-                        first = False
                     # Hot path, inlined: a text delta continuing the message keeps its string.
                     contents = update.contents
                     if (
-                        len(contents) == 1
-                        and contents[0].__class__ is TextContent
-                        and update.message_id == message_id
+                        update.message_id == message_id
                         and update.role is role
+                        and len(contents) == 1
+                        and contents[0].__class__ is TextContent
                     ):
                         text.append(contents[0].text)
                     else:
@@ -238,6 +234,10 @@ class _Loop:
                         recorder.add(update)
                         message_id, role = update.message_id, update.role
                     yield update
+                    try:
+                        update = await next_update()
+                    except StopAsyncIteration:
+                        break
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
                 turn = recorder.build()
