@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_chat_loop_runs_and_prints_the_answer(tmp_path: Path) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    loop = next(b for b in blocks if "asyncio.run(main())" in b)
+    loop = next(b for b in blocks if "asyncio.run(chat(" in b)
     script = tmp_path / "loop.py"
     script.write_text(loop)
     out = subprocess.run(
