@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from ._to_wire import media_part_kind
+
 __all__ = [
     "CLIENT_PROTOCOL_VERSION",
     "KNOWN_PROTOCOL_VERSION",
@@ -160,13 +162,11 @@ def input_protocol_version(peer_max_version: str | None) -> str | None:
 
 # --------------------------------------------------------------------------- older peers
 
-_BINARY_KIND: Final = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
-
 
 def upgrade_binary_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
     """The 1.0 part for a 0.x ``binary`` part (``None`` if it names no source)."""
     mime = part.get("mimeType")
-    kind = next((k for prefix, k in _BINARY_KIND if str(mime).startswith(prefix)), "document")
+    kind = media_part_kind(mime if isinstance(mime, str) else None)
     if part.get("url") is not None:
         source: dict[str, Any] = {"type": "url", "value": part["url"]}
     elif part.get("data") is not None:

@@ -45,6 +45,7 @@ __all__ = [
     "THREAD_ID_KEY",
     "build_run_input",
     "client_tool_names",
+    "media_part_kind",
     "messages_to_wire",
     "state_of",
     "thread_id_of",
@@ -67,7 +68,6 @@ SUBAGENT_KEY = "agui_subagent_run_id"
 
 Wire = dict[str, Any]
 
-_MEDIA_PARTS = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 _PLAIN_ROLES = ("system", "developer")
 
 
@@ -406,10 +406,17 @@ def _user_part(content: AIContent) -> Wire | None:
     return None
 
 
+def media_part_kind(media_type: str | None) -> str:
+    """The AG-UI content part for a media type: image, audio, video, else document."""
+    lowered = (media_type or "").lower()
+    for prefix in ("image/", "audio/", "video/"):
+        if lowered.startswith(prefix):
+            return prefix[:-1]
+    return "document"
+
+
 def _media_part(media_type: str, source: Wire, name: str | None) -> Wire:
-    lowered = media_type.lower()
-    kind = next((k for prefix, k in _MEDIA_PARTS if lowered.startswith(prefix)), "document")
-    part: Wire = {"type": kind, "source": source}
+    part: Wire = {"type": media_part_kind(media_type), "source": source}
     if name:
         part["metadata"] = {"filename": name}
     return part
