@@ -1,6 +1,6 @@
-"""Test helpers shared by the AGUIServer and robustness suites: reading and validating the
-SSE our server writes, a recorder that validates every stream a test's servers finish, and
-scripted models and tools that count how often they ran."""
+"""Test helpers shared by the AGUIServer and robustness suites: run-input bodies, reading
+and validating the SSE our server writes, a recorder that validates every stream a test's
+servers finish, and scripted models and tools that count how often they ran."""
 
 from __future__ import annotations
 
@@ -14,6 +14,81 @@ from ag_ui_validate import ValidatorOptions, create_validator
 
 from agui_chat import ChatMessage, ChatOptions, ai_function, approval_required
 from agui_chat.testing import ScriptedChatClient
+
+# -- run inputs ------------------------------------------------------------------------------
+
+
+def user(text: str, message_id: str = "u1") -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "content": text}
+
+
+def assistant_calls(
+    *calls: tuple[str, str, dict[str, Any]], message_id: str = "a1"
+) -> dict[str, Any]:
+    """An assistant message holding tool calls ``(call_id, name, arguments)``."""
+    return {
+        "id": message_id,
+        "role": "assistant",
+        "toolCalls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in calls
+        ],
+    }
+
+
+def tool_result(call_id: str, content: str, message_id: str | None = None) -> dict[str, Any]:
+    return {
+        "id": message_id or f"t-{call_id}",
+        "role": "tool",
+        "toolCallId": call_id,
+        "content": content,
+    }
+
+
+def run_input(
+    *messages: dict[str, Any], thread: str = "t1", run: str = "r1", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "threadId": thread,
+        "runId": run,
+        "messages": list(messages) or [user("hello")],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+        "state": {},
+        "protocolVersion": "1.0",
+        **extra,
+    }
+
+
+def approve(interrupt: dict[str, Any], **payload: Any) -> dict[str, Any]:
+    return {
+        "interruptId": interrupt["id"],
+        "status": "resolved",
+        "payload": {"approved": True, **payload},
+    }
+
+
+def reject(interrupt: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+    payload: dict[str, Any] = {"approved": False}
+    if reason is not None:
+        payload["reason"] = reason
+    return {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
+
+
+def answer(interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
+    return {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
+
+
+def cancel(interrupt: dict[str, Any]) -> dict[str, Any]:
+    return {"interruptId": interrupt["id"], "status": "cancelled"}
+
+
+# -- reading the stream ----------------------------------------------------------------------
 
 
 def sse_events(body: bytes | str) -> list[dict[str, Any]]:

@@ -3,21 +3,42 @@ server writes, and tools that count how often they ran."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from agui_streams import SideEffects, assert_valid_agui, history_from, scripted, sse_events
+from agui_streams import (
+    SideEffects,
+    answer,
+    approve,
+    assert_valid_agui,
+    assistant_calls,
+    cancel,
+    history_from,
+    reject,
+    run_input,
+    scripted,
+    sse_events,
+    tool_result,
+    user,
+)
 
 __all__ = [
     "SideEffects",
     "Tools",
+    "answer",
+    "approve",
     "assert_valid_agui",
+    "assistant_calls",
+    "cancel",
     "history_from",
+    "reject",
+    "run_input",
     "scripted",
     "sse_events",
+    "tool_result",
+    "user",
 ]
 
 #: The tools the tests use, each recording the arguments of every run.
@@ -28,76 +49,6 @@ BASE_URL = "http://agui.test"
 
 
 # -- request bodies ------------------------------------------------------------------------------
-
-
-def user(text: str, message_id: str = "u1") -> dict[str, Any]:
-    return {"id": message_id, "role": "user", "content": text}
-
-
-def assistant_calls(
-    *calls: tuple[str, str, dict[str, Any]], message_id: str = "a1"
-) -> dict[str, Any]:
-    """An assistant message holding tool calls ``(call_id, name, arguments)``."""
-    return {
-        "id": message_id,
-        "role": "assistant",
-        "toolCalls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-            for call_id, name, arguments in calls
-        ],
-    }
-
-
-def tool_result(call_id: str, content: str, message_id: str | None = None) -> dict[str, Any]:
-    return {
-        "id": message_id or f"t-{call_id}",
-        "role": "tool",
-        "toolCallId": call_id,
-        "content": content,
-    }
-
-
-def run_input(
-    *messages: dict[str, Any], thread: str = "t1", run: str = "r1", **extra: Any
-) -> dict[str, Any]:
-    return {
-        "threadId": thread,
-        "runId": run,
-        "messages": list(messages) or [user("hello")],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-        "state": {},
-        "protocolVersion": "1.0",
-        **extra,
-    }
-
-
-def approve(interrupt: dict[str, Any], **payload: Any) -> dict[str, Any]:
-    return {
-        "interruptId": interrupt["id"],
-        "status": "resolved",
-        "payload": {"approved": True, **payload},
-    }
-
-
-def reject(interrupt: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"approved": False}
-    if reason is not None:
-        payload["reason"] = reason
-    return {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
-
-
-def answer(interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
-    return {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
-
-
-def cancel(interrupt: dict[str, Any]) -> dict[str, Any]:
-    return {"interruptId": interrupt["id"], "status": "cancelled"}
 
 
 # -- reading the stream ------------------------------------------------------------------------

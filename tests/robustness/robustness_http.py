@@ -12,8 +12,12 @@ import httpx
 
 from agui_chat import FunctionCallContent
 from agui_streams import SideEffects as SideEffects  # re-exported for the tests
+from agui_streams import approve as approve
+from agui_streams import assistant_calls as assistant_calls
 from agui_streams import history_from as history_from
+from agui_streams import run_input as run_input
 from agui_streams import scripted as scripted
+from agui_streams import user as user
 
 SIGNING_KEY = "robustness-signing-key-0123456789"
 SSE_HEADERS = [(b"content-type", b"text/event-stream")]
@@ -27,51 +31,6 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-# -- run inputs ---------------------------------------------------------------------------------
-
-
-def user(text: str, message_id: str = "u1") -> Event:
-    return {"id": message_id, "role": "user", "content": text}
-
-
-def assistant_calls(*calls: tuple[str, str, dict[str, Any]], message_id: str = "a1") -> Event:
-    """An assistant message holding tool calls ``(call_id, name, arguments)``."""
-    return {
-        "id": message_id,
-        "role": "assistant",
-        "toolCalls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-            for call_id, name, arguments in calls
-        ],
-    }
-
-
-def run_input(*messages: Event, thread: str = "t1", run: str = "r1", **extra: Any) -> Event:
-    return {
-        "threadId": thread,
-        "runId": run,
-        "messages": list(messages) or [user("hello")],
-        "tools": [],
-        "context": [],
-        "forwardedProps": {},
-        "state": {},
-        "protocolVersion": "1.0",
-        **extra,
-    }
-
-
-def approve(interrupt: Event, **payload: Any) -> Event:
-    return {
-        "interruptId": interrupt["id"],
-        "status": "resolved",
-        "payload": {"approved": True, **payload},
-    }
 
 
 # -- reading what the server wrote ---------------------------------------------------------------
