@@ -2,7 +2,7 @@
 
 Retrying matters only before anything has streamed. A ``HandoffStream`` runs an async
 ``start()`` for the first update and then forwards to the inner stream; a consumer that
-knows the protocol (the tool loop) reads ``handed_over`` after the first update and calls
+knows the protocol (the tool loop) reads ``handed_over`` after the first update and iterates
 the inner stream directly, so the middleware costs nothing per update from then on.
 """
 
@@ -28,15 +28,15 @@ class HandoffStream:
     def __init__(self, start: Start) -> None:
         self._start = start
         self._stream: AsyncIterator[ChatResponseUpdate] | None = None
-        #: After the first update: the inner stream's ``__anext__``, to call directly.
-        self.handed_over: Callable[[], Awaitable[ChatResponseUpdate]] | None = None
+        #: After the first update: the inner stream, to iterate directly.
+        self.handed_over: AsyncIterator[ChatResponseUpdate] | None = None
 
     def __aiter__(self) -> HandoffStream:
         return self
 
     def __anext__(self) -> Awaitable[ChatResponseUpdate]:
         if self.handed_over is not None:
-            return self.handed_over()
+            return anext(self.handed_over)
         return self._first()
 
     async def _first(self) -> ChatResponseUpdate:
@@ -47,7 +47,7 @@ class HandoffStream:
         if first is None:
             raise StopAsyncIteration
         inner = getattr(stream, "handed_over", None)  # stacked hand-offs collapse
-        self.handed_over = inner if inner is not None else stream.__anext__
+        self.handed_over = inner if inner is not None else stream
         return first
 
     async def aclose(self) -> None:
