@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import socket
 import subprocess
 import sys
@@ -48,13 +50,25 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _announced_port(proc: subprocess.Popen[str], deadline: float) -> int:
+    """The port in the line ``agui-chat serve`` writes first to stderr."""
+    assert proc.stderr is not None
+    ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+    assert ready, "agui-chat serve did not say where it serves"
+    line = proc.stderr.readline()
+    found = re.search(r" on http://127\.0\.0\.1:(\d+)/$", line.rstrip("\n"))
+    assert found, line
+    return int(found.group(1))
+
+
 @contextmanager
-def serving(cwd: Path, *args: str) -> Iterator[tuple[str, dict[str, str]]]:
+def serving(cwd: Path, *args: str, port: int | None = None) -> Iterator[tuple[str, dict[str, str]]]:
     """Run ``agui-chat serve ARGS --port N`` in ``cwd`` until it accepts connections; yield
-    its base URL and a dict that holds its ``stderr`` once stopped. The process is always
-    stopped (terminated, then killed)."""
+    its base URL and a dict that holds its ``stderr`` once stopped. ``N`` is a free port,
+    or ``port`` (``0``: the server picks one and says which). The process is always stopped
+    (terminated, then killed)."""
     output: dict[str, str] = {}
-    port = _free_port()
+    port = _free_port() if port is None else port
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["AGUI_CHAT_SIGNING_KEY"] = "a-test-key-that-is-long-enough-0123456789"
     proc = subprocess.Popen(
@@ -67,6 +81,8 @@ def serving(cwd: Path, *args: str) -> Iterator[tuple[str, dict[str, str]]]:
     )
     try:
         deadline = time.monotonic() + 30
+        if port == 0:
+            port = _announced_port(proc, deadline)
         while True:
             assert proc.poll() is None, proc.communicate()[1]
             try:
@@ -167,3 +183,10 @@ def test_serve_says_what_it_serves_and_where(user_project: Path) -> None:
     with serving(user_project, "--app", "my_agent:client") as (url, output):
         pass
     assert f"agui-chat: serving my_agent:client on {url}/" in output["stderr"]
+
+
+def test_serve_on_port_zero_takes_a_free_port_and_says_which(user_project: Path) -> None:
+    with serving(user_project, "--app", "my_agent:client", port=0) as (url, _):
+        events = post_run(url + "/", "on any port")
+    assert not url.endswith(":0")
+    assert text_of(events) == "you said: on any port"

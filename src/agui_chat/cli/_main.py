@@ -61,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve an AG-UI endpoint with uvicorn (POST / on the given host and port).",
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    serve.add_argument(
+        "--port", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)"
+    )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
     which.add_argument(
@@ -208,6 +210,7 @@ def _serve(args: argparse.Namespace) -> int:
             probe.bind((args.host, args.port))
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+    port = args.port or _free_port(args.host)  # --port 0: a free port, announced below
     if args.app:
         target = _load_app(args.app)
         app = AGUIServer(target) if isinstance(target, ChatClient) else target
@@ -215,8 +218,8 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         model, described = _model(args.model)
         app = AGUIServer(model, tools=demo_tools())
-    print(f"agui-chat: serving {described} on http://{args.host}:{args.port}/", file=sys.stderr)
-    serve(app, host=args.host, port=args.port)
+    print(f"agui-chat: serving {described} on http://{args.host}:{port}/", file=sys.stderr)
+    serve(app, host=args.host, port=port)
     return 0
 
 
