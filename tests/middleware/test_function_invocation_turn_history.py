@@ -3,8 +3,8 @@
 The loop keeps a streamed turn cheaply (continuing text deltas are kept without their
 update), so these tests check that what it folds them into is exactly what
 ``ChatResponse.from_updates`` makes of the same updates, whatever the mix: several messages,
-deltas with no role or id, text with properties of its own, several contents in one update,
-reasoning, empty updates.
+deltas with no role or id, several authors, text with properties of its own, several contents
+in one update, reasoning, empty updates.
 """
 
 from __future__ import annotations
@@ -78,16 +78,20 @@ update_specs = st.lists(
     st.tuples(
         st.sampled_from(["assistant", None]),
         st.sampled_from(["m1", "m2", None]),
+        st.sampled_from([None, None, "ann", "bob"]),
         st.sampled_from(["text", "text", "text", "tagged", "two", "reasoning", "empty"]),
     ),
     max_size=30,
 )
 
 
-def _stream(specs: list[tuple[str | None, str | None, str]]) -> list[ChatResponseUpdate]:
+Spec = tuple[str | None, str | None, str | None, str]
+
+
+def _stream(specs: list[Spec]) -> list[ChatResponseUpdate]:
     updates = [
-        ChatResponseUpdate(role, _piece(kind, i), message_id=message_id)
-        for i, (role, message_id, kind) in enumerate(specs)
+        ChatResponseUpdate(role, _piece(kind, i), message_id=message_id, author_name=author)
+        for i, (role, message_id, author, kind) in enumerate(specs)
     ]
     updates.append(
         ChatResponseUpdate(
@@ -113,7 +117,7 @@ async def _model_turn_as_sent_back(updates: list[ChatResponseUpdate]) -> list[di
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(update_specs)
 async def test_the_turn_sent_back_is_what_from_updates_makes_of_the_stream(
-    specs: list[tuple[str | None, str | None, str]],
+    specs: list[Spec],
 ) -> None:
     updates = _stream(specs)
     expected = [m.to_dict() for m in ChatResponse.from_updates(copy.deepcopy(updates)).messages]

@@ -216,7 +216,7 @@ class _Loop:
                 # Calls on the last round trip are never run, so never gated either.
                 gate = None if last_round else self._gate_approvals
                 saw_calls = recorder.add(update, gate)
-                message_id, role = update.message_id, update.role
+                message_id, role, author = update.message_id, update.role, update.author_name
                 yield update
                 async for update in rest:
                     # Hot path, inlined (one pass per streamed delta; measured in
@@ -230,11 +230,16 @@ class _Loop:
                         content.__class__ is TextContent
                         and (update.message_id == message_id or update.message_id is None)
                         and (update.role is role or update.role is None)
+                        and (update.author_name is author or update.author_name is None)
                     ):
                         deltas.append(content)
                     else:
                         saw_calls = recorder.add(update, gate) or saw_calls
-                        message_id, role = update.message_id, update.role
+                        message_id, role, author = (
+                            update.message_id,
+                            update.role,
+                            update.author_name,
+                        )
                     yield update
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
@@ -412,9 +417,10 @@ class _TurnRecorder:
     """Remembers a streamed turn cheaply, in case it ends with tool calls.
 
     The loop appends to ``deltas`` each text delta (the ``TextContent``) that continues the
-    last recorded update's message (same id and role, or none given); every other update
-    goes through :meth:`add` and is kept whole. :meth:`build` folds them into the turn's
-    messages as ``ChatResponse.from_updates`` would.
+    last recorded update's message (same id, role and author, or none given); every other
+    update goes through :meth:`add` and is kept whole. :meth:`build` folds them into the
+    turn's messages exactly as ``ChatResponse.from_updates`` would; the turn's response-level
+    fields (response and conversation ids, finish reason) come from the updates kept whole.
 
     The deltas are kept as the contents that arrived, not as their strings: reaching into
     each one for its string touches memory the caller may never touch, and costs about 5%
