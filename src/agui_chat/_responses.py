@@ -17,6 +17,7 @@ from ._contents import (
 )
 from ._messages import ChatMessage
 from ._schema import to_jsonable
+from ._streams import close_stream
 from ._usage import UsageDetails
 from ._values import ChatFinishReason, ChatRole
 
@@ -244,10 +245,13 @@ class ChatResponse:
 
     @classmethod
     async def from_update_stream(cls, updates: AsyncIterable[ChatResponseUpdate]) -> ChatResponse:
-        """Like :meth:`from_updates`, for an async stream."""
+        """Like :meth:`from_updates`, for an async stream (closed at the end, or on error)."""
         builder = _ResponseBuilder()
-        async for update in updates:
-            builder.add(update)
+        try:
+            async for update in updates:
+                builder.add(update)
+        finally:
+            await close_stream(updates)
         return builder.build()
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from ._client import ChatClient, ChatMessages
 from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate
+from ._streams import close_stream
 
 __all__ = ["SyncChatClient"]
 
@@ -77,9 +78,8 @@ class SyncChatClient:
                     return
                 yield update
         finally:
-            close = getattr(stream, "aclose", None)
-            if close is not None and not self._closed:
-                self._run(close())
+            if not self._closed:
+                self._run(close_stream(stream))
 
     def close(self) -> None:
         """Close the wrapped client and stop the background loop."""

@@ -26,6 +26,7 @@ from .._exceptions import RunError, TransportError
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._streams import close_stream
 from ..middleware import FunctionInvokingChatClient
 from ._pipeline import AGUIEventPipeline
 from ._resume import resume_entries
@@ -207,8 +208,12 @@ class AGUIChatClient(BaseChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         # Check the answers to the server's requests before the tool loop runs anything.
         resume_entries(history)
-        async for update in self._tool_loop.get_streaming_response(history, options):
-            yield update
+        stream = self._tool_loop.get_streaming_response(history, options)
+        try:
+            async for update in stream:
+                yield update
+        finally:
+            await close_stream(stream)
 
     def _remember_state(self, thread_id: str, state: Any) -> None:
         self._states[thread_id] = state

@@ -39,6 +39,7 @@ from .._exceptions import (
 )
 from .._messages import ChatMessage
 from .._options import ChatOptions
+from .._streams import close_stream
 from .._tools import AITool
 from ..middleware import FunctionInvokingChatClient
 from ._encode import RunEncoder
@@ -234,12 +235,16 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed = checked.messages, checked.claimed
-                async for update in self.pipeline.get_streaming_response(messages, run.options):
-                    data = encoder.update(update)
-                    if data:
-                        await outbox.put(data)
-                    if claimed:
-                        await self._keep_results(update.contents, claimed, encoder)
+                stream = self.pipeline.get_streaming_response(messages, run.options)
+                try:
+                    async for update in stream:
+                        data = encoder.update(update)
+                        if data:
+                            await outbox.put(data)
+                        if claimed:
+                            await self._keep_results(update.contents, claimed, encoder)
+                finally:
+                    await close_stream(stream)
                 outbox.push(encoder.finish())
         except ResumeRejected as exc:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)

@@ -28,6 +28,7 @@ from .._contents import (
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._streams import close_stream
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
@@ -205,42 +206,46 @@ class _Loop:
             if self.streaming:
                 stream = self.owner.inner_client.get_streaming_response(history, turn_options)
                 try:
-                    update = await anext(stream)
-                except StopAsyncIteration:
-                    return
-                # A hand-off stream (the retry middleware) steps aside after the first
-                # update: read the stream it wraps directly from here on.
-                rest = getattr(stream, "handed_over", None) or stream
-                recorder = _TurnRecorder()
-                deltas = recorder.deltas
-                # Calls on the last round trip are never run, so never gated either.
-                gate = None if last_round else self._gate_approvals
-                saw_calls = recorder.add(update, gate)
-                message_id, role, author = update.message_id, update.role, update.author_name
-                yield update
-                async for update in rest:
-                    # Hot path, inlined (one pass per streamed delta; measured in
-                    # bench/README.md): a text delta that continues the message is kept as
-                    # it came. Unpacking is the cheapest test for "exactly one content".
-                    try:
-                        [content] = update.contents
-                    except ValueError:
-                        content = None
-                    if (
-                        content.__class__ is TextContent
-                        and (update.message_id == message_id or update.message_id is None)
-                        and (update.role is role or update.role is None)
-                        and (update.author_name is author or update.author_name is None)
-                    ):
-                        deltas.append(content)
-                    else:
-                        saw_calls = recorder.add(update, gate) or saw_calls
-                        message_id, role, author = (
-                            update.message_id,
-                            update.role,
-                            update.author_name,
-                        )
+                    first = await anext(stream, None)
+                    if first is None:
+                        return
+                    update = first
+                    # A hand-off stream (the retry middleware) steps aside after the first
+                    # update: read the stream it wraps directly from here on.
+                    rest = getattr(stream, "handed_over", None) or stream
+                    recorder = _TurnRecorder()
+                    deltas = recorder.deltas
+                    # Calls on the last round trip are never run, so never gated either.
+                    gate = None if last_round else self._gate_approvals
+                    saw_calls = recorder.add(update, gate)
+                    message_id, role, author = update.message_id, update.role, update.author_name
                     yield update
+                    async for update in rest:
+                        # Hot path, inlined (one pass per streamed delta; measured in
+                        # bench/README.md): a text delta that continues the message is kept as
+                        # it came. Unpacking is the cheapest test for "exactly one content".
+                        try:
+                            [content] = update.contents
+                        except ValueError:
+                            content = None
+                        if (
+                            content.__class__ is TextContent
+                            and (update.message_id == message_id or update.message_id is None)
+                            and (update.role is role or update.role is None)
+                            and (update.author_name is author or update.author_name is None)
+                        ):
+                            deltas.append(content)
+                        else:
+                            saw_calls = recorder.add(update, gate) or saw_calls
+                            message_id, role, author = (
+                                update.message_id,
+                                update.role,
+                                update.author_name,
+                            )
+                        yield update
+                finally:
+                    # A caller that stops early leaves the model's stream open: close it now.
+                    await close_stream(stream)
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
                 turn = recorder.build()

@@ -9,9 +9,9 @@ the inner stream directly, so the middleware costs nothing per update from then 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from .._responses import ChatResponseUpdate
+from .._streams import close_stream
 
 __all__ = ["HandoffStream"]
 
@@ -52,6 +52,4 @@ class HandoffStream:
 
     async def aclose(self) -> None:
         """Close the inner stream (what a caller that stops early leaves open)."""
-        close: Any = getattr(self._stream, "aclose", None)
-        if close is not None:
-            await close()
+        await close_stream(self._stream)

@@ -10,6 +10,7 @@ from .._client import ChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._streams import close_stream
 from ._delegating import DelegatingChatClient
 
 __all__ = ["LoggingChatClient", "check_logger"]
@@ -85,17 +86,25 @@ class LoggingChatClient(DelegatingChatClient):
         start = time.perf_counter()
         count = 0
         finish = None
+        stream = self.inner_client.get_streaming_response(messages, options)
         try:
-            async for update in self.inner_client.get_streaming_response(messages, options):
+            async for update in stream:
                 count += 1
                 if update.finish_reason is not None:
                     finish = update.finish_reason
                 yield update
+        except GeneratorExit:
+            self.logger.info(
+                "get_streaming_response stopped by the caller after %d update(s)", count
+            )
+            raise
         except BaseException as exc:
             self.logger.warning(
                 "get_streaming_response failed after %d update(s): %s", count, type(exc).__name__
             )
             raise
+        finally:
+            await close_stream(stream)
         self.logger.info(
             "get_streaming_response completed in %.3fs: %d update(s), finish reason %s",
             time.perf_counter() - start,
