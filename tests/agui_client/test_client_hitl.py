@@ -133,10 +133,38 @@ async def test_an_interrupt_without_a_known_tool_call_becomes_a_question() -> No
         "input_required",
         "Which build?",
     )
-    assert request.tool_call_id is None
+    # The asking call and the question's key come from an agui_chat server's own metadata
+    # entry (a top-level toolCallId would make it an approval); the caller sees them as fields.
+    assert (request.tool_call_id, request.key) == ("c9", "build")
     assert request.response_schema == question("q-1")["responseSchema"]
-    assert request.metadata == {"agui_chat": {"toolCallId": "c9", "key": "build"}}
+    assert request.metadata is None
     assert request.expires_at is not None and request.expires_at.year == 2099
+
+
+async def test_a_questions_own_metadata_reaches_the_caller_without_the_servers_entry() -> None:
+    asked = question("q-1")
+    asked["metadata"] = {"form": "build-picker", "agui_chat": {"toolCallId": "c9", "key": "b"}}
+    agent = Agent(paused(asked, calls=()))
+    client, response = await pause(agent)
+    await client.aclose()
+
+    (request,) = response.input_requests
+    assert isinstance(request, InterruptRequestContent)
+    assert request.metadata == {"form": "build-picker"}
+    assert (request.tool_call_id, request.key) == ("c9", "b")
+
+
+async def test_a_question_from_another_server_keeps_its_metadata_whole() -> None:
+    asked = question("q-1")
+    asked["metadata"] = {"agui_chat": "not ours"}
+    agent = Agent(paused(asked, calls=()))
+    client, response = await pause(agent)
+    await client.aclose()
+
+    (request,) = response.input_requests
+    assert isinstance(request, InterruptRequestContent)
+    assert request.metadata == {"agui_chat": "not ours"}
+    assert (request.tool_call_id, request.key) == (None, None)
 
 
 async def test_an_approval_may_name_a_call_from_an_earlier_turn() -> None:

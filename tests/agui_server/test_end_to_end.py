@@ -213,6 +213,8 @@ async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> Non
     assert question.response_schema is not None and question.response_schema["required"] == [
         "build"
     ]
+    # As DESIGN §3 says: the question carries the asking call's id (and its key).
+    assert (question.tool_call_id, question.key) == ("c1", "build")
     final = await chat.answer(question.create_response({"build": 7}))
     assert tools.runs["deploy"] == [{"service": "api", "cancelled": False, "payload": {"build": 7}}]
     assert results_seen(model.calls[-1][0]) == {"c1": "deployed api build 7"}

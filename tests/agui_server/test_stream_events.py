@@ -35,6 +35,7 @@ from agui_chat import (
     ChatResponseUpdate,
     FunctionCallContent,
     FunctionCallUpdateContent,
+    FunctionResultContent,
     TextContent,
     TextReasoningContent,
     UsageDetails,
@@ -212,6 +213,63 @@ async def test_tool_arguments_stream_as_the_model_streams_them(tools: Tools) -> 
     assert [e["delta"] for e in of_type(events, "TOOL_CALL_ARGS")] == ['{"ci', 'ty": "Porto"}']
     assert events[1]["parentMessageId"] == "m1"
     assert tools.runs["lookup"] == [{"city": "Porto"}]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [TextContent("Let me check."), TextReasoningContent("thinking")],
+    ids=["text", "reasoning"],
+)
+async def test_text_or_reasoning_between_argument_pieces_leaves_the_call_open(
+    tools: Tools, between: Any
+) -> None:
+    # Items interleave freely; TOOL_CALL_END would tell the client the arguments are whole.
+    model = StreamingModel(
+        [
+            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", "lookup", '{"ci')]),
+            ChatResponseUpdate("assistant", [between], message_id="m1"),
+            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c1", None, 'ty":"Rome"}')]),
+            ChatResponseUpdate(
+                "assistant", [FunctionCallContent("c1", "lookup", {"city": "Rome"})]
+            ),
+        ],
+        [ChatResponseUpdate("assistant", "ok", message_id="m2")],
+    )
+    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    kinds = types(events)
+    args = [i for i, e in enumerate(events) if e["type"] == "TOOL_CALL_ARGS"]
+    assert "".join(events[i]["delta"] for i in args) == '{"city":"Rome"}'
+    assert kinds.index("TOOL_CALL_END") > args[-1]
+    assert kinds.count("TOOL_CALL_END") == 1
+    assert tools.runs["lookup"] == [{"city": "Rome"}]
+
+
+async def test_a_result_ends_its_own_call_and_leaves_another_streaming_call_open(
+    tools: Tools,
+) -> None:
+    # c1 was run by the service itself (its result is in the same turn); c2 is still streaming.
+    model = StreamingModel(
+        [
+            ChatResponseUpdate(
+                "assistant", [FunctionCallContent("c1", "lookup", {"city": "Faro"})]
+            ),
+            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c2", "lookup", '{"ci')]),
+            ChatResponseUpdate("tool", [FunctionResultContent("c1", "from the service")]),
+            ChatResponseUpdate("assistant", [FunctionCallUpdateContent("c2", None, 'ty":"Rome"}')]),
+            ChatResponseUpdate(
+                "assistant", [FunctionCallContent("c2", "lookup", {"city": "Rome"})]
+            ),
+        ],
+        [ChatResponseUpdate("assistant", "ok", message_id="m2")],
+    )
+    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    c2_args = [e["delta"] for e in events if e.get("toolCallId") == "c2" and "delta" in e]
+    assert "".join(c2_args) == '{"city":"Rome"}'
+    assert [e["type"] for e in events if e.get("toolCallId") == "c2"][-2:] == [
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+    ]
+    assert tools.runs["lookup"] == [{"city": "Rome"}]  # c1 had its result from the service
 
 
 async def test_argument_pieces_before_the_tool_name_are_held_until_it_arrives(tools: Tools) -> None:

@@ -216,7 +216,9 @@ class RunEncoder:
             return
         message_id = update.message_id
         if self._text_id is None or (message_id is not None and message_id != self._text_id):
-            self._close_all(out)
+            # Calls still streaming their arguments stay open: items interleave freely, and
+            # TOOL_CALL_END would tell the client the arguments are complete.
+            self._close_all(out, calls=False)
             self._open_text(message_id or _new_id(), update, out)
         out.append(self._text_prefix + encode_basestring(text) + "}\n\n")
 
@@ -245,7 +247,7 @@ class RunEncoder:
     # -- reasoning -----------------------------------------------------------------------
     def _reasoning(self, content: TextReasoningContent, out: list[str]) -> None:
         if self._reasoning_id is None:
-            self._close_all(out)
+            self._close_all(out, calls=False)
             self._reasoning_id = _new_id()
             out.append(frame({"type": "REASONING_START", "messageId": self._reasoning_id}))
             out.append(
@@ -332,7 +334,11 @@ class RunEncoder:
         state.ended = True
 
     def _result(self, call_id: str, content: str, out: list[str]) -> None:
-        self._close_all(out)
+        self._close_all(out, calls=False)
+        state = self._open_calls.get(call_id)
+        if state is not None and not state.ended:  # a result means the call was complete
+            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+            state.ended = True
         event = {
             "type": "TOOL_CALL_RESULT",
             "messageId": _new_id(),

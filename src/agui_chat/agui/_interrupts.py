@@ -24,6 +24,7 @@ from .._contents import (
 )
 from .._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from ._signing import InterruptClaims, InterruptSigner
+from ._to_wire import QUESTION_METADATA_KEY
 
 __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
 
@@ -174,7 +175,7 @@ class InterruptIssuer:
             interrupt["responseSchema"] = request.response_schema
         if expires_at is not None:
             interrupt["expiresAt"] = format_expiry(expires_at)
-        interrupt["metadata"] = {**(request.metadata or {}), "agui_chat": marker}
+        interrupt["metadata"] = {**(request.metadata or {}), QUESTION_METADATA_KEY: marker}
         return interrupt
 
 

@@ -65,6 +65,9 @@ ENCRYPTED_FOR_KEY = "agui_encrypted_for"
 CONTENT_PARTS_KEY = "agui_content_parts"
 #: On messages: the subagent invocation that produced them (AG-UI ``subagentRunId``).
 SUBAGENT_KEY = "agui_subagent_run_id"
+#: In a question interrupt's ``metadata``: what an agui_chat server says of the question
+#: (``toolCallId``, ``key``) where the spec has no field for it.
+QUESTION_METADATA_KEY = "agui_chat"
 
 Wire = dict[str, Any]
 

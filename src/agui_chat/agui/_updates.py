@@ -35,6 +35,7 @@ from ._reducer import AGUIStateTracker, AGUIThreadReducer
 from ._to_wire import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,
+    QUESTION_METADATA_KEY,
     RUN_ID_KEY,
     STATE_KEY,
     SUBAGENT_KEY,
@@ -430,14 +431,24 @@ def request_for_interrupt(
             expires_at=expires_at,
             additional_properties=props,
         )
+    # An agui_chat server names the asking call (and the question's key) in its own entry of
+    # the metadata, since a top-level ``toolCallId`` would make the question an approval.
+    metadata = interrupt.get("metadata")
+    ours: Mapping[str, Any] = {}
+    if isinstance(metadata, Mapping) and isinstance(metadata.get(QUESTION_METADATA_KEY), Mapping):
+        ours = metadata[QUESTION_METADATA_KEY]
+        metadata = {k: v for k, v in metadata.items() if k != QUESTION_METADATA_KEY} or None
+    call_id = interrupt.get("toolCallId", ours.get("toolCallId"))
+    key = ours.get("key")
     return InterruptRequestContent(
         interrupt["id"],
         reason=interrupt.get("reason"),
         message=interrupt.get("message"),
-        tool_call_id=None,
+        tool_call_id=call_id if isinstance(call_id, str) else None,
         response_schema=schema,
         expires_at=expires_at,
-        metadata=interrupt.get("metadata"),
+        metadata=metadata,
+        key=key if isinstance(key, str) else None,
         additional_properties=props,
     )
 
