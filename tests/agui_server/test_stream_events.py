@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from ag_ui.core import CustomEvent, StateDeltaEvent, StateSnapshotEvent
 from server_support import (
     SIGNING_KEY,
     Tools,
@@ -450,6 +451,30 @@ async def test_events_a_tool_emits_through_the_run_context_go_out_as_they_are() 
     events = await run_agui(server(model, tools=[progress]), run_input())
     assert of_type(events, "CUSTOM") == [
         {"type": "CUSTOM", "name": "app:progress", "value": {"pct": 50}}
+    ]
+
+
+async def test_ag_ui_events_a_tool_emits_keep_the_nulls_they_were_given() -> None:
+    # agui-wire §1.5: a null inside data survives; CUSTOM.value is required and may be null.
+    @ai_function
+    def clear() -> str:
+        """Clear the selection."""
+        run = current_run()
+        assert run is not None
+        run.emit(CustomEvent(name="app.cleared", value=None))
+        run.emit(StateDeltaEvent(delta=[{"op": "add", "path": "/selection", "value": None}]))
+        run.emit(StateSnapshotEvent(snapshot={"a": None, "b": 1}))
+        return "cleared"
+
+    model = scripted([FunctionCallContent("c1", "clear", {})], "ok")
+    events = await run_agui(server(model, tools=[clear]), run_input())
+    assert of_type(events, "CUSTOM") == [{"type": "CUSTOM", "name": "app.cleared", "value": None}]
+    assert of_type(events, "STATE_DELTA") == [
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/selection", "value": None}]}
+    ]
+    # Optional fields nobody set (timestamp, rawEvent, ...) are left out, not sent as null.
+    assert of_type(events, "STATE_SNAPSHOT") == [
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": None, "b": 1}}
     ]
 
 

@@ -72,6 +72,17 @@ def frame(event: Mapping[str, Any]) -> str:
     return f"data: {body}\n\n"
 
 
+def event_to_wire(event: Any) -> dict[str, Any]:
+    """An ``ag_ui.core`` event as its wire dict: optional fields left unset are left out,
+    but a null that was given (``CUSTOM.value``, a patch ``value``, data inside a snapshot)
+    stays, as the spec requires (``exclude_none`` alone would drop them)."""
+    dump = event.model_dump
+    return {
+        **dump(mode="json", by_alias=True, exclude_none=True),
+        **dump(mode="json", by_alias=True, include=event.model_fields_set),
+    }
+
+
 def _new_id() -> str:
     return uuid.uuid4().hex
 
@@ -372,7 +383,7 @@ class RunEncoder:
         if isinstance(raw, Mapping):
             event: Any = raw
         elif hasattr(raw, "model_dump") and hasattr(raw, "type"):
-            event = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+            event = event_to_wire(raw)
         else:
             return
         if event.get("type") in PASS_THROUGH_TYPES:

@@ -17,6 +17,8 @@ from typing import Any
 import jsonpatch
 from ag_ui.core import BaseEvent, RunAgentInput
 
+from ._encode import event_to_wire
+
 __all__ = ["AGUIRunContext", "current_run"]
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -43,7 +45,7 @@ class AGUIRunContext:
     def emit(self, event: Mapping[str, Any] | BaseEvent) -> None:
         """Send an AG-UI event (an ``ag_ui.core`` event or a dict with wire keys) now."""
         if isinstance(event, BaseEvent):
-            data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+            data = event_to_wire(event)
         elif isinstance(event, Mapping):
             data = dict(event)
         else:
