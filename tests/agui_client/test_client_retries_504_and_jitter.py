@@ -22,7 +22,9 @@ async def test_a_504_then_success_is_retried_and_succeeds() -> None:
 
     assert response.text == "ok"
     assert len(agent.requests) == 2
-    assert agent.bodies[0] == agent.bodies[1]
+    first, second = agent.bodies
+    assert first["runId"] != second["runId"]  # the upstream may have started the first run
+    assert {**first, "runId": None} == {**second, "runId": None}
 
 
 async def test_clients_that_fail_together_wait_different_jittered_delays() -> None:

@@ -190,6 +190,15 @@ class AGUIEventPipeline:
         return self._verifier.run_active
 
     @property
+    def requested_run_id(self) -> str | None:
+        """The ``runId`` the request was sent with (set again when a retry sent a new one)."""
+        return self._verifier.requested_run_id
+
+    @requested_run_id.setter
+    def requested_run_id(self, run_id: str | None) -> None:
+        self._verifier.requested_run_id = run_id
+
+    @property
     def requested_run(self) -> RunRecord | None:
         """The run whose ``runId`` is the request's ``run_id`` (the last such), if seen."""
         wanted = self._verifier.requested_run_id

@@ -14,6 +14,7 @@ import email.utils
 import json
 import logging
 import math
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -64,7 +65,10 @@ class EventStream:
         ready: list[str],
         *,
         ended: bool,
+        run_id: str | None = None,
     ) -> None:
+        #: The ``runId`` of the run input this response answers (a retry sends a new one).
+        self.run_id = run_id
         self.response = response
         self.decoder = decoder
         self.ready = ready
@@ -158,9 +162,11 @@ class AGUITransport:
         """POST ``run_input`` and return its body as an event stream, ready to read.
 
         Retries transient failures (``TransientError``) until the first SSE ``data``
-        payload has arrived; raises the last failure when the attempts run out.
+        payload has arrived; raises the last failure when the attempts run out. Each retry
+        is a new run with a new ``runId`` (agui-wire §1.2: the server may have started the
+        one that failed); ``EventStream.run_id`` says which was sent.
         """
-        content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":")).encode()
+        run_id = run_input.get("runId")
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._backoff,
@@ -171,7 +177,13 @@ class AGUITransport:
         )
         async for attempt in retrying:
             with attempt:
-                return await self._attempt(content)
+                if attempt.retry_state.attempt_number > 1 and isinstance(run_id, str):
+                    run_id = f"run_{uuid.uuid4().hex}"
+                    run_input = {**run_input, "runId": run_id}
+                content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
+                stream = await self._attempt(content.encode())
+                stream.run_id = run_id if isinstance(run_id, str) else None
+                return stream
         raise AssertionError("unreachable")  # pragma: no cover
 
     # ---------------------------------------------------------------- one attempt

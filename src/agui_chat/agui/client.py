@@ -255,6 +255,9 @@ class _RunClient(BaseChatClient):
             protocol_version=pipeline.input_protocol_version,
             prepare_messages=pipeline.prepare_input_messages,
         )
+        stream = await owner._transport.open(run_input)
+        if stream.run_id is not None and stream.run_id != run_id:  # a retry: a new run
+            run_id = pipeline.requested_run_id = stream.run_id
         mapper = UpdateMapper(
             thread_id=thread_id,
             requested_run_id=run_id,
@@ -264,7 +267,6 @@ class _RunClient(BaseChatClient):
             sent_messages=run_input["messages"],
             on_warning=owner.on_warning,
         )
-        stream = await owner._transport.open(run_input)
         feed = pipeline.feed
         update = mapper.update
         try:
