@@ -203,6 +203,39 @@ async def test_encrypted_values_are_sent_back_unchanged_on_what_they_name() -> N
     assert sent["a1"]["toolCalls"][0]["encryptedValue"] == "enc-call=="
 
 
+async def test_an_encrypted_value_for_an_unknown_entity_is_dropped_with_a_warning() -> None:
+    # agui-wire §3.5: an unknown entityId gets a warning and may be dropped; never fatal.
+    agent = Agent(
+        lambda b: run(
+            b,
+            text("a1", "Done."),
+            {
+                "type": "REASONING_ENCRYPTED_VALUE",
+                "subtype": "message",
+                "entityId": "nobody",
+                "encryptedValue": "enc==",
+            },
+            {
+                "type": "REASONING_ENCRYPTED_VALUE",
+                "subtype": "message",
+                "entityId": "u1",  # a message of the history the client sent
+                "encryptedValue": "enc-user==",
+            },
+        ),
+        lambda b: run(b),
+    )
+    warnings: list[str] = []
+    async with agent.client(on_warning=warnings.append) as client:
+        history = [ChatMessage("user", "hi", message_id="u1")]
+        response = await client.get_response(history)
+        await client.get_response([*history, *response.messages])
+
+    assert response.text == "Done."
+    assert len(warnings) == 1 and "'nobody'" in warnings[0]
+    assert "enc==" not in str(agent.last["messages"])
+    assert "enc-user==" in str(agent.last["messages"])
+
+
 async def test_state_snapshot_and_delta_are_applied_and_carried_on_updates() -> None:
     agent = Agent(
         lambda b: run(

@@ -295,15 +295,36 @@ class UpdateMapper:
         )
 
     def _encrypted_value(self, event: Event) -> ChatResponseUpdate:
+        entity_id = event["entityId"]
+        if not self._knows(entity_id):
+            # agui-wire §3.5: an unknown entityId gets a warning and may be dropped.
+            if self._on_warning is not None:
+                self._on_warning(
+                    f"REASONING_ENCRYPTED_VALUE names {event['subtype']} {entity_id!r}, which "
+                    "neither this stream nor the history shows; dropped"
+                )
+            return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
         # A message of its own, so joining never folds it into neighbouring reasoning text;
         # the wire builder attaches it to the message or tool call it names.
-        target = {"subtype": event["subtype"], "entityId": event["entityId"]}
+        target = {"subtype": event["subtype"], "entityId": entity_id}
         content = TextReasoningContent(
             "",
             protected_data=event["encryptedValue"],
             additional_properties={ENCRYPTED_FOR_KEY: target},
         )
         return self._opens(event, f"{event['entityId']}-encrypted", _ASSISTANT, [content])
+
+    def _knows(self, entity_id: str) -> bool:
+        """Whether a message or tool call with this id was opened here or sent in the input."""
+        if entity_id in self._roles or entity_id in self._calls:
+            return True
+        if entity_id in self._history_calls:
+            return True
+        return any(
+            m.get("id") == entity_id
+            or any(c.get("id") == entity_id for c in m.get("toolCalls") or ())
+            for m in self._sent_messages
+        )
 
     # ---------------------------------------------------------------- tool calls
 
