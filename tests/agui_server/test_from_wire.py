@@ -223,3 +223,41 @@ def test_client_tools_are_declarations_and_server_names_win() -> None:
     assert type(declared) is AIFunctionDeclaration
     assert declared.name == "local_time" and declared.description == "Time here."
     assert declared.parameters["properties"] == {"tz": {"type": "string"}}
+
+
+def test_unknown_members_of_the_input_are_stripped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # agui-wire §2 and §5.3: unknown members are stripped with a warning, not refused.
+    body = {
+        "threadId": "t",
+        "runId": "r",
+        "futureField": {"x": 1},
+        "messages": [
+            {"id": "u1", "role": "user", "content": "hi"},
+            {"id": "n1", "role": "narrator", "content": "meanwhile"},
+            {
+                "id": "u2",
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "hologram", "source": {"type": "url", "value": "http://x/"}},
+                    {"type": "image", "source": {"type": "ipfs", "value": "Qm"}},
+                ],
+            },
+        ],
+    }
+    messages = to_chat_messages(parse_run_input(body))
+    assert [(m.message_id, m.text) for m in messages] == [("u1", "hi"), ("u2", "look")]
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    for named in ("'futureField'", "'narrator'", "'hologram'", "'ipfs'"):
+        assert named in warning
+
+
+def test_a_malformed_role_is_still_refused_naming_the_message() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_run_input(
+            {"threadId": "t", "runId": "r", "messages": [{"id": "u1", "role": 7, "content": "x"}]}
+        )
+    assert caught.value.status == 422
+    assert "messages[0]" in caught.value.message

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,8 @@ ENCRYPTED_VALUE = "agui_encrypted_value"
 TOOL_ERROR = "agui_error"
 
 _MAX_REPORTED_ERRORS = 10
+
+_log = logging.getLogger("agui_chat.agui")
 
 
 class InputError(Exception):
@@ -89,6 +92,7 @@ def parse_run_input(data: Any) -> RunAgentInput:
     upgraded to 1.0 media parts first."""
     if not isinstance(data, dict):
         raise _invalid("(body)", "must be a JSON object (a RunAgentInput)")
+    data = _strip_unknown(data)
     messages = data.get("messages")
     if isinstance(messages, list):
         data = {**data, "messages": [_upgrade_message(m) for m in messages]}
@@ -103,6 +107,71 @@ def parse_run_input(data: Any) -> RunAgentInput:
         raise InputError(
             422, "INVALID_INPUT", f"the body is not a valid RunAgentInput: {summary}", errors
         ) from None
+
+
+_INPUT_KEYS = frozenset(
+    {
+        "threadId",
+        "runId",
+        "protocolVersion",
+        "parentRunId",
+        "state",
+        "messages",
+        "tools",
+        "context",
+        "forwardedProps",
+        "resume",
+    }
+)
+_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning"})
+_PART_TYPES = frozenset({"text", "image", "audio", "video", "document", "binary"})
+_SOURCE_TYPES = frozenset({"data", "url", "file"})
+
+
+def _strip_unknown(data: dict[str, Any]) -> dict[str, Any]:
+    """agui-wire §2 and §5.3: unknown members of the input are stripped with a warning,
+    not refused — top-level keys, messages of an unknown role, content parts of an unknown
+    type or source. What is malformed (a role that is not a string, say) is left for
+    validation to refuse."""
+    dropped: list[str] = []
+    out = {k: v for k, v in data.items() if k in _INPUT_KEYS}
+    dropped += [f"'{k}'" for k in data if k not in _INPUT_KEYS]
+    messages = data.get("messages")
+    if isinstance(messages, list):
+        kept = []
+        for i, message in enumerate(messages):
+            role = message.get("role") if isinstance(message, dict) else None
+            if isinstance(role, str) and role not in _ROLES:
+                dropped.append(f"messages[{i}] (role {role!r})")
+                continue
+            if isinstance(message, dict) and isinstance(message.get("content"), list):
+                parts = []
+                for j, part in enumerate(message["content"]):
+                    unknown = _unknown_part(part)
+                    if unknown:
+                        dropped.append(f"messages[{i}].content[{j}] ({unknown})")
+                    else:
+                        parts.append(part)
+                message = {**message, "content": parts}
+            kept.append(message)
+        out["messages"] = kept
+    if dropped:
+        _log.warning("stripped unknown members of the run input: %s", ", ".join(dropped))
+    return out
+
+
+def _unknown_part(part: Any) -> str | None:
+    """What makes a content part unknown (its type, or its source's type), if anything."""
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if isinstance(kind, str) and kind not in _PART_TYPES:
+        return f"type {kind!r}"
+    source = part.get("source")
+    source_kind = source.get("type") if isinstance(source, dict) else None
+    if isinstance(source_kind, str) and source_kind not in _SOURCE_TYPES:
+        return f"source type {source_kind!r}"
+    return None
 
 
 def _field_path(loc: Iterable[int | str]) -> str:
