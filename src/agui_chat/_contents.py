@@ -11,6 +11,7 @@ import base64
 import binascii
 import builtins
 import copy
+import json
 import mimetypes
 from collections.abc import Mapping
 from datetime import datetime
@@ -276,6 +277,23 @@ class UriContent(AIContent):
         return {"uri": self.uri, "media_type": self.media_type}
 
 
+def _not_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]!r} is too large")
+    return value
+
+
+def _strict_json(text: str) -> Any:
+    """``json.loads`` that refuses what is not JSON (``NaN``, ``Infinity``) and numbers
+    that overflow a float; raises ``ValueError`` or ``RecursionError``."""
+    return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
+
+
 class FunctionCallContent(AIContent):
     """A request from the model to call a tool.
 
@@ -315,15 +333,19 @@ class FunctionCallContent(AIContent):
     def from_json_arguments(
         cls, call_id: str, name: str, text: str | None, **kwargs: Any
     ) -> FunctionCallContent:
-        """Build a call from the argument text a model streamed; bad JSON is kept, not raised."""
-        import json
+        """Build a call from the argument text a model streamed; bad JSON is kept, not raised.
 
+        Text that is not strict JSON is bad JSON: ``NaN`` and ``Infinity`` (which Python's
+        ``json`` accepts), numbers too large for a float, and nesting too deep to parse
+        (``RecursionError``) all leave ``arguments`` ``None`` with ``exception`` saying why.
+        """
         if text is None or not text.strip():
             return cls(call_id, name, {}, **kwargs)
         try:
-            parsed = json.loads(text)
-        except ValueError as exc:
-            return cls(call_id, name, None, raw_arguments=text, exception=exc, **kwargs)
+            parsed = _strict_json(text)
+        except (ValueError, RecursionError) as exc:
+            why = exc if isinstance(exc, ValueError) else ValueError("arguments nest too deeply")
+            return cls(call_id, name, None, raw_arguments=text, exception=why, **kwargs)
         if not isinstance(parsed, dict):
             err = ValueError(f"tool arguments must be a JSON object, got {type(parsed).__name__}")
             return cls(call_id, name, None, raw_arguments=text, exception=err, **kwargs)

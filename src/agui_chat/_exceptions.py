@@ -21,7 +21,8 @@ Catch at the level you care about::
         ├── UnknownResponseError       an answer names no pending request (.request_ids)
         ├── DuplicateResponseError     a request was answered twice (.request_ids)
         ├── ExpiredRequestError        a request past its expiry was resolved, not cancelled
-        └── InvalidResponseError       a payload or edited arguments fail their schema
+        └── InvalidResponseError       a payload or edited arguments fail their schema, or
+                                       the answers are ambiguous (two calls share an id)
 
     TransientError                     mixin: safe to retry before anything was streamed
 
@@ -169,4 +170,6 @@ class ExpiredRequestError(HumanInTheLoopError):
 
 
 class InvalidResponseError(HumanInTheLoopError):
-    """An answer's payload or edited arguments do not satisfy their JSON schema."""
+    """An answer's payload or edited arguments do not satisfy their JSON schema, or the
+    answers cannot be paired safely: a pending call's id is used by another call or request
+    (``request_ids`` names the requests; nothing was run)."""

@@ -199,9 +199,11 @@ class DelegatingAIFunction(AIFunction):
 class ApprovalRequiredAIFunction(DelegatingAIFunction):
     """A function that must not run until a person approves the call.
 
-    It is a marker: the function invocation middleware enforces it. ``when`` (given the call's
-    arguments) decides per call; without it every call needs approval. ``allow_edits`` lets
-    the person replace the arguments when approving.
+    It is a marker: the function invocation middleware enforces it. ``when`` decides per
+    call; without it every call needs approval. ``when`` is given the arguments as the tool
+    would receive them (validated and converted by the tool's parameter types, defaults
+    filled in); arguments that do not validate, or a ``when`` that raises, need approval.
+    ``allow_edits`` lets the person replace the arguments when approving.
     """
 
     def __init__(
@@ -222,14 +224,40 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
         """Whether this call needs a person's approval.
 
-        A ``when`` predicate that raises counts as "yes": when in doubt, ask.
+        ``when`` sees the arguments the tool would run with (``validate_arguments``), never
+        the raw ones: a check such as ``args["recursive"] is True`` must not be passed by
+        ``"recursive": 1`` that the tool then receives as ``True``. Arguments that do not
+        validate, a NaN anywhere in them (every comparison with NaN is false, so no
+        threshold check can hold), and a ``when`` that raises, count as "yes": when in doubt,
+        ask.
         """
         if self.when is None:
             return True
         try:
-            return bool(self.when(dict(arguments or {})))
+            converted = self.validate_arguments(arguments)
         except Exception:
             return True
+        if _holds_nan(converted):
+            return True
+        try:
+            return bool(self.when(converted))
+        except Exception:
+            return True
+
+
+def _holds_nan(value: Any) -> bool:
+    """Whether a float NaN is anywhere in ``value`` (through dicts, lists, tuples, sets)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if item != item:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return False
 
 
 # -- decorators --------------------------------------------------------------------------
@@ -290,6 +318,13 @@ def approval_required(
 
     Works on a plain function or an ``AIFunction``, bare (``@approval_required``) or with a
     per-call predicate (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
+
+    ``when`` receives the arguments exactly as the tool will: validated and converted by the
+    tool's own parameter types, with defaults filled in (``"recursive": 1`` arrives as
+    ``True``; a pydantic-model parameter arrives as the model, not a dict). If the arguments
+    do not validate, approval is required (the tool would refuse them anyway, and the
+    predicate must never judge arguments the tool does not see); so is it when they hold a
+    NaN, or when ``when`` raises. Its result is read with ``bool()``.
     """
 
     if when is not None and not callable(when):

@@ -230,6 +230,25 @@ def test_call_from_json_arguments_keeps_bad_json_as_raw_text() -> None:
     assert isinstance(call.exception, ValueError)
 
 
+@pytest.mark.parametrize(
+    "text", ['{"a": NaN}', '{"a": Infinity}', '{"a": -Infinity}', '{"a": 1e400}']
+)
+def test_call_from_json_arguments_refuses_numbers_that_are_not_json(text: str) -> None:
+    call = FunctionCallContent.from_json_arguments("c1", "f", text)
+    assert call.arguments is None
+    assert call.raw_arguments == text
+    assert isinstance(call.exception, ValueError)
+
+
+def test_call_from_json_arguments_keeps_arguments_nested_too_deeply_as_raw_text() -> None:
+    text = "[" * 50_000 + "]" * 50_000
+    call = FunctionCallContent.from_json_arguments("c1", "f", text)
+    assert call.arguments is None
+    assert call.raw_arguments == text
+    assert isinstance(call.exception, ValueError)
+    assert "nest too deeply" in str(call.exception)
+
+
 # -- approval requests -------------------------------------------------------------------
 
 

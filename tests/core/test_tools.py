@@ -316,6 +316,39 @@ def test_a_when_predicate_that_raises_means_approval_is_needed() -> None:
     assert tool.requires_approval({"city": "x"})
 
 
+def test_when_sees_the_arguments_converted_as_the_tool_receives_them() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def recursive_only(args: Any) -> bool:
+        seen.append(dict(args))
+        return args["recursive"] is True
+
+    @approval_required(when=recursive_only)
+    def rm(path: str, recursive: bool = False) -> None:
+        """Remove a path."""
+
+    assert rm.requires_approval({"path": "/", "recursive": 1})
+    assert rm.requires_approval({"path": "/", "recursive": "true"})
+    assert not rm.requires_approval({"path": "/tmp/x"})
+    assert seen == [
+        {"path": "/", "recursive": True},
+        {"path": "/", "recursive": True},
+        {"path": "/tmp/x", "recursive": False},
+    ]
+
+
+def test_arguments_that_do_not_validate_or_hold_nan_need_approval() -> None:
+    @approval_required(when=lambda args: args["amount"] > 100)
+    def transfer(amount: float) -> None:
+        """Send money."""
+
+    assert not transfer.requires_approval({"amount": 5})
+    assert transfer.requires_approval({"amount": "lots"})
+    assert transfer.requires_approval({"amount": 5, "extra": 1})
+    assert transfer.requires_approval({"amount": float("nan")})
+    assert transfer.requires_approval(None)
+
+
 def test_approval_required_is_discoverable_through_further_wrappers() -> None:
     class Audited(DelegatingAIFunction):
         pass

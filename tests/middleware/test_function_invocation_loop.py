@@ -216,7 +216,10 @@ async def test_a_call_on_the_last_round_trip_is_neither_run_nor_surfaced(ask: As
     response = await ask(client, "go", ChatOptions(tools=[delete_file]))
     assert deleted == []
     assert response.input_requests == []
-    assert response.messages[-1].contents == [call("c1", "delete_file", path="/tmp/a")]
+    # Marked informational: no later answer (a question the model sent along) can run it.
+    assert response.messages[-1].contents == [
+        FunctionCallContent("c1", "delete_file", {"path": "/tmp/a"}, informational_only=True)
+    ]
     assert response.finish_reason == ChatFinishReason.STOP
 
 

@@ -21,6 +21,7 @@ from .._contents import (
     AIContent,
     FunctionCallContent,
     FunctionResultContent,
+    InputResponseContent,
     InterruptRequestContent,
     TextContent,
     ToolApprovalRequestContent,
@@ -215,8 +216,9 @@ class _Loop:
                     rest = getattr(stream, "handed_over", None) or stream
                     recorder = _TurnRecorder()
                     deltas = recorder.deltas
-                    # Calls on the last round trip are never run, so never gated either.
-                    gate = None if last_round else self._gate_approvals
+                    # Calls on the last round trip are never run, so never gated either
+                    # (they are marked informational instead).
+                    gate = self._hold_unrun if last_round else self._gate_approvals
                     saw_calls = recorder.add(update, gate)
                     message_id, role, author = update.message_id, update.role, update.author_name
                     yield update
@@ -254,7 +256,9 @@ class _Loop:
             else:
                 turn = await self.owner.inner_client.get_response(history, turn_options)
                 for message in turn.messages:
-                    if not last_round:  # calls on the last round trip are never run
+                    if last_round:  # calls on the last round trip are never run
+                        self._hold_unrun(message.contents)
+                    else:
                         self._gate_approvals(message.contents)
                     yield self._out(message)
                 if turn.usage is not None:
@@ -262,20 +266,26 @@ class _Loop:
             self.last_response = turn
             self.finish_reason = turn.finish_reason
 
+            # A call id used twice in one turn is ambiguous (an answer or a result could go
+            # to either call): every call with that id gets an error and none runs.
+            duplicated = _duplicated_call_ids(turn.messages)
             requests = [
                 c
                 for m in turn.messages
                 for c in m.contents
                 if isinstance(c, ToolApprovalRequestContent)
+                and c.tool_call.call_id not in duplicated
             ]
             calls = _pending_calls(turn.messages)
-            if last_round or (not calls and not requests):
+            if last_round or (not calls and not requests and not duplicated):
                 return
 
             to_run: list[ScheduledCall] = []
-            results: list[AIContent] = []
+            results: list[AIContent] = _duplicate_id_results(turn.messages, duplicated)
             handed_off = False
             for call in calls:
+                if call.call_id in duplicated:
+                    continue
                 tool = self.tools.get(call.name)
                 if isinstance(tool, AIFunction):
                     if call.arguments is None:
@@ -319,13 +329,15 @@ class _Loop:
 
     # -- helpers -------------------------------------------------------------------------
     def _gate_approvals(self, contents: list[AIContent]) -> bool:
-        """Replace, in place, each call that needs a person's approval with a request.
+        """Replace, in place, each call that needs a person's approval with a request, and
+        drop answers the model sent itself (only a person answers a request).
 
         Returns whether ``contents`` holds any tool call.
         """
-        saw_call = False
+        saw_call = answers = False
         for i, c in enumerate(contents):
             if c.__class__ is not FunctionCallContent:
+                answers = answers or isinstance(c, InputResponseContent)
                 continue
             saw_call = True
             call: FunctionCallContent = c
@@ -340,7 +352,24 @@ class _Loop:
                     message=f"Approve {call.name}?",
                     allow_edits=wrapper.allow_edits,
                 )
+        if answers:
+            _drop_answers(contents)
         return saw_call
+
+    def _hold_unrun(self, contents: list[AIContent]) -> bool:
+        """The last round trip's screen: its calls are never run, so each call of a local
+        tool is marked ``informational_only`` (in place) and no later answer can run it
+        (a question the model sent along would otherwise resume it). Returns ``False``: the
+        loop ends after this round trip whatever it holds."""
+        _drop_answers(contents)
+        for i, c in enumerate(contents):
+            if (
+                c.__class__ is FunctionCallContent
+                and not c.informational_only
+                and isinstance(self.tools.get(c.name), AIFunction)
+            ):
+                contents[i] = _informational(c)
+        return False
 
     async def _invoke(
         self, scheduled: Sequence[ScheduledCall], history: Sequence[ChatMessage], *, iteration: int
@@ -483,6 +512,66 @@ def _pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]
         and not c.informational_only
         and c.call_id not in answered
     ]
+
+
+def _duplicated_call_ids(messages: Sequence[ChatMessage]) -> set[str]:
+    """Ids used by more than one call (or approval request) the loop would act on."""
+    seen: set[str] = set()
+    duplicated: set[str] = set()
+    for call in _acted_on(messages):
+        (duplicated if call.call_id in seen else seen).add(call.call_id)
+    return duplicated
+
+
+def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
+    """The turn's pending calls and the calls its approval requests hold, in order."""
+    pending = {id(c) for c in _pending_calls(messages)}
+    calls: list[FunctionCallContent] = []
+    for m in messages:
+        for c in m.contents:
+            if isinstance(c, ToolApprovalRequestContent):
+                calls.append(c.tool_call)
+            elif isinstance(c, FunctionCallContent) and id(c) in pending:
+                calls.append(c)
+    return calls
+
+
+def _duplicate_id_results(messages: Sequence[ChatMessage], duplicated: set[str]) -> list[AIContent]:
+    """One error result for each call whose id another call of the turn also uses."""
+    if not duplicated:
+        return []
+    results: list[AIContent] = []
+    for call in _acted_on(messages):
+        if call.call_id in duplicated:
+            _log.warning("model used tool call id %r for more than one call", call.call_id)
+            why = ValueError(
+                f"duplicate tool call id {call.call_id!r}: several calls in one turn use it, so "
+                "none of them was run; give each call its own id"
+            )
+            results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
+    return results
+
+
+def _drop_answers(contents: list[AIContent]) -> None:
+    """Remove, in place, answers to approval requests or questions from a model's turn:
+    only a person answers those, in the next request."""
+    kept = [c for c in contents if not isinstance(c, InputResponseContent)]
+    if len(kept) != len(contents):
+        _log.warning("dropped %d answer(s) the model sent itself", len(contents) - len(kept))
+        contents[:] = kept
+
+
+def _informational(call: FunctionCallContent) -> FunctionCallContent:
+    return FunctionCallContent(
+        call.call_id,
+        call.name,
+        call.arguments,
+        raw_arguments=call.raw_arguments,
+        informational_only=True,
+        exception=call.exception,
+        additional_properties=call.additional_properties,
+        raw_representation=call.raw_representation,
+    )
 
 
 def _bad_arguments(call: FunctionCallContent) -> FunctionResultContent:

@@ -83,38 +83,72 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
 
     Only requests for tools this pipeline can run are handled here; requests that came from
     elsewhere (a remote agent's approvals) are left in the history for the inner client.
+
+    Answers count only in user messages (a model cannot answer its own requests). A question
+    resumes a call only if its tool could have asked it: one call of a local tool, not
+    ``informational_only``, with arguments, and, if the call was gated, approved (by an
+    answer given before the question). Any other question is left for the inner client.
+    Requests of a pending call that share an id with a different call or request are
+    ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
     """
     answered: set[str] = set()
-    calls: dict[str, FunctionCallContent] = {}
+    calls: dict[str, list[FunctionCallContent]] = {}
+    informational: set[str] = set()
     approvals: dict[str, ToolApprovalRequestContent] = {}
     interrupts: dict[str, InterruptRequestContent] = {}
+    asked_at: dict[str, int] = {}
+    ambiguous_requests: set[str] = set()
     approval_answers: dict[str, list[ToolApprovalResponseContent]] = {}
+    approved_at: dict[str, int] = {}
     interrupt_answers: dict[str, list[InterruptResponseContent]] = {}
-    for message in history:
+    for index, message in enumerate(history):
+        from_person = message.role == ChatRole.USER
         for c in message.contents:
             if isinstance(c, FunctionResultContent):
                 answered.add(c.call_id)
             elif isinstance(c, FunctionCallContent):
-                calls.setdefault(c.call_id, c)
+                _add_call(calls, informational, c)
             elif isinstance(c, ToolApprovalRequestContent):
-                approvals.setdefault(c.request_id, c)
-                calls.setdefault(c.tool_call.call_id, c.tool_call)
+                first = approvals.setdefault(c.request_id, c)
+                if not _same_call(first.tool_call, c.tool_call):
+                    ambiguous_requests.add(c.request_id)
+                _add_call(calls, informational, c.tool_call)
+            elif isinstance(c, InterruptRequestContent):
+                asked = interrupts.setdefault(c.request_id, c)
+                asked_at.setdefault(c.request_id, index)
+                if not _same_question(asked, c):
+                    ambiguous_requests.add(c.request_id)
+            elif not from_person:
+                continue  # an answer only a person gives: never one in a model's message
             elif isinstance(c, ToolApprovalResponseContent):
                 approval_answers.setdefault(c.request_id, []).append(c)
-            elif isinstance(c, InterruptRequestContent):
-                interrupts.setdefault(c.request_id, c)
+                if c.approved:
+                    approved_at.setdefault(c.request_id, index)
             elif isinstance(c, InterruptResponseContent):
                 interrupt_answers.setdefault(c.request_id, []).append(c)
+
+    def local_call(call_id: str | None) -> bool:
+        return call_id is not None and any(
+            _local_function(tools, c.name) is not None for c in calls.get(call_id, ())
+        )
+
+    def asked_by_its_tool(rid: str, question: InterruptRequestContent) -> bool:
+        """Whether ``question`` may resume its call: the loop ran that call and its tool
+        asked (never for a call that was not approved, or that no invoker runs)."""
+        call_id = question.tool_call_id
+        assert call_id is not None
+        [call] = calls[call_id]
+        if call_id in informational or call.arguments is None:
+            return False
+        gated = [r for r in approvals.values() if r.tool_call.call_id == call_id]
+        return not gated or any(
+            approved_at.get(r.request_id, len(history)) < asked_at[rid] for r in gated
+        )
 
     local_approvals = {
         rid: r
         for rid, r in approvals.items()
         if _local_function(tools, r.tool_call.name) is not None
-    }
-    local_interrupts = {
-        rid: r
-        for rid, r in interrupts.items()
-        if r.tool_call_id in calls and _local_function(tools, calls[r.tool_call_id].name)
     }
     _check_unknown(approval_answers, approvals, "approval")
     _check_unknown(interrupt_answers, interrupts, "question")
@@ -122,8 +156,22 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     pending_approvals = {
         rid: r for rid, r in local_approvals.items() if r.tool_call.call_id not in answered
     }
-    pending_interrupts = {
-        rid: r for rid, r in local_interrupts.items() if r.tool_call_id not in answered
+    candidates = {
+        rid: r
+        for rid, r in interrupts.items()
+        if local_call(r.tool_call_id) and r.tool_call_id not in answered
+    }
+    _check_ambiguous(
+        [(rid, r.tool_call.call_id) for rid, r in pending_approvals.items()]
+        + [(rid, r.tool_call_id or "") for rid, r in candidates.items()],
+        calls,
+        ambiguous_requests,
+    )
+    pending_interrupts = {rid: r for rid, r in candidates.items() if asked_by_its_tool(rid, r)}
+    local_interrupts = {
+        rid: r
+        for rid, r in interrupts.items()
+        if rid in pending_interrupts or (local_call(r.tool_call_id) and r.tool_call_id in answered)
     }
     missing = [rid for rid in pending_approvals if rid not in approval_answers] + [
         rid for rid in pending_interrupts if rid not in interrupt_answers
@@ -191,10 +239,13 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             reply.status, reply.payload
         )
 
+    rejected = {r.call_id for r in plan.rejected}
     for call_id, answers in per_call_answers.items():
+        if call_id in rejected:
+            continue  # a rejected call never runs, whatever else was answered for it
         scheduled = approved_calls.get(call_id)
         if scheduled is None:
-            call = calls[call_id]
+            [call] = calls[call_id]
             function = _local_function(tools, call.name)
             assert function is not None
             arguments = _approved_arguments(call_id, approvals, approval_answers, call)
@@ -209,6 +260,53 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
         history, local_approvals, local_interrupts, effective_args, touched
     )
     return plan
+
+
+def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
+    return (
+        a.call_id == b.call_id
+        and a.name == b.name
+        and a.arguments == b.arguments
+        and a.raw_arguments == b.raw_arguments
+    )
+
+
+def _same_question(a: InterruptRequestContent, b: InterruptRequestContent) -> bool:
+    return a.to_dict() == b.to_dict()
+
+
+def _add_call(
+    calls: dict[str, list[FunctionCallContent]], informational: set[str], call: FunctionCallContent
+) -> None:
+    """Record ``call`` under its id, once per different call that uses the id."""
+    seen = calls.setdefault(call.call_id, [])
+    if not any(_same_call(call, c) for c in seen):
+        seen.append(call)
+    if call.informational_only:
+        informational.add(call.call_id)
+
+
+def _check_ambiguous(
+    pending: Sequence[tuple[str, str]],
+    calls: Mapping[str, Sequence[FunctionCallContent]],
+    ambiguous_requests: set[str],
+) -> None:
+    """Refuse a resume whose pending requests cannot be told apart: a request id used by two
+    different requests, or a call id used by two different calls (a model may send the same
+    id twice); an answer could then run a call the person never saw."""
+    call_ids = sorted(
+        {cid for rid, cid in pending if rid in ambiguous_requests or len(calls.get(cid, ())) > 1}
+    )
+    if not call_ids:
+        return
+    request_ids = [rid for rid, cid in pending if cid in call_ids]
+    raise InvalidResponseError(
+        f"tool call id{'s' if len(call_ids) > 1 else ''} {', '.join(map(repr, call_ids))} "
+        f"{'are' if len(call_ids) > 1 else 'is'} used by more than one call or request, so "
+        f"the answers to {_ids(list(dict.fromkeys(request_ids)))} are ambiguous; nothing was "
+        "run (each tool call needs its own id)",
+        request_ids=dict.fromkeys(request_ids),
+    )
 
 
 def _approved_arguments(
