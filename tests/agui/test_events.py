@@ -20,6 +20,7 @@ from agui_chat.agui._compat import (
 )
 from agui_chat.agui._event_schema import EVENT_TYPES, EventEnforcer
 from agui_chat.agui._pipeline import AGUIEventPipeline
+from agui_chat.agui._verify import ToolCallRecord
 
 Event = dict[str, Any]
 
@@ -741,6 +742,18 @@ OPEN = {"type": "TEXT_MESSAGE_START", "messageId": "m"}
 def test_a_payload_that_is_not_json_is_a_protocol_error() -> None:
     with pytest.raises(ProtocolError, match="not valid JSON"):
         AGUIEventPipeline().feed('{"type": "RUN_STARTED"')
+
+
+def test_a_payload_nested_too_deeply_is_a_protocol_error_not_a_recursion_error() -> None:
+    with pytest.raises(ProtocolError, match="not valid JSON"):
+        AGUIEventPipeline().feed("[" * 100_000 + "]" * 100_000)
+
+
+def test_tool_arguments_nested_too_deeply_read_as_their_text() -> None:
+    record = ToolCallRecord("c1", "f", None, None)
+    deep = "[" * 100_000 + "]" * 100_000
+    record.append(deep)
+    assert record.arguments == deep
 
 
 def test_a_payload_that_is_not_an_object_is_a_protocol_error() -> None:

@@ -84,7 +84,7 @@ class AGUIEventPipeline:
         """
         try:
             event = _json_loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise ProtocolError(f"SSE data is not valid JSON ({exc}): {data[:200]!r}") from None
         if type(event) is dict and not self._lanes:
             event_type = event.get("type")

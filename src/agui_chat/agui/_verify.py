@@ -67,7 +67,7 @@ class ToolCallRecord:
         text = self.arguments_text
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
 
     def __repr__(self) -> str:
