@@ -54,6 +54,14 @@ BASE_URL = "http://agui.test"
 # -- reading the stream ------------------------------------------------------------------------
 
 
+def refused_before_the_run(events: Sequence[dict[str, Any]], code: str) -> dict[str, Any]:
+    """The stream opened with ``RUN_ERROR`` carrying ``code`` and held nothing else: the
+    resume was refused before a run existed (no ``RUN_STARTED``, nothing ran)."""
+    assert types(events) == ["RUN_ERROR"], types(events)
+    assert events[0]["code"] == code, events[0]
+    return events[0]
+
+
 def of_type(events: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == kind]
 

@@ -14,9 +14,9 @@ from server_support import (
     interrupts,
     of_type,
     outcome,
+    refused_before_the_run,
     reject,
     run_agui,
-    run_error,
     run_input,
     scripted,
     text_of,
@@ -238,7 +238,7 @@ async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) ->
     events = await run_agui(
         app, run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one)])
     )
-    assert run_error(events)["code"] == "RESUME_INCOMPLETE"
+    refused_before_the_run(events, "RESUME_INCOMPLETE")
     assert tools.count("delete_file") == 0
 
 
@@ -338,8 +338,7 @@ async def test_an_answer_that_fails_the_schema_runs_nothing(tools: Tools) -> Non
         resume=[answer(question, {"build": "latest"})],
     )
     events = await run_agui(app, body)
-    error = run_error(events)
-    assert error["code"] == "RESUME_INVALID_PAYLOAD"
+    error = refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
     assert "build" in error["message"]
     assert tools.count("deploy") == 0
 

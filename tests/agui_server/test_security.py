@@ -53,8 +53,9 @@ async def paused(app: AGUIServer) -> tuple[list[dict[str, Any]], dict[str, Any]]
 
 
 def assert_refused(events: list[dict[str, Any]], code: str) -> None:
-    """The run opened and ended in RUN_ERROR with ``code``: nothing ran, nothing was emitted."""
-    assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
+    """The stream opened with RUN_ERROR carrying ``code`` and held nothing else: the resume
+    was refused before any run existed (agui-wire §5.4); nothing ran, nothing was emitted."""
+    assert types(events) == ["RUN_ERROR"]
     assert run_error(events)["code"] == code
 
 

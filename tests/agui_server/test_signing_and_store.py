@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 
 import pytest
 
-from agui_chat.agui._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json
+from agui_chat.agui._signing import (
+    InterruptClaims,
+    InterruptSigner,
+    TokenError,
+    canonical_json,
+    new_nonce,
+)
 from agui_chat.agui._store import InMemoryApprovalStore
 
 KEY = "unit-test-key-0123456789abcdef"
@@ -132,3 +140,110 @@ async def test_expired_records_are_swept() -> None:
     await store.claim("new", expires_at=time.time() + 60)
     assert len(store) == 2
     assert await store.claim("old", expires_at=None) is True
+
+
+# -- strict decoding, canonical store keys, malformed claims, nonces ----------------------------
+
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _other_spellings(token: str) -> list[str]:
+    """Texts a lenient base64 decoder reads as the same token."""
+    version, payload, mac = token.split(".")
+    index = _ALPHABET.index(mac[-1])
+    low_bits = {_ALPHABET[(index & ~3) | bits] for bits in range(4)} - {mac[-1]}
+    return [
+        *(f"{version}.{payload}.{mac[:-1]}{c}" for c in sorted(low_bits)),
+        *(f"{version}.{payload}.{mac}{junk}" for junk in ("$$", "~~~~", "!", "=", " ")),
+        f"{version}.{payload}=.{mac}",
+        f"{version}.{payload}.{mac.replace('-', '+').replace('_', '/')}",
+    ]
+
+
+def test_only_the_one_spelling_of_a_token_verifies() -> None:
+    signer = InterruptSigner(KEY)
+    token = signer.sign(claims())
+    assert signer.verify(token) == claims()
+    spellings = [s for s in _other_spellings(token) if s != token]
+    assert len(spellings) >= 8
+    for spelling in spellings:
+        with pytest.raises(TokenError) as caught:
+            signer.verify(spelling)
+        assert caught.value.reason == "unknown", spelling
+        with pytest.raises(TokenError):
+            InterruptSigner.fingerprint(spelling)
+
+
+def test_the_store_key_is_a_digest_of_the_decoded_signature() -> None:
+    token = InterruptSigner(KEY).sign(claims())
+    mac = base64.urlsafe_b64decode(token.split(".")[2] + "=")
+    key = InterruptSigner.fingerprint(token)
+    assert len(key) == 32
+    assert key not in (hashlib.sha256(token.encode()).hexdigest()[:32], mac.hex()[:32])
+    # The key follows the signature bytes, whatever the rest of the text says.
+    assert InterruptSigner.fingerprint("v1.e30." + token.split(".")[2]) == key
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    "claims_bytes",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"k":"a","t":"t1","a":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"k":"a","t":"t1","a":' + b'{"x":' * 50_000 + b"1" + b"}" * 50_001,
+        bytes([0xFF, 0xFE]),
+        b"",
+        b"[1]",
+        b'"text"',
+        b'{"k":"z","t":"t1"}',
+        b'{"k":"a","t":5}',
+    ],
+    ids=[
+        "deep array",
+        "deep arguments",
+        "deep objects",
+        "not utf-8",
+        "empty",
+        "a list",
+        "a string",
+        "unknown kind",
+        "thread not text",
+    ],
+)
+def test_claims_that_cannot_be_read_make_an_unknown_token(claims_bytes: bytes) -> None:
+    token = f"v1.{_b64(claims_bytes)}.{_b64(bytes(32))}"
+    with pytest.raises(TokenError) as caught:
+        InterruptSigner(KEY).verify(token)
+    assert caught.value.reason == "unknown"
+
+
+def test_a_nonce_is_signed_and_kept() -> None:
+    signer = InterruptSigner(KEY)
+    one, two = claims(nonce=new_nonce()), claims(nonce=new_nonce())
+    assert one.nonce != two.nonce
+    assert signer.sign(one) != signer.sign(two)
+    assert signer.verify(signer.sign(one)) == one
+    assert signer.verify(signer.sign(claims())).nonce is None  # tokens issued before nonces
+
+
+class _Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_store_keeps_a_record_until_its_expiry_on_its_clock() -> None:
+    clock = _Clock(1_900_000_000.0)
+    store = InMemoryApprovalStore(clock=clock)
+    await store.claim("k", expires_at=clock.now + 100)
+    clock.now += 99
+    assert await store.claim("sweeps", expires_at=None) is True
+    assert await store.claim("k", expires_at=None) is False
+    clock.now += 120
+    assert await store.claim("sweeps-again", expires_at=None) is True
+    assert await store.claim("k", expires_at=None) is True

@@ -38,3 +38,24 @@ def test_bad_sse_framing_is_caught(body: bytes) -> None:
 
 def test_comments_are_skipped() -> None:
     assert sse_events(b': keepalive\n\ndata: {"a":1}\n\n') == [{"a": 1}]
+
+
+def test_a_stream_that_is_one_run_error_passes_and_nothing_more_is_exempt() -> None:
+    """A refused resume is a stream that opens with RUN_ERROR (agui-wire §5.1, §5.4); only
+    that one-event shape is exempt from ag-ui-validate's AGUI001 (§8.4), and it is still
+    checked for a message and a code."""
+    assert_valid_agui([{"type": "RUN_ERROR", "message": "no", "code": "RESUME_INCOMPLETE"}])
+    for bad in (
+        {"type": "RUN_ERROR", "message": "no"},
+        {"type": "RUN_ERROR", "message": "", "code": "X"},
+        {"type": "RUN_ERROR", "message": "no", "code": "X", "threadId": "t"},
+    ):
+        with pytest.raises(AssertionError):
+            assert_valid_agui([bad])
+    with pytest.raises(AssertionError, match="AGUI001"):
+        assert_valid_agui(
+            [
+                {"type": "RUN_ERROR", "message": "no", "code": "X"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+            ]
+        )

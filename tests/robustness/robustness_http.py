@@ -77,10 +77,10 @@ async def run_events(url: str, body: Event) -> list[Event]:
 
 
 def refused_with(events: Sequence[Event]) -> str:
-    """The run opened and ended in RUN_ERROR at once (nothing ran, nothing was emitted):
-    return the error code."""
-    assert types(events) == ["RUN_STARTED", "RUN_ERROR"], types(events)
-    code: str = events[-1]["code"]
+    """The stream opened with RUN_ERROR and held nothing else (the resume was refused before
+    any run existed, agui-wire §5.4; nothing ran, nothing was emitted): return its code."""
+    assert types(events) == ["RUN_ERROR"], types(events)
+    code: str = events[0]["code"]
     return code
 
 

@@ -174,6 +174,33 @@ async def test_a_replayed_approval_runs_once_and_the_replay_only_gets_the_kept_r
     assert effects.count("delete_file") == 1
 
 
+# -- a re-spelled interrupt id ------------------------------------------------------------------
+
+
+def respelled(token: str) -> list[str]:
+    """Texts a lenient base64 decoder reads as the same MAC: the last character with other
+    unused low bits, and characters outside the alphabet or padding appended."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    version, payload, mac = token.split(".")
+    index = alphabet.index(mac[-1])
+    last = [alphabet[(index & ~3) | bits] for bits in range(4) if (index & ~3) | bits != index]
+    return [
+        *(f"{version}.{payload}.{mac[:-1]}{c}" for c in last),
+        *(f"{version}.{payload}.{mac}{junk}" for junk in ("$$", "~~~~", "=")),
+    ]
+
+
+async def test_a_consumed_approval_re_spelled_replays_nothing(live_server: StartServer) -> None:
+    paused = await serve_paused(live_server)
+    first = await run_events(paused.url, paused.resume(approve(paused.interrupt)))
+    assert types(first)[0] == "RUN_STARTED"
+    assert paused.runs == (1, 0)
+    for n, spelling in enumerate(respelled(paused.interrupt["id"])):
+        body = paused.resume(resolved(spelling), run=f"r-replay-{n}")
+        assert refused_with(await run_events(paused.url, body)) == "RESUME_UNKNOWN_INTERRUPT"
+    assert paused.runs == (1, 0)
+
+
 # -- an expired approval ------------------------------------------------------------------------
 
 

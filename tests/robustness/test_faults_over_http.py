@@ -457,23 +457,26 @@ async def test_a_resume_the_client_dropped_after_run_started_can_be_sent_again_a
 class SlowStore(InMemoryApprovalStore):
     """A networked store, as the server sees it: the first ``claim`` is written at once but
     its reply is held back, or the first ``record_result`` is held back before it is
-    written, until the test releases ``reply``."""
+    written, until the test releases ``reply``; ``holding`` is set once it holds one back."""
 
     def __init__(self, slow: str) -> None:
         super().__init__()
         self.slow = slow
         self.reply = asyncio.Event()
+        self.holding = asyncio.Event()
 
     async def claim(self, key: str, *, expires_at: float | None) -> bool:
         claimed = await super().claim(key, expires_at=expires_at)
         if self.slow == "claim":
             self.slow = ""
+            self.holding.set()
             await asyncio.wait_for(self.reply.wait(), BOUND)
         return claimed
 
     async def record_result(self, key: str, result: str) -> None:
         if self.slow == "record_result":
             self.slow = ""
+            self.holding.set()
             await asyncio.wait_for(self.reply.wait(), BOUND)
         await super().record_result(key, result)
 
@@ -515,8 +518,17 @@ async def test_a_resume_abandoned_while_the_store_is_slow_can_be_sent_again_and_
     async with client_for(url, max_retries=0) as client:
         history = await _pause_and_answer(client)
         stream = client.get_streaming_response(history)
-        first = await stream.__anext__()
-        assert first.raw_representation["type"] == "RUN_STARTED"
+        first = asyncio.ensure_future(stream.__anext__())
+        await asyncio.wait_for(store.holding.wait(), BOUND)
+        if slow == "claim":
+            # The resume is checked before the run starts: while the claim is held back,
+            # nothing has been sent, so the client leaves before the first event.
+            assert not first.done()
+            first.cancel()
+            await asyncio.gather(first, return_exceptions=True)
+        else:
+            update = await asyncio.wait_for(first, BOUND)
+            assert update.raw_representation["type"] == "RUN_STARTED"
         await stream.aclose()  # type: ignore[attr-defined]
         await asyncio.wait_for(app.left.wait(), BOUND)
         await asyncio.sleep(0.1)  # the server cancels the run once it knows

@@ -5,6 +5,7 @@ tenth of the clients leaving mid-run."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -157,7 +158,18 @@ BAD_RESUMES: dict[str, tuple[Callable[[dict[str, Any]], list[dict[str, Any]]], s
         lambda a: [{**a, "payload": {"approved": True, "editedArgs": {"path": 7}}}],
         "RESUME_INVALID_PAYLOAD",
     ),
+    "claims nested deeper than JSON can be read": (
+        lambda a: [{**a, "interruptId": _deep_claims(a["interruptId"])}],
+        "RESUME_UNKNOWN_INTERRUPT",
+    ),
 }
+
+
+def _deep_claims(token: str) -> str:
+    """``token`` with its claims replaced by an array nested 10 000 deep (the MAC kept)."""
+    version, _, mac = token.split(".")
+    deep = base64.urlsafe_b64encode(b"[" * 10_000 + b"]" * 10_000).rstrip(b"=").decode()
+    return f"{version}.{deep}.{mac}"
 
 
 @pytest.mark.parametrize("case", list(BAD_RESUMES))

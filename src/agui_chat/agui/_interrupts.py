@@ -5,14 +5,16 @@ An approval request becomes ``{"id", "reason": "tool_call", "message", "toolCall
 that called ``request_input``) becomes ``{"id", "reason", "message", "responseSchema"?,
 "expiresAt"?, "metadata": {"agui_chat": {"toolCallId", "key"}}}`` without a top-level
 ``toolCallId`` (which the spec keeps for approvals). Every ``id`` is a signed token
-(see ``_signing.py``) so the resume can be checked and the call rebuilt.
+(see ``_signing.py``) so the resume can be checked and the call rebuilt; each carries a
+fresh random nonce, so the ids of one run are unique (agui-wire §3.2) even for two requests
+whose other claims are equal.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,10 +25,13 @@ from .._contents import (
     ToolApprovalRequestContent,
 )
 from .._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
-from ._signing import InterruptClaims, InterruptSigner
+from ._signing import InterruptClaims, InterruptSigner, new_nonce
 from ._to_wire import QUESTION_METADATA_KEY
 
 __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
+
+#: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
+_clock: Callable[[], float] = time.time
 
 #: The ``reason`` of an approval interrupt (what the .NET SDK, Agent Framework and
 #: pydantic-ai emit).
@@ -73,15 +78,17 @@ class InterruptIssuer:
         """One interrupt per request. ``calls`` are the calls known to the run (by id), to
         bind a question to the call that asked it; ``answers`` are the answers each call
         already got, carried forward so a tool may ask several questions."""
-        now = time.time()
-        slots = [_slot(r) for r in requests]
+        now = _clock()
+        slots = _distinct_slots(requests)
         out: list[dict[str, Any]] = []
         for request, slot in zip(requests, slots, strict=True):
             siblings = [list(s) for s in slots if s != slot]
             if isinstance(request, ToolApprovalRequestContent):
                 out.append(self._approval(request, siblings, now))
             elif isinstance(request, InterruptRequestContent):
-                out.append(self._question(request, siblings, now, calls, answers))
+                key = slot[1]
+                assert key is not None
+                out.append(self._question(request, key, siblings, now, calls, answers))
         return out
 
     def _expiry(self, requested: datetime | None, now: float) -> int | None:
@@ -109,6 +116,7 @@ class InterruptIssuer:
             expires_at=expires_at,
             allow_edits=allow_edits,
             siblings=siblings,
+            nonce=new_nonce(),
         )
         properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
         if allow_edits:
@@ -135,6 +143,7 @@ class InterruptIssuer:
     def _question(
         self,
         request: InterruptRequestContent,
+        key: str,
         siblings: list[list[str | None]],
         now: float,
         calls: Mapping[str, FunctionCallContent],
@@ -142,7 +151,6 @@ class InterruptIssuer:
     ) -> dict[str, Any]:
         call_id = request.tool_call_id
         call = calls.get(call_id) if call_id is not None else None
-        key = question_key(request)
         question: dict[str, Any] = {"key": key}
         if request.message is not None:
             question["message"] = request.message
@@ -161,6 +169,7 @@ class InterruptIssuer:
             question=question,
             answers=list(answers.get(call_id, [])) if call_id is not None else [],
             siblings=siblings,
+            nonce=new_nonce(),
         )
         marker: dict[str, Any] = {"key": key}
         if call_id is not None:
@@ -185,3 +194,21 @@ def _slot(request: InputRequestContent) -> tuple[str, str | None]:
         return (request.tool_call.call_id, None)
     assert isinstance(request, InterruptRequestContent)
     return (request.tool_call_id or "", question_key(request))
+
+
+def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[tuple[str, str | None]]:
+    """The slot of each request, made distinct within the pause: a question whose slot an
+    earlier request already has (two questions with no tool call and the same message)
+    is keyed by its request id instead, or failing that numbered, so a resume can answer
+    each of them once."""
+    out: list[tuple[str, str | None]] = []
+    for request in requests:
+        slot = _slot(request)
+        if slot in out and isinstance(request, InterruptRequestContent):
+            slot = (slot[0], request.request_id)
+            number = 2
+            while slot in out:
+                slot = (slot[0], f"{request.request_id}#{number}")
+                number += 1
+        out.append(slot)
+    return out

@@ -8,6 +8,11 @@ the client re-sent it, or is appended when it did not (as Agent Framework client
 consumed-approvals store is claimed before anything runs, so a replayed resume runs
 nothing twice: it gets the result kept from the first time instead.
 
+An interrupt past its expiry can still be cancelled (an approval also rejected) for
+``ANSWER_RETENTION``; after that every answer to it is refused (``APPROVAL_STALE`` /
+``INTERRUPT_STALE``). The store keeps each consumed record until the same moment, so no
+answer is ever accepted once its record may be gone.
+
 Anything wrong raises :class:`ResumeRejected` with a code; nothing has run by then.
 """
 
@@ -15,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ag_ui.core import ResumeEntry, RunAgentInput
@@ -38,7 +45,17 @@ from .._values import ChatRole
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json
 from ._store import ApprovalStore
 
-__all__ = ["CheckedResume", "ResumeRejected", "check_resume"]
+__all__ = ["ANSWER_RETENTION", "CheckedResume", "ResumeRejected", "check_resume"]
+
+#: How long past its expiry an interrupt may still be cancelled (or an approval rejected).
+#: After it every answer, a cancel too, is refused with ``APPROVAL_STALE`` or
+#: ``INTERRUPT_STALE``; the consumed-approvals store is told to keep each record exactly
+#: that long (``expires_at`` = expiry + retention), so a consumed answer can never be
+#: accepted again. Interrupts without an expiry are never stale and their records are kept.
+ANSWER_RETENTION = timedelta(hours=1)
+
+#: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
+_clock: Callable[[], float] = time.time
 
 _APPROVAL_PAYLOAD = "{approved: boolean, reason?: string, editedArgs?: object}"
 
@@ -115,8 +132,9 @@ async def check_resume(
     functions: Mapping[str, AITool],
 ) -> CheckedResume:
     """Verify ``run_input.resume`` and rebuild the answers into ``messages``."""
+    now = _clock()
     answers = [
-        _verify(i, entry, run_input.thread_id, signer, functions)
+        _verify(i, entry, run_input.thread_id, signer, functions, now)
         for i, entry in enumerate(run_input.resume or [])
     ]
     _check_distinct(answers)
@@ -157,6 +175,7 @@ def _verify(
     thread_id: str,
     signer: InterruptSigner,
     functions: Mapping[str, AITool],
+    now: float,
 ) -> _Answer:
     where = f"resume[{index}]"
     try:
@@ -178,6 +197,8 @@ def _verify(
             f"{answer.prefix}_THREAD_MISMATCH",
             f"{where} answers an interrupt of another thread",
         )
+    _check_not_stale(answer, now)
+    moment = datetime.fromtimestamp(now, timezone.utc)
     function: AIFunction | None = None
     if claims.tool_name is not None:
         tool = functions.get(claims.tool_name)
@@ -189,13 +210,42 @@ def _verify(
             )
         function = tool
     if claims.kind == "approval":
-        _read_approval(answer, where, function)
+        _read_approval(answer, where, function, moment)
     else:
-        _read_question(answer, where)
+        _read_question(answer, where, moment)
     return answer
 
 
-def _read_approval(answer: _Answer, where: str, function: AIFunction | None) -> None:
+def _answerable_until(claims: InterruptClaims) -> float | None:
+    """When every answer to the interrupt starts being refused (and its consumed record
+    may be dropped): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
+    if claims.expires_at is None:
+        return None
+    return float(claims.expires_at) + ANSWER_RETENTION.total_seconds()
+
+
+def _check_not_stale(answer: _Answer, now: float) -> None:
+    until = _answerable_until(answer.claims)
+    if until is not None and now >= until:
+        what = "an approval request" if answer.claims.kind == "approval" else "a question"
+        raise ResumeRejected(
+            f"{answer.prefix}_STALE",
+            f"resume[{answer.index}] answers {what} that expired more than "
+            f"{_describe(ANSWER_RETENTION)} ago; it can no longer be answered, not even "
+            "cancelled",
+        )
+
+
+def _describe(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} hour(s)"
+    if seconds % 60 == 0:
+        return f"{seconds // 60} minute(s)"
+    return f"{seconds} second(s)"
+
+
+def _read_approval(answer: _Answer, where: str, function: AIFunction | None, now: datetime) -> None:
     if answer.status == "cancelled":
         return  # a cancelled approval is a rejection without a reason
     payload = answer.payload
@@ -211,7 +261,7 @@ def _read_approval(answer: _Answer, where: str, function: AIFunction | None) -> 
     answer.approved = payload["approved"]
     answer.reason = payload.get("reason")
     edited = payload.get("editedArgs")
-    if answer.approved and answer.claims.is_expired():
+    if answer.approved and answer.claims.is_expired(now):
         raise ResumeRejected(
             "APPROVAL_EXPIRED",
             f"{where} approves a request that has expired; it can only be rejected or cancelled",
@@ -237,11 +287,11 @@ def _read_approval(answer: _Answer, where: str, function: AIFunction | None) -> 
     answer.edited_arguments = dict(edited)
 
 
-def _read_question(answer: _Answer, where: str) -> None:
+def _read_question(answer: _Answer, where: str, now: datetime) -> None:
     if answer.status == "cancelled":
         answer.payload = None
         return
-    if answer.claims.is_expired():
+    if answer.claims.is_expired(now):
         raise ResumeRejected(
             "INTERRUPT_EXPIRED",
             f"{where} answers a question that has expired; it can only be cancelled",
@@ -329,21 +379,28 @@ async def _claim(
     whole resume, and the claims made here are released."""
     fresh: list[tuple[_Answer, str]] = []
     replayed: list[tuple[_Answer, str]] = []
-    for answer in answers:
-        key = signer.fingerprint(answer.token)
-        expires = float(answer.claims.expires_at) if answer.claims.expires_at else None
-        if await store.claim(key, expires_at=expires):
-            fresh.append((answer, key))
-            continue
-        kept = await store.get_result(key)
-        if kept is None:
-            for _, claimed in fresh:
-                await store.release(claimed)
-            raise ResumeRejected(
-                "RESUME_ALREADY_CONSUMED",
-                f"resume[{answer.index}] was already used, and that run left no result",
-            )
-        replayed.append((answer, kept))
+    try:
+        for answer in answers:
+            key = signer.fingerprint(answer.token)
+            if await store.claim(key, expires_at=_answerable_until(answer.claims)):
+                fresh.append((answer, key))
+                continue
+            kept = await store.get_result(key)
+            if kept is None:
+                raise ResumeRejected(
+                    "RESUME_ALREADY_CONSUMED",
+                    f"resume[{answer.index}] was already used, and that run left no result",
+                )
+            replayed.append((answer, kept))
+        # Checked again now that the claims are made: a record the store dropped because
+        # its time ran out while this check was under way must not pass for a fresh one.
+        now = _clock()
+        for answer in answers:
+            _check_not_stale(answer, now)
+    except ResumeRejected:
+        for _, claimed in fresh:
+            await store.release(claimed)
+        raise
     return fresh, replayed
 
 

@@ -7,13 +7,17 @@ the thread, the tool call id, the tool name, the canonical arguments, the expiry
 and the answers given so far. An HMAC-SHA256 over all of it, under the server's key, makes
 a forged or altered token fail (DESIGN §4).
 
-Format: ``v1.<base64url(JSON claims)>.<base64url(MAC)>``, no padding.
+Format: ``v1.<base64url(JSON claims)>.<base64url(MAC)>``, no padding. Decoding is strict:
+only the URL-safe alphabet, no padding, and the text must be the one spelling the bytes
+re-encode to (a lenient decoder lets unused low bits of the last character, or characters
+outside the alphabet, spell the same bytes several ways, and a store keyed on the text would
+then take one approval for several). Every issued token carries a random nonce, so no two
+interrupts share an id, even when everything else about them is equal.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import json
@@ -28,9 +32,13 @@ __all__ = [
     "InterruptSigner",
     "TokenError",
     "canonical_json",
+    "new_nonce",
 ]
 
 _VERSION = "v1"
+_B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+#: Domain separation for the consumed-approvals store key (see ``InterruptSigner.fingerprint``).
+_FINGERPRINT_CONTEXT = b"agui_chat consumed interrupt v1\x00"
 InterruptKind = Literal["approval", "question"]
 
 
@@ -70,6 +78,7 @@ class InterruptClaims:
     question: dict[str, Any] | None = None
     answers: list[list[Any]] = field(default_factory=list)
     siblings: list[list[str | None]] = field(default_factory=list)
+    nonce: str | None = None  # random per issued interrupt: ids are unique (agui-wire §3.2)
 
     @property
     def slot(self) -> tuple[str, str | None]:
@@ -102,6 +111,8 @@ class InterruptClaims:
             out["qa"] = self.answers
         if self.siblings:
             out["s"] = self.siblings
+        if self.nonce is not None:
+            out["u"] = self.nonce
         return out
 
     @classmethod
@@ -118,7 +129,13 @@ class InterruptClaims:
             question=data.get("q"),
             answers=list(data.get("qa", [])),
             siblings=list(data.get("s", [])),
+            nonce=data.get("u"),
         )
+
+
+def new_nonce() -> str:
+    """A fresh random nonce for one issued interrupt (96 bits)."""
+    return secrets.token_urlsafe(12)
 
 
 def _b64encode(data: bytes) -> str:
@@ -126,7 +143,28 @@ def _b64encode(data: bytes) -> str:
 
 
 def _b64decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict unpadded base64url: ``ValueError`` unless ``text`` is the one spelling of its
+    bytes (only the URL-safe alphabet, no padding, unused low bits of the last character
+    zero), so two different texts never decode to the same bytes."""
+    if not text or not _B64_ALPHABET.issuperset(text) or len(text) % 4 == 1:
+        raise ValueError("not canonical unpadded base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64encode(data) != text:
+        raise ValueError("not canonical unpadded base64url")
+    return data
+
+
+def _split(token: object) -> tuple[str, bytes, bytes]:
+    """The payload text, the claims bytes and the MAC bytes of a token; ``TokenError``
+    ("unknown") if it is not shaped like one of ours."""
+    parts = token.split(".") if isinstance(token, str) else []
+    if len(parts) != 3 or parts[0] != _VERSION:
+        raise TokenError("unknown")
+    _, payload, mac = parts
+    try:
+        return payload, _b64decode(payload), _b64decode(mac)
+    except ValueError:
+        raise TokenError("unknown") from None
 
 
 class InterruptSigner:
@@ -154,25 +192,29 @@ class InterruptSigner:
         return f"{_VERSION}.{payload}.{_b64encode(self._mac(payload))}"
 
     def verify(self, token: str) -> InterruptClaims:
-        """The claims of a token this signer issued; ``TokenError`` for anything else."""
-        parts = token.split(".") if isinstance(token, str) else []
-        if len(parts) != 3 or parts[0] != _VERSION:
-            raise TokenError("unknown")
-        _, payload, mac = parts
+        """The claims of a token this signer issued; ``TokenError`` for anything else
+        (including text that does not decode, or decodes to JSON nested too deeply to read)."""
+        payload, claims_bytes, given = _split(token)
+        authentic = hmac.compare_digest(given, self._mac(payload))
         try:
-            claims_json = json.loads(_b64decode(payload))
-            given = _b64decode(mac)
-        except (binascii.Error, ValueError):
+            claims_json = json.loads(claims_bytes)
+        except (ValueError, RecursionError):
             raise TokenError("unknown") from None
         kind = claims_json.get("k") if isinstance(claims_json, dict) else None
         if kind not in ("a", "q") or not isinstance(claims_json.get("t"), str):
             raise TokenError("unknown")
-        claimed_kind = "approval" if kind == "a" else "question"
-        if not hmac.compare_digest(given, self._mac(payload)):
-            raise TokenError("forged", claimed_kind)
-        return InterruptClaims._from_wire(claims_json)
+        if not authentic:
+            raise TokenError("forged", "approval" if kind == "a" else "question")
+        try:
+            return InterruptClaims._from_wire(claims_json)
+        except (LookupError, TypeError, ValueError):  # pragma: no cover - we signed it
+            raise TokenError("unknown") from None
 
     @staticmethod
     def fingerprint(token: str) -> str:
-        """A short, stable digest of a token: the key a consumed-approvals store uses."""
-        return hashlib.sha256(token.encode("utf-8")).hexdigest()[:32]
+        """The key a consumed-approvals store records a token under: a digest of its decoded
+        MAC, which the signed claims determine. The text is decoded strictly, so no other
+        spelling of the same token exists to give another key (``TokenError`` if it does
+        not decode)."""
+        _, _, mac = _split(token)
+        return hashlib.sha256(_FINGERPRINT_CONTEXT + mac).hexdigest()[:32]

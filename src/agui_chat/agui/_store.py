@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["ApprovalStore", "InMemoryApprovalStore"]
@@ -18,9 +19,12 @@ __all__ = ["ApprovalStore", "InMemoryApprovalStore"]
 class ApprovalStore(abc.ABC):
     """Records which interrupts were consumed, and the tool result each one produced.
 
-    ``key`` identifies one issued interrupt (a digest of its signed id). ``expires_at`` is
-    when the interrupt stops being answerable (epoch seconds, or ``None`` for never): after
-    it the record may be dropped, since an expired interrupt is refused anyway.
+    ``key`` identifies one issued interrupt (a digest of its decoded signature, so every
+    spelling of one id gives the same key). ``expires_at`` is when the interrupt stops being
+    answerable at all (epoch seconds, or ``None`` for never): its expiry plus
+    ``ANSWER_RETENTION`` (see ``_resume_check``), after which every answer to it, even a
+    cancel, is refused. Keep the record at least until then; dropping it earlier would let
+    the same answer be accepted again.
     """
 
     @abc.abstractmethod
@@ -52,15 +56,17 @@ class _Entry:
 class InMemoryApprovalStore(ApprovalStore):
     """A store in this process's memory: enough for one worker; lost on restart.
 
-    Expired records are swept (at most once a minute) as new claims arrive. The methods
-    never await, so each is atomic within the event loop.
+    Records past their ``expires_at`` are swept (at most once a minute) as new claims
+    arrive. The methods never await, so each is atomic within the event loop. ``clock``
+    gives the time in epoch seconds (default ``time.time``; tests pass a fake one).
     """
 
     _SWEEP_EVERY = 60.0
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._entries: dict[str, _Entry] = {}
-        self._last_sweep = 0.0
+        self._clock = clock
+        self._last_sweep = float("-inf")
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -85,7 +91,7 @@ class InMemoryApprovalStore(ApprovalStore):
         return entry.result if entry is not None else None
 
     def _sweep(self) -> None:
-        now = time.time()
+        now = self._clock()
         if now - self._last_sweep < self._SWEEP_EVERY:
             return
         self._last_sweep = now

@@ -223,14 +223,20 @@ class AGUIServer:
             await asyncio.gather(producer, disconnected, return_exceptions=True)
 
     async def _produce(self, run: _Run) -> None:
-        """Run the pipeline and feed the outbox; any failure ends the run with RUN_ERROR."""
+        """Run the pipeline and feed the outbox; any failure ends the run with RUN_ERROR.
+
+        A resume is checked before the run starts: one the server refuses gets a stream
+        that opens with ``RUN_ERROR`` and holds nothing else (agui-wire §5.4: the input is
+        rejected; no run exists)."""
         encoder, outbox = run.encoder, run.outbox
         try:
             with activate(run.context):
-                outbox.push(encoder.start())
                 messages, claimed = run.messages, {}
-                if run.input.resume:
-                    checked = await self._check_resume(run)
+                checked = await self._check_resume(run) if run.input.resume else None
+                outbox.push(encoder.start())
+                if checked is not None:
+                    for call_id, result in checked.replayed:
+                        outbox.push(encoder.replayed_result(call_id, result))
                     if not checked.needs_model:
                         outbox.push(encoder.finish())
                         return
@@ -258,8 +264,9 @@ class AGUIServer:
             outbox.close()
 
     async def _check_resume(self, run: _Run) -> CheckedResume:
-        """Verify the resume (``ResumeRejected`` if anything is wrong), tell the encoder the
-        calls it rebuilt, and emit the results kept for replayed answers."""
+        """Verify the resume (``ResumeRejected`` if anything is wrong) and tell the encoder
+        the calls it rebuilt. Nothing is emitted: the caller starts the run, then emits the
+        results kept for replayed answers."""
         checked = await check_resume(
             run.input,
             run.messages,
@@ -269,8 +276,6 @@ class AGUIServer:
         )
         run.encoder.calls.update(checked.calls)
         run.answers = checked.answers
-        for call_id, result in checked.replayed:
-            run.outbox.push(run.encoder.replayed_result(call_id, result))
         return checked
 
     async def _keep_results(
