@@ -344,3 +344,23 @@ async def test_a_key_from_the_environment_lets_another_worker_accept_the_approva
 def test_a_signing_key_shorter_than_16_bytes_is_refused(tools: Tools) -> None:
     with pytest.raises(ValueError, match="16 bytes"):
         delete_app(tools, signing_key="short")
+
+
+async def test_two_gated_calls_sharing_an_id_issue_no_interrupt_and_run_nothing(
+    tools: Tools,
+) -> None:
+    # The tool loop answers both with a "duplicate tool call id" error; the server must not
+    # also offer them for approval (an approved interrupt would run one of them).
+    model = scripted(
+        [
+            FunctionCallContent("c1", "delete_file", {"path": "/etc/passwd"}),
+            FunctionCallContent("c1", "delete_file", {"path": "/tmp/scratch"}),
+        ],
+        "I will use distinct ids.",
+    )
+    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    events = await run_agui(app, run_input(user("clean up")))
+    assert outcome(events) == {"type": "success"}  # no interrupt to approve
+    results = of_type(events, "TOOL_CALL_RESULT")
+    assert len(results) == 2 and all("duplicate tool call id" in r["content"] for r in results)
+    assert tools.runs.get("delete_file") is None

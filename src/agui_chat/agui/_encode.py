@@ -152,9 +152,12 @@ class RunEncoder:
         client's tool calls left to answer."""
         out: list[str] = []
         self._close_all(out)
+        # A request whose call got a result in this run is not open (the tool loop answered
+        # it: a call id the model used twice, say): no interrupt may be issued for it.
+        requests = [r for r in self._requests if _request_call_id(r) not in self.results]
         outcome: dict[str, Any]
-        if self._requests:
-            outcome = {"type": "interrupt", "interrupts": self.issue_interrupts(self._requests)}
+        if requests:
+            outcome = {"type": "interrupt", "interrupts": self.issue_interrupts(requests)}
         elif self._cancelled:
             outcome = {"type": "cancelled"}
         else:
@@ -388,6 +391,12 @@ class RunEncoder:
             return
         if event.get("type") in PASS_THROUGH_TYPES:
             out.append(frame(event))
+
+
+def _request_call_id(request: InputRequestContent) -> str | None:
+    if isinstance(request, ToolApprovalRequestContent):
+        return request.tool_call.call_id
+    return request.tool_call_id if isinstance(request, InterruptRequestContent) else None
 
 
 def _result_text(result: Any) -> str:
