@@ -133,6 +133,6 @@ if __name__ == "__main__":
     if "--demo" in sys.argv:
         asyncio.run(demo())
     else:
-        from agui_chat.agui._serve import serve
+        from agui_chat.agui.server._serve import serve
 
         serve(app, "127.0.0.1", 8000)

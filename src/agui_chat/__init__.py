@@ -7,21 +7,14 @@ The public surface is what this module re-exports; adapters live in ``agui_chat.
 
 from ._client import BaseChatClient, ChatClient, ChatMessages
 from ._contents import (
-    APPROVAL_RESPONSE_SCHEMA,
     AIContent,
     DataContent,
     ErrorContent,
     FunctionCallContent,
     FunctionCallUpdateContent,
     FunctionResultContent,
-    InputRequestContent,
-    InputResponseContent,
-    InterruptRequestContent,
-    InterruptResponseContent,
     TextContent,
     TextReasoningContent,
-    ToolApprovalRequestContent,
-    ToolApprovalResponseContent,
     UriContent,
     UsageContent,
 )
@@ -47,6 +40,15 @@ from ._exceptions import (
     TruncatedStreamError,
     UnansweredRequestError,
     UnknownResponseError,
+)
+from ._hitl_contents import (
+    APPROVAL_RESPONSE_SCHEMA,
+    InputRequestContent,
+    InputResponseContent,
+    InterruptRequestContent,
+    InterruptResponseContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
 )
 from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage

@@ -10,10 +10,12 @@ from ._contents import (
     AIContent,
     DataContent,
     FunctionCallUpdateContent,
-    InputRequestContent,
     TextContent,
     TextReasoningContent,
     UsageContent,
+)
+from ._hitl_contents import (
+    InputRequestContent,
 )
 from ._messages import ChatMessage
 from ._schema import to_jsonable

@@ -149,7 +149,7 @@ def test_chat_with_a_malformed_header_is_one_line_naming_it(
 def test_chat_with_an_unreachable_server_reports_one_line_per_failed_turn(
     agui_chat: Callable[..., Outcome], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agui_chat.agui import _transport
+    from agui_chat.agui.client import _transport
 
     monkeypatch.setattr(_transport, "backoff_delay", lambda *args, **kwargs: 0.0)
     with socket.socket() as sock:

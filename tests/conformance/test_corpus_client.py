@@ -35,9 +35,9 @@ from agui_chat import (
     TextContent,
     UriContent,
 )
-from agui_chat.agui._reducer import AGUIThreadReducer
-from agui_chat.agui._to_wire import SUBAGENT_KEY
 from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui.client._reducer import AGUIThreadReducer
+from agui_chat.agui.wire._messages import SUBAGENT_KEY
 
 ENDPOINT = "http://conformance.test/agent"
 FRAMINGS = ("asgi-lf", "crlf-3-bytes")

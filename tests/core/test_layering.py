@@ -1,6 +1,8 @@
 """DESIGN §1: imports only point down. The core and the middleware import no adapter and no
 adapter's dependency (so the retry middleware can only know transient errors by our own
-types), and ``import agui_chat`` with the tool loop works without any of them installed."""
+types), and ``import agui_chat`` with the tool loop works without any of them installed.
+Inside ``agui/``, the client and the server stand on ``agui/wire`` and never import each
+other, and ``wire`` imports neither; adapters never import one another."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ CORE_AND_MIDDLEWARE = sorted(
     key=str,
 )
 FORBIDDEN = ("httpx", "httpx_sse", "openai", "starlette", "uvicorn", "fastapi", "ag_ui")
-ADAPTERS = ("agui", "openai", "cli", "testing")
+ADAPTERS = ("agui", "openai", "mcp", "otel", "stores", "cli", "testing")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -84,3 +86,73 @@ def test_the_package_and_the_tool_loop_work_without_any_adapter_dependency() -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "sum 5"
+
+
+def _absolute(module: Path, level: int, name: str) -> str:
+    """The dotted name an import in ``module`` refers to."""
+    if level == 0:
+        return name
+    parts = ["agui_chat", *module.relative_to(PACKAGE).with_suffix("").parts]
+    base = parts[: len(parts) - level]
+    return ".".join([*base, name] if name else base)
+
+
+def _agui_side(dotted: str) -> str | None:
+    parts = dotted.split(".")
+    if parts[:2] == ["agui_chat", "agui"] and len(parts) > 2:
+        return parts[2]
+    return None
+
+
+AGUI_MODULES = sorted((PACKAGE / "agui").rglob("*.py"), key=str)
+#: Which ``agui/`` rooms each room may import (besides itself).
+AGUI_MAY_IMPORT = {"wire": set(), "client": {"wire"}, "server": {"wire"}}
+
+
+@pytest.mark.parametrize("module", AGUI_MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_agui_client_and_server_share_only_wire(module: Path) -> None:
+    room = module.relative_to(PACKAGE / "agui").parts[0]
+    if room == "__init__.py":
+        return  # the package's front door re-exports both sides
+    for level, name in _imports(module):
+        target = _agui_side(_absolute(module, level, name))
+        if target is None or target == room:
+            continue
+        assert target in AGUI_MAY_IMPORT[room], f"agui/{room} imports agui/{target}: {name}"
+
+
+ADAPTER_MODULES = sorted(
+    (p for a in ADAPTERS if a not in ("cli",) for p in (PACKAGE / a).rglob("*.py")),
+    key=str,
+)
+
+
+@pytest.mark.parametrize("module", ADAPTER_MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_adapters_never_import_each_other(module: Path) -> None:
+    own = module.relative_to(PACKAGE).parts[0]
+    for level, name in _imports(module):
+        dotted = _absolute(module, level, name)
+        parts = dotted.split(".")
+        if parts[0] != "agui_chat" or len(parts) < 2:
+            continue
+        other = parts[1]
+        if other in ADAPTERS and other != own:
+            # Every adapter may stand on the stores' contract (the server keeps approvals there).
+            assert other == "stores" and own == "agui", f"{own} imports agui_chat.{other}"
+
+
+def test_the_agui_package_is_three_rooms() -> None:
+    entries = sorted(p.name for p in (PACKAGE / "agui").iterdir() if p.name != "__pycache__")
+    assert entries == ["__init__.py", "client", "server", "wire"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(PACKAGE.rglob("*.py"), key=str),
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
+)
+def test_every_module_is_under_600_lines_and_says_what_it_holds(module: Path) -> None:
+    source = module.read_text()
+    assert source.count("\n") <= 600, f"{module.name} has {source.count(chr(10))} lines"
+    if source.strip():
+        assert ast.get_docstring(ast.parse(source)), f"{module.name} has no module docstring"

@@ -31,9 +31,9 @@ from robustness_http import (
 )
 
 from agui_chat import ChatMessage, ToolApprovalRequestContent
-from agui_chat.agui._signing import InterruptClaims, InterruptSigner
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
 from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS

@@ -10,14 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._reducer import AGUIStateTracker, AGUIThreadReducer
-from .client import AGUIChatClient
+from ..stores import ApprovalStore, InMemoryApprovalStore
+from .client import AGUIChatClient, AGUIStateTracker, AGUIThreadReducer
 
 if TYPE_CHECKING:
-    from ._run_context import AGUIRunContext, current_run
-    from ._serve import serve
-    from ._store import ApprovalStore, InMemoryApprovalStore
-    from .server import AGUIServer
+    from .server import AGUIRunContext, AGUIServer, current_run, serve
 
 __all__ = [
     "AGUIChatClient",
@@ -31,22 +28,14 @@ __all__ = [
     "serve",
 ]
 
-_SERVER_NAMES = {
-    "AGUIServer": ".server",
-    "AGUIRunContext": "._run_context",
-    "current_run": "._run_context",
-    "serve": "._serve",
-    "ApprovalStore": "._store",
-    "InMemoryApprovalStore": "._store",
-}
+_SERVER_NAMES = {"AGUIServer", "AGUIRunContext", "current_run", "serve"}
 
 
 def __getattr__(name: str) -> Any:
-    module = _SERVER_NAMES.get(name)
-    if module is None:
+    if name not in _SERVER_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        return getattr(importlib.import_module(module, __name__), name)
+        return getattr(importlib.import_module(".server", __name__), name)
     except ImportError as exc:
         raise ImportError(
             f"agui_chat.agui.{name} needs the server extra: pip install 'agui-chat[server]' ({exc})"

@@ -9,11 +9,13 @@ from typing import Any, TextIO
 
 from .._contents import (
     AIContent,
+)
+from .._exceptions import HumanInTheLoopError
+from .._hitl_contents import (
     InputRequestContent,
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from .._exceptions import HumanInTheLoopError
 from .._schema import schema_errors
 
 __all__ = ["Terminal", "answer_requests"]

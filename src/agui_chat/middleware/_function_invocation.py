@@ -21,9 +21,11 @@ from .._contents import (
     AIContent,
     FunctionCallContent,
     FunctionResultContent,
+    TextContent,
+)
+from .._hitl_contents import (
     InputResponseContent,
     InterruptRequestContent,
-    TextContent,
     ToolApprovalRequestContent,
 )
 from .._messages import ChatMessage, as_messages
@@ -34,6 +36,12 @@ from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequired
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
 from ._delegating import DelegatingChatClient
+from ._history import (
+    drop_answers,
+    duplicate_id_results,
+    duplicated_call_ids,
+    pending_calls,
+)
 from ._invocation import (
     FunctionInvocationContext,
     InvocationOutcome,
@@ -268,7 +276,7 @@ class _Loop:
 
             # A call id used twice in one turn is ambiguous (an answer or a result could go
             # to either call): every call with that id gets an error and none runs.
-            duplicated = _duplicated_call_ids(turn.messages)
+            duplicated = duplicated_call_ids(turn.messages)
             requests = [
                 c
                 for m in turn.messages
@@ -276,12 +284,12 @@ class _Loop:
                 if isinstance(c, ToolApprovalRequestContent)
                 and c.tool_call.call_id not in duplicated
             ]
-            calls = _pending_calls(turn.messages)
+            calls = pending_calls(turn.messages)
             if last_round or (not calls and not requests and not duplicated):
                 return
 
             to_run: list[ScheduledCall] = []
-            results: list[AIContent] = _duplicate_id_results(turn.messages, duplicated)
+            results: list[AIContent] = duplicate_id_results(turn.messages, duplicated)
             handed_off = False
             for call in calls:
                 if call.call_id in duplicated:
@@ -353,7 +361,7 @@ class _Loop:
                     allow_edits=wrapper.allow_edits,
                 )
         if answers:
-            _drop_answers(contents)
+            drop_answers(contents)
         return saw_call
 
     def _hold_unrun(self, contents: list[AIContent]) -> bool:
@@ -361,7 +369,7 @@ class _Loop:
         tool is marked ``informational_only`` (in place) and no later answer can run it
         (a question the model sent along would otherwise resume it). Returns ``False``: the
         loop ends after this round trip whatever it holds."""
-        _drop_answers(contents)
+        drop_answers(contents)
         for i, c in enumerate(contents):
             if (
                 c.__class__ is FunctionCallContent
@@ -496,69 +504,6 @@ def _tool_map(additional: Sequence[AITool], options: ChatOptions | None) -> dict
     if options is not None and options.tools:
         tools.update((t.name, t) for t in options.tools)
     return tools
-
-
-def _pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
-    """Calls in a turn that still need running: not informational, not already answered in
-    the same turn (a service that ran the tool itself)."""
-    answered = {
-        c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
-    }
-    return [
-        c
-        for m in messages
-        for c in m.contents
-        if c.__class__ is FunctionCallContent
-        and not c.informational_only
-        and c.call_id not in answered
-    ]
-
-
-def _duplicated_call_ids(messages: Sequence[ChatMessage]) -> set[str]:
-    """Ids used by more than one call (or approval request) the loop would act on."""
-    seen: set[str] = set()
-    duplicated: set[str] = set()
-    for call in _acted_on(messages):
-        (duplicated if call.call_id in seen else seen).add(call.call_id)
-    return duplicated
-
-
-def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
-    """The turn's pending calls and the calls its approval requests hold, in order."""
-    pending = {id(c) for c in _pending_calls(messages)}
-    calls: list[FunctionCallContent] = []
-    for m in messages:
-        for c in m.contents:
-            if isinstance(c, ToolApprovalRequestContent):
-                calls.append(c.tool_call)
-            elif isinstance(c, FunctionCallContent) and id(c) in pending:
-                calls.append(c)
-    return calls
-
-
-def _duplicate_id_results(messages: Sequence[ChatMessage], duplicated: set[str]) -> list[AIContent]:
-    """One error result for each call whose id another call of the turn also uses."""
-    if not duplicated:
-        return []
-    results: list[AIContent] = []
-    for call in _acted_on(messages):
-        if call.call_id in duplicated:
-            _log.warning("model used tool call id %r for more than one call", call.call_id)
-            why = ValueError(
-                f"duplicate tool call id {call.call_id!r}: several calls in one turn use it, so "
-                "none of them was run; give each call its own id"
-            )
-            results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
-    return results
-
-
-def _drop_answers(contents: list[AIContent]) -> None:
-    """Remove, in place, answers to approval requests or questions from a model's turn:
-    only a person answers those, in the next request."""
-    kept = [c for c in contents if not isinstance(c, InputResponseContent)]
-    if len(kept) != len(contents):
-        _log.warning("dropped %d answer(s) the model sent itself", len(contents) - len(kept))
-        contents[:] = kept
 
 
 def _informational(call: FunctionCallContent) -> FunctionCallContent:

@@ -18,10 +18,6 @@ from .._contents import (
     AIContent,
     FunctionCallContent,
     FunctionResultContent,
-    InterruptRequestContent,
-    InterruptResponseContent,
-    ToolApprovalRequestContent,
-    ToolApprovalResponseContent,
 )
 from .._exceptions import (
     DuplicateResponseError,
@@ -29,6 +25,12 @@ from .._exceptions import (
     InvalidResponseError,
     UnansweredRequestError,
     UnknownResponseError,
+)
+from .._hitl_contents import (
+    InterruptRequestContent,
+    InterruptResponseContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
 )
 from .._input import InputAnswer
 from .._messages import ChatMessage

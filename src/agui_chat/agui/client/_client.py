@@ -1,0 +1,350 @@
+"""``AGUIChatClient``: talk to any AG-UI 1.0 agent as a chat client, with human in the loop.
+
+Inside, as in .NET's client, it is a sandwich::
+
+    AGUIChatClient                 thread id, resume checks, response stamping
+      -> FunctionInvokingChatClient  runs the caller's own (client-side) tools locally
+         -> _RunClient               one HTTP run: RunAgentInput out, events -> updates in
+
+The tool loop is left out when the caller passes no tools of its own (it would have nothing
+to do), which keeps long streams flat in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+
+from ..._client import BaseChatClient, ChatMessages, check_options
+from ..._contents import (
+    FunctionCallContent,
+)
+from ..._exceptions import RunError, TransportError
+from ..._hitl_contents import (
+    ToolApprovalRequestContent,
+)
+from ..._messages import ChatMessage, as_messages
+from ..._options import ChatOptions
+from ..._responses import ChatResponse, ChatResponseUpdate
+from ..._streams import close_stream
+from ...middleware import FunctionInvokingChatClient
+from ..wire._messages import (
+    STATE_KEY,
+    THREAD_ID_KEY,
+    build_run_input,
+    client_tool_names,
+    state_of,
+    thread_id_of,
+)
+from ._pipeline import AGUIEventPipeline
+from ._resume import resume_entries
+from ._transport import AGUITransport
+from ._updates import UpdateMapper
+
+__all__ = ["AGUIChatClient"]
+
+logger = logging.getLogger("agui_chat.agui")
+
+_T = TypeVar("_T")
+_REMEMBERED_THREADS = 1024
+_MISSING = object()
+
+
+class AGUIChatClient(BaseChatClient):
+    """A chat client for an AG-UI 1.0 agent at ``endpoint`` (HTTP POST + server-sent events).
+
+    Each request sends the whole conversation (AG-UI servers keep none) as a
+    ``RunAgentInput``, and yields one ``ChatResponseUpdate`` per AG-UI event, with the event
+    as ``raw_representation``. Tool calls show as soon as they end (argument text streams
+    as ``FunctionCallUpdateContent`` before that); calls the server runs are marked
+    ``informational_only``; calls to the caller's own tools (the ``AIFunction``s in
+    ``ChatOptions.tools``) run locally, at most ``max_iterations`` round trips per request,
+    and are answered in a follow-up run on the same thread.
+
+    **Threads.** A conversation stays on one AG-UI thread: response messages carry
+    ``additional_properties["agui_thread_id"]``, and the next request reads it back from the
+    history. Pass ``ChatOptions(conversation_id=...)`` to choose the thread. No
+    ``conversation_id`` is ever reported back (the server keeps no history, so middleware
+    must keep sending all of it). The shared state travels the same way
+    (``additional_properties["agui_state"]`` on updates that change it and on the last
+    message of a response) and is sent back as the next run's ``state``; see also
+    :meth:`state_of`. A ``MESSAGES_SNAPSHOT`` is reconciled by id with the messages the
+    request sent; its update (and so the response) carries the resulting thread, as AG-UI
+    messages, in ``additional_properties["agui_messages"]``.
+    ``ChatOptions.additional_properties`` keys ``agui_state``,
+    ``agui_context`` and ``agui_forwarded_props`` set those input fields explicitly.
+
+    **Human in the loop.** A run that pauses ends with ``finish_reason`` ``INPUT_REQUIRED``
+    and ``ToolApprovalRequestContent`` / ``InterruptRequestContent``s (also in
+    ``response.input_requests``). Append the response's messages and a user message holding
+    the answers (``request.create_response(...)``, ``cancel()``) and call again: the client
+    sends ``resume`` covering every pending request, and refuses before sending anything an
+    answer set that misses one (``UnansweredRequestError``), names an unknown one
+    (``UnknownResponseError``), answers one twice (``DuplicateResponseError``), resolves an
+    expired one (``ExpiredRequestError``) or fails its schema (``InvalidResponseError``).
+
+    **Errors.** An HTTP error status raises ``HTTPStatusError`` (``AuthenticationError``,
+    ``RateLimitError``, ``ServiceUnavailableError``) with the status and body; a stream that
+    breaks the protocol raises ``ProtocolError``; one that ends before its run does raises
+    ``TruncatedStreamError`` — never a success. Connection failures, timeouts and 429/502/
+    503/504 are retried up to ``max_retries`` times before the first event, never after.
+    A run that reports ``RUN_ERROR`` yields an update with ``ErrorContent`` (message and
+    ``error_code``) and finish reason ``ERROR``; then, if the stream's last run ended that
+    way, ``RunError`` (``.message``, ``.code``) is raised at the end of the stream unless
+    ``raise_on_run_error=False``, in which case the response simply ends with that content.
+
+    Warnings about what the server sent (unknown events stripped, patches that do not
+    apply, ...) go to the ``agui_chat.agui`` logger and to ``on_warning``.
+    ``peer_max_version`` pins an older server's AG-UI version to enable its compatibility
+    shims. The client closes an ``http_client`` only if it created it.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = 60.0,
+        max_retries: int = 3,
+        max_iterations: int = 40,
+        on_warning: Callable[[str], None] | None = None,
+        peer_max_version: str | None = None,
+        raise_on_run_error: bool = True,
+    ) -> None:
+        if on_warning is not None and not callable(on_warning):
+            raise TypeError("on_warning must be a callable taking the warning text")
+        self._transport = AGUITransport(
+            endpoint,
+            http_client=http_client,
+            headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        self.on_warning = on_warning
+        self.peer_max_version = peer_max_version
+        self.raise_on_run_error = bool(raise_on_run_error)
+        self._states: OrderedDict[str, Any] = OrderedDict()
+        self._last_thread_id: str | None = None
+        self._run_client = _RunClient(self)
+        self._tool_loop = FunctionInvokingChatClient(
+            self._run_client, max_iterations=max_iterations
+        )
+
+    # ---------------------------------------------------------------- public API
+
+    @property
+    def endpoint(self) -> str:
+        """The AG-UI endpoint requests are POSTed to."""
+        return self._transport.endpoint
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` requests go through."""
+        return self._transport.http_client
+
+    @property
+    def thread_id(self) -> str | None:
+        """The AG-UI thread of the latest request, or ``None`` before the first one."""
+        return self._last_thread_id
+
+    @property
+    def state(self) -> Any:
+        """The shared state of the latest thread, as the latest run left it."""
+        return None if self._last_thread_id is None else self.state_of(self._last_thread_id)
+
+    def state_of(self, thread_id: str) -> Any:
+        """The shared state of ``thread_id`` as the latest run on it left it (``None`` if
+        this client has not run that thread)."""
+        return self._states.get(thread_id)
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        history = as_messages(messages)
+        return self._stream(history, self._options_for(history, check_options(options)))
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        history = as_messages(messages)
+        run_options = self._options_for(history, check_options(options))
+        response = await ChatResponse.from_update_stream(self._stream(history, run_options))
+        _stamp_response(response, run_options.additional_properties[THREAD_ID_KEY], self)
+        return response
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        if isinstance(self, kind):
+            return self
+        if isinstance(self._tool_loop, kind):
+            return self._tool_loop
+        return None
+
+    async def aclose(self) -> None:
+        """Close the http client if this client created it."""
+        await self._transport.aclose()
+
+    # ---------------------------------------------------------------- internals
+
+    def _options_for(self, history: list[ChatMessage], options: ChatOptions | None) -> ChatOptions:
+        """Options for the inner clients: the thread pinned, ``conversation_id`` cleared (so
+        the tool loop keeps sending the whole history)."""
+        run_options = options.clone() if options is not None else ChatOptions()
+        thread_id = _thread_for(history, run_options)
+        run_options.conversation_id = None
+        run_options.additional_properties[THREAD_ID_KEY] = thread_id
+        self._last_thread_id = thread_id
+        return run_options
+
+    def _stream(
+        self, history: list[ChatMessage], options: ChatOptions
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        if client_tool_names(options):
+            return self._with_tools(history, options)
+        return self._run_client.get_streaming_response(history, options)
+
+    async def _with_tools(
+        self, history: list[ChatMessage], options: ChatOptions
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        # Check the answers to the server's requests before the tool loop runs anything.
+        resume_entries(history)
+        stream = self._tool_loop.get_streaming_response(history, options)
+        try:
+            async for update in stream:
+                yield update
+        finally:
+            await close_stream(stream)
+
+    def _remember_state(self, thread_id: str, state: Any) -> None:
+        self._states[thread_id] = state
+        self._states.move_to_end(thread_id)
+        while len(self._states) > _REMEMBERED_THREADS:
+            self._states.popitem(last=False)
+
+
+class _RunClient(BaseChatClient):
+    """One HTTP run per call: the innermost layer of ``AGUIChatClient``."""
+
+    def __init__(self, owner: AGUIChatClient) -> None:
+        self._owner = owner
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        owner = self._owner
+        history = as_messages(messages)
+        options = check_options(options)
+        extra = options.additional_properties if options is not None else {}
+        thread_id = _thread_for(history, options)
+        run_id = f"run_{uuid.uuid4().hex}"
+        resume = resume_entries(history)
+        state = _state_for(history, extra, owner.state_of(thread_id))
+        pipeline = AGUIEventPipeline(
+            thread_id=thread_id,
+            run_id=run_id,
+            peer_max_version=owner.peer_max_version,
+            on_warning=owner.on_warning,
+        )
+        run_input = build_run_input(
+            history,
+            options,
+            thread_id=thread_id,
+            run_id=run_id,
+            state=state,
+            resume=resume,
+            protocol_version=pipeline.input_protocol_version,
+            prepare_messages=pipeline.prepare_input_messages,
+        )
+        stream = await owner._transport.open(run_input)
+        if stream.run_id is not None and stream.run_id != run_id:  # a retry: a new run
+            run_id = pipeline.requested_run_id = stream.run_id
+        mapper = UpdateMapper(
+            thread_id=thread_id,
+            requested_run_id=run_id,
+            client_tools=client_tool_names(options),
+            history_calls=_calls_in(history),
+            state=state,
+            sent_messages=run_input["messages"],
+            on_warning=owner.on_warning,
+        )
+        feed = pipeline.feed
+        update = mapper.update
+        try:
+            for data in stream.ready:
+                for event in feed(data):
+                    yield update(event)
+            try:
+                async for payloads in stream.payload_batches():
+                    for data in payloads:
+                        for event in feed(data):
+                            yield update(event)
+            except TransportError as exc:
+                if pipeline.current_run is None or pipeline.run_active:
+                    raise
+                _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
+        finally:
+            await stream.aclose()
+            owner._remember_state(thread_id, mapper.state)
+        if stream.ended_inside_an_event():
+            _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
+        pipeline.finish()
+        error = mapper.last_error
+        if error is not None and owner.raise_on_run_error:
+            raise RunError(str(error["message"]), code=error.get("code"))
+
+
+def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
+    """The thread to run on: the caller's ``conversation_id`` (or ``agui_thread_id``
+    option), else the thread the history carries, else a new one."""
+    if options is not None:
+        explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
+        if isinstance(explicit, str) and explicit:
+            return explicit
+    return thread_id_of(history) or f"thread_{uuid.uuid4().hex}"
+
+
+def _state_for(history: Sequence[ChatMessage], extra: Mapping[str, Any], remembered: Any) -> Any:
+    """The state to send: given explicitly, else the one the history carries, else the one
+    this client last saw on the thread, else ``{}``."""
+    if STATE_KEY in extra:
+        return extra[STATE_KEY]
+    found, state = state_of(history)
+    if found:
+        return state
+    return {} if remembered is None else remembered
+
+
+def _stamp_response(response: ChatResponse, thread_id: str, owner: AGUIChatClient) -> None:
+    """Every message gets the thread id, the last one the thread's final state."""
+    response.conversation_id = None
+    for message in response.messages:
+        props = message.additional_properties
+        if not props or THREAD_ID_KEY not in props:
+            message.additional_properties = {**(props or {}), THREAD_ID_KEY: thread_id}
+    remembered = owner._states.get(thread_id, _MISSING)
+    if response.messages and remembered is not _MISSING:
+        last = response.messages[-1]
+        last.additional_properties = {**(last.additional_properties or {}), STATE_KEY: remembered}
+
+
+def _calls_in(history: Sequence[ChatMessage]) -> dict[str, FunctionCallContent]:
+    """Every tool call in the conversation, by id (approvals may name earlier calls)."""
+    calls: dict[str, FunctionCallContent] = {}
+    for message in history:
+        for content in message.contents:
+            if isinstance(content, ToolApprovalRequestContent):
+                content = content.tool_call
+            if isinstance(content, FunctionCallContent):
+                calls.setdefault(content.call_id, content)
+    return calls
+
+
+def _warn(owner: AGUIChatClient, message: str) -> None:
+    logger.warning("%s", message)
+    if owner.on_warning is not None:
+        owner.on_warning(message)

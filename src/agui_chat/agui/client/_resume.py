@@ -1,0 +1,291 @@
+"""Answering a paused AG-UI run: the ``resume`` entries of the next request, checked first.
+
+A run that pauses ends with interrupts, which the client turns into request contents
+(``ToolApprovalRequestContent`` / ``InterruptRequestContent``) stamped with the AG-UI
+interrupt and the run's id. The caller appends the response and a message holding the
+answers, and calls again. :func:`resume_entries` finds the pending requests of the last
+paused run in that history and the answers given after them, and builds one ``resume``
+entry per request — refusing, before anything is sent, an answer set that leaves a
+request unanswered, names an unknown request, answers one twice, resolves an expired one,
+or does not fit the request's response schema.
+
+Which run is paused: the latest run in the history, skipping runs that failed
+(``RUN_ERROR``), so a resume the server rejected can be answered again. Which answers
+count: those in the newest batch given after the pause (the answers between two runs), so
+re-sending the same history retries the same answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..._contents import (
+    ErrorContent,
+)
+from ..._exceptions import (
+    DuplicateResponseError,
+    ExpiredRequestError,
+    InvalidResponseError,
+    UnansweredRequestError,
+    UnknownResponseError,
+)
+from ..._hitl_contents import (
+    InputRequestContent,
+    InputResponseContent,
+    InterruptRequestContent,
+    InterruptResponseContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
+)
+from ..._messages import ChatMessage
+from ..._schema import schema_errors
+from ..wire._messages import RUN_ID_KEY
+from ._updates import INTERRUPT_KEY
+
+__all__ = ["Pause", "find_pause", "resume_entries"]
+
+ResumeEntry = dict[str, Any]
+
+
+@dataclass
+class Pause:
+    """The pending requests of the last paused run, and the answers given to them."""
+
+    run_id: str | None
+    requests: list[InputRequestContent]
+    answers: list[InputResponseContent] = field(default_factory=list)
+
+
+@dataclass
+class _Scan:
+    """What a history holds for resuming, by message index."""
+
+    run_last_index: dict[str, int] = field(default_factory=dict)
+    failed_runs: set[str] = field(default_factory=set)
+    remote: list[tuple[int, InputRequestContent]] = field(default_factory=list)
+    local_ids: set[str] = field(default_factory=set)
+    answers: list[tuple[int, InputResponseContent]] = field(default_factory=list)
+
+
+def is_remote_request(content: object) -> bool:
+    """Whether ``content`` is a request an AG-UI server made (not the local tool loop's)."""
+    return isinstance(content, InputRequestContent) and bool(
+        content.additional_properties and INTERRUPT_KEY in content.additional_properties
+    )
+
+
+def _scan(history: Sequence[ChatMessage]) -> _Scan:
+    scan = _Scan()
+    for index, message in enumerate(history):
+        props = message.additional_properties or {}
+        run_id = props.get(RUN_ID_KEY)
+        if isinstance(run_id, str):
+            scan.run_last_index[run_id] = index
+        for content in message.contents:
+            if isinstance(content, InputRequestContent):
+                if is_remote_request(content):
+                    scan.remote.append((index, content))
+                    request_run = (content.additional_properties or {}).get(RUN_ID_KEY)
+                    if isinstance(request_run, str):
+                        scan.run_last_index[request_run] = max(
+                            index, scan.run_last_index.get(request_run, index)
+                        )
+                else:
+                    scan.local_ids.add(content.request_id)
+            elif isinstance(content, InputResponseContent):
+                scan.answers.append((index, content))
+            elif isinstance(content, ErrorContent) and isinstance(run_id, str):
+                scan.failed_runs.add(run_id)
+    return scan
+
+
+def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
+    """The pending requests of the last paused run in ``history`` and the newest answers
+    given to them; ``None`` when the latest run did not pause.
+
+    Raises ``UnknownResponseError`` for answers given after the latest run when nothing is
+    pending.
+    """
+    scan = _scan(history)
+    runs = sorted(scan.run_last_index.items(), key=lambda item: item[1])
+    later_boundaries: list[int] = []
+    for run_id, last_index in reversed(runs):
+        if run_id in scan.failed_runs:
+            later_boundaries.append(last_index)
+            continue
+        requests = _unique(c for _, c in scan.remote if _run_of(c) == run_id)
+        if not requests:
+            break
+        start = max(i for i, c in scan.remote if _run_of(c) == run_id)
+        answers = _newest_batch(scan, start, sorted(later_boundaries), {*scan.local_ids})
+        return Pause(run_id, requests, answers)
+    latest = runs[-1][1] if runs else -1
+    stray = [a for i, a in scan.answers if i > latest and a.request_id not in scan.local_ids]
+    if stray:
+        ids = [a.request_id for a in stray]
+        raise UnknownResponseError(
+            f"{_named(ids)} {_answer_verb(ids)} nothing pending: the last run did not pause "
+            "for a person (send the response holding the request along with the answer)",
+            request_ids=ids,
+        )
+    return None
+
+
+def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
+    """The ``resume`` list for the next run, or ``None`` when no run is paused.
+
+    Every pending request is covered exactly once; the checks run here, before anything
+    is sent (``UnansweredRequestError``, ``UnknownResponseError``, ``DuplicateResponseError``,
+    ``ExpiredRequestError``, ``InvalidResponseError``).
+    """
+    pause = find_pause(history)
+    if pause is None:
+        return None
+    pending = {r.request_id: r for r in pause.requests}
+    unknown = [a.request_id for a in pause.answers if a.request_id not in pending]
+    if unknown:
+        raise UnknownResponseError(
+            f"{_named(unknown)} {_answer_verb(unknown)} no pending request; the paused run "
+            f"waits for {_named(list(pending))}",
+            request_ids=unknown,
+        )
+    by_id: dict[str, InputResponseContent] = {}
+    duplicates: list[str] = []
+    for answer in pause.answers:
+        if answer.request_id in by_id and answer.request_id not in duplicates:
+            duplicates.append(answer.request_id)
+        by_id.setdefault(answer.request_id, answer)
+    if duplicates:
+        raise DuplicateResponseError(
+            f"{_named(duplicates)} answered more than once; answer each request exactly once",
+            request_ids=duplicates,
+        )
+    missing = [rid for rid in pending if rid not in by_id]
+    if missing:
+        raise UnansweredRequestError(
+            f"{_named(missing)} {'has' if len(missing) == 1 else 'have'} no answer; a resume "
+            "must answer every pending request of the paused run in one go (approve or "
+            "reject every approval, answer or cancel every question)",
+            request_ids=missing,
+        )
+    return [_entry(pending[rid], by_id[rid]) for rid in pending]
+
+
+# -------------------------------------------------------------------- one entry
+
+
+def _entry(request: InputRequestContent, answer: InputResponseContent) -> ResumeEntry:
+    rid = request.request_id
+    expired = request.is_expired()
+    if isinstance(answer, ToolApprovalResponseContent):
+        if not answer.approved and expired:
+            return {"interruptId": rid, "status": "cancelled"}
+        if answer.approved and expired:
+            raise ExpiredRequestError(
+                f"approval request {rid!r} expired at {_expiry(request)}; it can only be rejected",
+                request_ids=[rid],
+            )
+        if (
+            answer.edited_arguments is not None
+            and isinstance(request, ToolApprovalRequestContent)
+            and not request.allow_edits
+        ):
+            raise InvalidResponseError(
+                f"approval request {rid!r} does not allow editing the arguments",
+                request_ids=[rid],
+            )
+        schema = _schema_of(request)
+        payload = _fit_reason(answer.to_payload(), schema)
+        _validate(rid, payload, schema)
+        return {"interruptId": rid, "status": "resolved", "payload": payload}
+    assert isinstance(answer, InterruptResponseContent)
+    entry: ResumeEntry = {"interruptId": rid, "status": answer.status}
+    if answer.status == "resolved":
+        if expired:
+            raise ExpiredRequestError(
+                f"interrupt {rid!r} expired at {_expiry(request)}; it can only be cancelled",
+                request_ids=[rid],
+            )
+        _validate(rid, answer.payload, _schema_of(request))
+        entry["payload"] = answer.payload
+    if answer.metadata:
+        entry["metadata"] = answer.metadata
+    return entry
+
+
+def _schema_of(request: InputRequestContent) -> Mapping[str, Any] | None:
+    if isinstance(request, InterruptRequestContent) and request.response_schema is not None:
+        return request.response_schema
+    raw = (request.additional_properties or {}).get(INTERRUPT_KEY)
+    schema = raw.get("responseSchema") if isinstance(raw, Mapping) else None
+    return schema if isinstance(schema, Mapping) else None
+
+
+def _fit_reason(payload: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Drop a rejection reason the server's schema has no room for (it forbids extras)."""
+    if "reason" not in payload or schema is None or schema.get("additionalProperties") is not False:
+        return payload
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and "reason" in properties:
+        return payload
+    return {k: v for k, v in payload.items() if k != "reason"}
+
+
+def _validate(rid: str, payload: Any, schema: Mapping[str, Any] | None) -> None:
+    if schema is None:
+        return
+    try:
+        errors = schema_errors(payload, schema)
+    except ValueError:
+        return  # the server sent a schema that is not one: nothing to hold the answer to
+    if errors:
+        raise InvalidResponseError(
+            f"answer to {rid!r} does not match its response schema: " + "; ".join(errors),
+            request_ids=[rid],
+        )
+
+
+# -------------------------------------------------------------------- helpers
+
+
+def _run_of(content: InputRequestContent) -> str | None:
+    run_id = (content.additional_properties or {}).get(RUN_ID_KEY)
+    return run_id if isinstance(run_id, str) else None
+
+
+def _unique(contents: Any) -> list[InputRequestContent]:
+    seen: dict[str, InputRequestContent] = {}
+    for content in contents:
+        seen.setdefault(content.request_id, content)
+    return list(seen.values())
+
+
+def _newest_batch(
+    scan: _Scan, start: int, boundaries: list[int], local_ids: set[str]
+) -> list[InputResponseContent]:
+    """The answers after ``start`` in the newest non-empty gap between failed runs."""
+    batches: list[list[InputResponseContent]] = [[] for _ in range(len(boundaries) + 1)]
+    for index, answer in scan.answers:
+        if index <= start or answer.request_id in local_ids:
+            continue
+        batch = sum(1 for b in boundaries if b < index)
+        batches[batch].append(answer)
+    for batch_answers in reversed(batches):
+        if batch_answers:
+            return batch_answers
+    return []
+
+
+def _expiry(request: InputRequestContent) -> str:
+    return request.expires_at.isoformat() if request.expires_at else "?"
+
+
+def _named(ids: Sequence[str]) -> str:
+    quoted = ", ".join(repr(i) for i in ids)
+    return f"request {quoted}" if len(ids) == 1 else f"requests {quoted}"
+
+
+def _answer_verb(ids: Sequence[str]) -> str:
+    return "answers" if len(ids) == 1 else "answer"

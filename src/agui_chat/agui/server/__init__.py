@@ -1,0 +1,20 @@
+"""``AGUIServer``: any ``ChatClient`` hosted as an AG-UI endpoint (an ASGI application), with
+signed interrupts for approvals and questions and checked resumes. Needs the ``[server]``
+extra."""
+
+from __future__ import annotations
+
+from ...stores import ApprovalStore, InMemoryApprovalStore
+from ._run_context import AGUIRunContext, current_run
+from ._serve import serve
+from ._server import SIGNING_KEY_ENV, AGUIServer
+
+__all__ = [
+    "SIGNING_KEY_ENV",
+    "AGUIRunContext",
+    "AGUIServer",
+    "ApprovalStore",
+    "InMemoryApprovalStore",
+    "current_run",
+    "serve",
+]

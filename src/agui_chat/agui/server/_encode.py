@@ -1,0 +1,413 @@
+"""Streamed updates → AG-UI 1.0 events → SSE bytes, for one run.
+
+:class:`RunEncoder` keeps what the wire needs to stay well formed (which text message,
+reasoning message and tool calls are open) and writes each event as one ``data:`` line
+of compact JSON, absent optionals omitted. Text deltas, the hot path, are written from a
+prepared prefix without building a dict.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring
+from typing import Any
+
+from ..._contents import (
+    FunctionCallContent,
+    FunctionCallUpdateContent,
+    FunctionResultContent,
+    TextContent,
+    TextReasoningContent,
+    UsageContent,
+)
+from ..._hitl_contents import (
+    InputRequestContent,
+    InterruptRequestContent,
+    ToolApprovalRequestContent,
+)
+from ..._responses import ChatResponseUpdate
+from ..._schema import dump_json, to_jsonable
+from ..._values import ChatFinishReason
+from ..wire._event_schema import TEXT_ROLES
+
+__all__ = ["PASS_THROUGH_TYPES", "PROTOCOL_VERSION", "RunEncoder"]
+
+#: The protocol version this server speaks, announced on ``RUN_STARTED``.
+PROTOCOL_VERSION = "1.0"
+
+#: Event types an update may carry in ``raw_representation`` to have them sent as they are
+#: (the others are derived from the update's contents).
+PASS_THROUGH_TYPES = frozenset(
+    {
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "CUSTOM",
+        "RAW",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+    }
+)
+
+_USAGE_FIELDS = (
+    ("input_token_count", "inputTokens"),
+    ("output_token_count", "outputTokens"),
+    ("total_token_count", "totalTokens"),
+    ("reasoning_token_count", "reasoningTokens"),
+    ("cached_input_token_count", "cachedInputTokens"),
+)
+
+#: Builds the interrupts for the requests a run paused on (see ``_interrupts.py``).
+IssueInterrupts = Callable[[Sequence[InputRequestContent]], list[dict[str, Any]]]
+
+
+def _fallback(value: Any) -> Any:
+    return to_jsonable(value)
+
+
+def frame(event: Mapping[str, Any]) -> str:
+    """One SSE frame for an event."""
+    body = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=_fallback)
+    return f"data: {body}\n\n"
+
+
+def event_to_wire(event: Any) -> dict[str, Any]:
+    """An ``ag_ui.core`` event as its wire dict: optional fields left unset are left out,
+    but a null that was given (``CUSTOM.value``, a patch ``value``, data inside a snapshot)
+    stays, as the spec requires (``exclude_none`` alone would drop them)."""
+    dump = event.model_dump
+    return {
+        **dump(mode="json", by_alias=True, exclude_none=True),
+        **dump(mode="json", by_alias=True, include=event.model_fields_set),
+    }
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class _Call:
+    __slots__ = ("args_sent", "ended")
+
+    def __init__(self) -> None:
+        self.args_sent = False
+        self.ended = False
+
+
+class RunEncoder:
+    """Encodes one run: ``start()``, then ``update()`` per streamed update (and ``event()``
+    for events a tool emits), then ``finish()`` or ``error()``. Every method returns the
+    bytes to write (possibly empty).
+
+    ``client_tools`` are the names of the client's tools: their calls are listed in
+    ``pendingToolCallIds``. ``results`` keeps each ``TOOL_CALL_RESULT`` content by call id,
+    and ``calls`` every call seen, by id.
+    """
+
+    def __init__(
+        self,
+        thread_id: str,
+        run_id: str,
+        *,
+        issue_interrupts: IssueInterrupts,
+        client_tools: frozenset[str] = frozenset(),
+        parent_run_id: str | None = None,
+    ) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.parent_run_id = parent_run_id
+        self.client_tools = client_tools
+        self.issue_interrupts = issue_interrupts
+        self.calls: dict[str, FunctionCallContent] = {}
+        self.results: dict[str, str] = {}
+        self._text_id: str | None = None
+        self._text_prefix = ""
+        self._reasoning_id: str | None = None
+        self._reasoning_prefix = ""
+        self._last_message_id: str | None = None
+        self._open_calls: dict[str, _Call] = {}
+        self._held: dict[str, list[str]] = {}
+        self._pending_client_calls: list[str] = []
+        self._requests: list[InputRequestContent] = []
+        self._usage: dict[str | None, dict[str, int]] = {}
+        self._model_id: str | None = None
+        self._cancelled = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> bytes:
+        event: dict[str, Any] = {
+            "type": "RUN_STARTED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "protocolVersion": PROTOCOL_VERSION,
+        }
+        if self.parent_run_id is not None:
+            event["parentRunId"] = self.parent_run_id
+        return _bytes([frame(event)])
+
+    def finish(self) -> bytes:
+        """Close what is open and end the run: interrupted if it paused on requests,
+        cancelled if the model stopped on purpose, otherwise a success listing the
+        client's tool calls left to answer."""
+        out: list[str] = []
+        self._close_all(out)
+        # A request whose call got a result in this run is not open (the tool loop answered
+        # it: a call id the model used twice, say): no interrupt may be issued for it.
+        requests = [r for r in self._requests if _request_call_id(r) not in self.results]
+        outcome: dict[str, Any]
+        if requests:
+            outcome = {"type": "interrupt", "interrupts": self.issue_interrupts(requests)}
+        elif self._cancelled:
+            outcome = {"type": "cancelled"}
+        else:
+            outcome = {"type": "success"}
+            pending = [c for c in self._pending_client_calls if c not in self.results]
+            if pending:
+                outcome["pendingToolCallIds"] = pending
+        event: dict[str, Any] = {
+            "type": "RUN_FINISHED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "outcome": outcome,
+        }
+        if self._usage:
+            event["usage"] = [
+                {**({"model": model} if model else {}), **counts}
+                for model, counts in self._usage.items()
+            ]
+        out.append(frame(event))
+        return _bytes(out)
+
+    def error(self, message: str, code: str) -> bytes:
+        """``RUN_ERROR`` (it abandons whatever is open)."""
+        return _bytes([frame({"type": "RUN_ERROR", "message": message, "code": code})])
+
+    # -- events --------------------------------------------------------------------------
+    def event(self, event: Mapping[str, Any]) -> bytes:
+        """An event a tool or middleware emits, sent as it is."""
+        return _bytes([frame(event)])
+
+    def replayed_result(self, call_id: str, content: str) -> bytes:
+        """The ``TOOL_CALL_RESULT`` kept from an earlier run of the same approved call."""
+        out: list[str] = []
+        self._result(call_id, content, out)
+        return _bytes(out)
+
+    def update(self, update: ChatResponseUpdate) -> bytes:
+        out: list[str] = []
+        for content in update.contents:
+            kind = content.__class__
+            if kind is TextContent:
+                self._text(update, content.text, out)  # type: ignore[attr-defined]
+            elif kind is FunctionCallUpdateContent:
+                self._call_update(update, content, out)  # type: ignore[arg-type]
+            elif isinstance(content, FunctionCallContent):
+                self._call(update, content, out)
+            elif isinstance(content, FunctionResultContent):
+                self._result(content.call_id, _result_text(content.result), out)
+            elif isinstance(content, TextReasoningContent):
+                self._reasoning(content, out)
+            elif isinstance(content, ToolApprovalRequestContent):
+                self._call(update, content.tool_call, out)
+                self._requests.append(content)
+            elif isinstance(content, InterruptRequestContent):
+                self._requests.append(content)
+            elif isinstance(content, UsageContent):
+                self._add_usage(update.model_id or self._model_id, content)
+        if update.model_id is not None:
+            self._model_id = update.model_id
+        raw = update.raw_representation
+        if raw is not None:
+            self._pass_through(raw, out)
+        if update.finish_reason is not None:
+            self._cancelled = update.finish_reason == ChatFinishReason.CANCELLED
+        return _bytes(out) if out else b""
+
+    # -- text ----------------------------------------------------------------------------
+    def _text(self, update: ChatResponseUpdate, text: str, out: list[str]) -> None:
+        if not text:
+            return
+        message_id = update.message_id
+        if self._text_id is None or (message_id is not None and message_id != self._text_id):
+            # Calls still streaming their arguments stay open: items interleave freely, and
+            # TOOL_CALL_END would tell the client the arguments are complete.
+            self._close_all(out, calls=False)
+            self._open_text(message_id or _new_id(), update, out)
+        out.append(self._text_prefix + encode_basestring(text) + "}\n\n")
+
+    def _open_text(self, message_id: str, update: ChatResponseUpdate, out: list[str]) -> None:
+        role = update.role.value.lower() if update.role is not None else "assistant"
+        event: dict[str, Any] = {
+            "type": "TEXT_MESSAGE_START",
+            "messageId": message_id,
+            "role": role if role in TEXT_ROLES else "assistant",
+        }
+        if update.author_name:
+            event["name"] = update.author_name
+        out.append(frame(event))
+        self._text_id = self._last_message_id = message_id
+        self._text_prefix = (
+            'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":'
+            + encode_basestring(message_id)
+            + ',"delta":'
+        )
+
+    def _close_text(self, out: list[str]) -> None:
+        if self._text_id is not None:
+            out.append(frame({"type": "TEXT_MESSAGE_END", "messageId": self._text_id}))
+            self._text_id = None
+
+    # -- reasoning -----------------------------------------------------------------------
+    def _reasoning(self, content: TextReasoningContent, out: list[str]) -> None:
+        if self._reasoning_id is None:
+            self._close_all(out, calls=False)
+            self._reasoning_id = _new_id()
+            out.append(frame({"type": "REASONING_START", "messageId": self._reasoning_id}))
+            out.append(
+                frame(
+                    {
+                        "type": "REASONING_MESSAGE_START",
+                        "messageId": self._reasoning_id,
+                        "role": "reasoning",
+                    }
+                )
+            )
+            self._reasoning_prefix = (
+                'data: {"type":"REASONING_MESSAGE_CONTENT","messageId":'
+                + encode_basestring(self._reasoning_id)
+                + ',"delta":'
+            )
+        if content.text:
+            out.append(self._reasoning_prefix + encode_basestring(content.text) + "}\n\n")
+        if content.protected_data is not None:
+            event = {
+                "type": "REASONING_ENCRYPTED_VALUE",
+                "subtype": "message",
+                "entityId": self._reasoning_id,
+                "encryptedValue": content.protected_data,
+            }
+            out.append(frame(event))
+
+    def _close_reasoning(self, out: list[str]) -> None:
+        if self._reasoning_id is not None:
+            out.append(frame({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning_id}))
+            out.append(frame({"type": "REASONING_END", "messageId": self._reasoning_id}))
+            self._reasoning_id = None
+
+    # -- tool calls ----------------------------------------------------------------------
+    def _start_call(
+        self, update: ChatResponseUpdate, call_id: str, name: str, out: list[str]
+    ) -> _Call:
+        self._close_all(out, calls=False)
+        event: dict[str, Any] = {
+            "type": "TOOL_CALL_START",
+            "toolCallId": call_id,
+            "toolCallName": name,
+        }
+        parent = update.message_id or self._last_message_id
+        if parent is not None:
+            event["parentMessageId"] = parent
+        out.append(frame(event))
+        state = self._open_calls[call_id] = _Call()
+        if name in self.client_tools:
+            self._pending_client_calls.append(call_id)
+        return state
+
+    def _args(self, call_id: str, state: _Call, delta: str, out: list[str]) -> None:
+        if delta:
+            out.append(frame({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": delta}))
+            state.args_sent = True
+
+    def _call_update(
+        self, update: ChatResponseUpdate, content: FunctionCallUpdateContent, out: list[str]
+    ) -> None:
+        state = self._open_calls.get(content.call_id)
+        if state is None:
+            if not content.name:
+                # No name yet: hold the pieces until one arrives (START needs it).
+                self._held.setdefault(content.call_id, []).append(content.arguments_delta)
+                return
+            state = self._start_call(update, content.call_id, content.name, out)
+            for held in self._held.pop(content.call_id, []):
+                self._args(content.call_id, state, held, out)
+        if not state.ended:
+            self._args(content.call_id, state, content.arguments_delta, out)
+
+    def _call(self, update: ChatResponseUpdate, call: FunctionCallContent, out: list[str]) -> None:
+        self.calls[call.call_id] = call
+        state = self._open_calls.get(call.call_id)
+        if state is None:
+            state = self._start_call(update, call.call_id, call.name, out)
+        if state.ended:
+            return
+        if not state.args_sent:
+            text = call.raw_arguments if call.arguments is None else dump_json(call.arguments)
+            self._args(call.call_id, state, text or "{}", out)
+        out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call.call_id}))
+        state.ended = True
+
+    def _result(self, call_id: str, content: str, out: list[str]) -> None:
+        self._close_all(out, calls=False)
+        state = self._open_calls.get(call_id)
+        if state is not None and not state.ended:  # a result means the call was complete
+            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+            state.ended = True
+        event = {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": _new_id(),
+            "toolCallId": call_id,
+            "content": content,
+            "role": "tool",
+        }
+        out.append(frame(event))
+        self.results[call_id] = content
+
+    # -- closing ---------------------------------------------------------------------------
+    def _close_all(self, out: list[str], *, calls: bool = True) -> None:
+        self._close_text(out)
+        self._close_reasoning(out)
+        if calls:
+            for call_id, state in self._open_calls.items():
+                if not state.ended:
+                    out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+                    state.ended = True
+
+    # -- usage and pass-through -------------------------------------------------------------
+    def _add_usage(self, model_id: str | None, content: UsageContent) -> None:
+        counts = self._usage.setdefault(model_id, {})
+        details = content.details
+        for attribute, wire in _USAGE_FIELDS:
+            value = getattr(details, attribute)
+            if value is not None:
+                counts[wire] = counts.get(wire, 0) + value
+
+    def _pass_through(self, raw: Any, out: list[str]) -> None:
+        if isinstance(raw, Mapping):
+            event: Any = raw
+        elif hasattr(raw, "model_dump") and hasattr(raw, "type"):
+            event = event_to_wire(raw)
+        else:
+            return
+        if event.get("type") in PASS_THROUGH_TYPES:
+            out.append(frame(event))
+
+
+def _request_call_id(request: InputRequestContent) -> str | None:
+    if isinstance(request, ToolApprovalRequestContent):
+        return request.tool_call.call_id
+    return request.tool_call_id if isinstance(request, InterruptRequestContent) else None
+
+
+def _result_text(result: Any) -> str:
+    """A tool result as ``TOOL_CALL_RESULT.content``: text as is, anything else as JSON."""
+    if isinstance(result, str):
+        return result
+    return dump_json(result)
+
+
+def _bytes(parts: list[str]) -> bytes:
+    # A lone surrogate (invalid text from a model) must not break the whole stream.
+    return "".join(parts).encode("utf-8", "replace")

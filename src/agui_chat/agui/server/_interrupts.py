@@ -1,0 +1,216 @@
+"""Issuing AG-UI interrupts for the requests a run paused on.
+
+An approval request becomes ``{"id", "reason": "tool_call", "message", "toolCallId",
+"responseSchema": {approved, reason?, editedArgs?}, "expiresAt"?}``; a question (a tool
+that called ``request_input``) becomes ``{"id", "reason", "message", "responseSchema"?,
+"expiresAt"?, "metadata": {"agui_chat": {"toolCallId", "key"}}}`` without a top-level
+``toolCallId`` (which the spec keeps for approvals). Every ``id`` is a signed token
+(see ``_signing.py``) so the resume can be checked and the call rebuilt; each carries a
+fresh random nonce, so the ids of one run are unique (agui-wire §3.2) even for two requests
+whose other claims are equal.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..._contents import (
+    FunctionCallContent,
+)
+from ..._hitl_contents import (
+    InputRequestContent,
+    InterruptRequestContent,
+    ToolApprovalRequestContent,
+)
+from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from ..wire._messages import QUESTION_METADATA_KEY
+from ._signing import InterruptClaims, InterruptSigner, new_nonce
+
+__all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
+
+#: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
+_clock: Callable[[], float] = time.time
+
+#: The ``reason`` of an approval interrupt (what the .NET SDK, Agent Framework and
+#: pydantic-ai emit).
+APPROVAL_REASON = "tool_call"
+
+
+def format_expiry(epoch_seconds: int) -> str:
+    """ISO 8601 in UTC, as ``expiresAt`` carries it."""
+    moment = datetime.fromtimestamp(epoch_seconds, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def question_key(request: InterruptRequestContent) -> str:
+    """The key that tells apart the questions of one tool call."""
+    return request.key or request.message or request.request_id
+
+
+class InterruptIssuer:
+    """Turns the requests a run paused on into AG-UI ``Interrupt`` objects for one thread.
+
+    ``ttl`` bounds how long an answer is accepted (a request's own earlier expiry wins);
+    ``functions`` are the tools the server runs, for the edited-arguments schema.
+    """
+
+    def __init__(
+        self,
+        signer: InterruptSigner,
+        thread_id: str,
+        *,
+        ttl: timedelta | None,
+        functions: Mapping[str, AITool],
+    ) -> None:
+        self.signer = signer
+        self.thread_id = thread_id
+        self.ttl = ttl
+        self.functions = functions
+
+    def issue(
+        self,
+        requests: Sequence[InputRequestContent],
+        calls: Mapping[str, FunctionCallContent],
+        answers: Mapping[str, list[list[Any]]],
+    ) -> list[dict[str, Any]]:
+        """One interrupt per request. ``calls`` are the calls known to the run (by id), to
+        bind a question to the call that asked it; ``answers`` are the answers each call
+        already got, carried forward so a tool may ask several questions."""
+        now = _clock()
+        slots = _distinct_slots(requests)
+        out: list[dict[str, Any]] = []
+        for request, slot in zip(requests, slots, strict=True):
+            siblings = [list(s) for s in slots if s != slot]
+            if isinstance(request, ToolApprovalRequestContent):
+                out.append(self._approval(request, siblings, now))
+            elif isinstance(request, InterruptRequestContent):
+                key = slot[1]
+                assert key is not None
+                out.append(self._question(request, key, siblings, now, calls, answers))
+        return out
+
+    def _expiry(self, requested: datetime | None, now: float) -> int | None:
+        candidates: list[float] = []
+        if self.ttl is not None:
+            candidates.append(now + self.ttl.total_seconds())
+        if requested is not None:
+            candidates.append(requested.timestamp())
+        return math.ceil(min(candidates)) if candidates else None
+
+    def _approval(
+        self, request: ToolApprovalRequestContent, siblings: list[list[str | None]], now: float
+    ) -> dict[str, Any]:
+        call = request.tool_call
+        function = self.functions.get(call.name)
+        wrapper = function.get_service(ApprovalRequiredAIFunction) if function else None
+        allow_edits = request.allow_edits and (wrapper is None or wrapper.allow_edits)
+        expires_at = self._expiry(request.expires_at, now)
+        claims = InterruptClaims(
+            kind="approval",
+            thread_id=self.thread_id,
+            call_id=call.call_id,
+            tool_name=call.name,
+            arguments=dict(call.arguments or {}),
+            expires_at=expires_at,
+            allow_edits=allow_edits,
+            siblings=siblings,
+            nonce=new_nonce(),
+        )
+        properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
+        if allow_edits:
+            properties["editedArgs"] = (
+                function.parameters
+                if isinstance(function, AIFunctionDeclaration)
+                else {"type": "object"}
+            )
+        interrupt: dict[str, Any] = {
+            "id": self.signer.sign(claims),
+            "reason": APPROVAL_REASON,
+            "message": request.message or f"Approve {call.name}?",
+            "toolCallId": call.call_id,
+            "responseSchema": {
+                "type": "object",
+                "properties": properties,
+                "required": ["approved"],
+            },
+        }
+        if expires_at is not None:
+            interrupt["expiresAt"] = format_expiry(expires_at)
+        return interrupt
+
+    def _question(
+        self,
+        request: InterruptRequestContent,
+        key: str,
+        siblings: list[list[str | None]],
+        now: float,
+        calls: Mapping[str, FunctionCallContent],
+        answers: Mapping[str, list[list[Any]]],
+    ) -> dict[str, Any]:
+        call_id = request.tool_call_id
+        call = calls.get(call_id) if call_id is not None else None
+        question: dict[str, Any] = {"key": key}
+        if request.message is not None:
+            question["message"] = request.message
+        if request.reason is not None:
+            question["reason"] = request.reason
+        if request.response_schema is not None:
+            question["schema"] = request.response_schema
+        expires_at = self._expiry(request.expires_at, now)
+        claims = InterruptClaims(
+            kind="question",
+            thread_id=self.thread_id,
+            call_id=call_id,
+            tool_name=call.name if call is not None else None,
+            arguments=dict(call.arguments or {}) if call is not None else None,
+            expires_at=expires_at,
+            question=question,
+            answers=list(answers.get(call_id, [])) if call_id is not None else [],
+            siblings=siblings,
+            nonce=new_nonce(),
+        )
+        marker: dict[str, Any] = {"key": key}
+        if call_id is not None:
+            marker["toolCallId"] = call_id
+        interrupt: dict[str, Any] = {
+            "id": self.signer.sign(claims),
+            "reason": request.reason or "input_required",
+        }
+        if request.message is not None:
+            interrupt["message"] = request.message
+        if request.response_schema is not None:
+            interrupt["responseSchema"] = request.response_schema
+        if expires_at is not None:
+            interrupt["expiresAt"] = format_expiry(expires_at)
+        interrupt["metadata"] = {**(request.metadata or {}), QUESTION_METADATA_KEY: marker}
+        return interrupt
+
+
+def _slot(request: InputRequestContent) -> tuple[str, str | None]:
+    """Matches ``InterruptClaims.slot``."""
+    if isinstance(request, ToolApprovalRequestContent):
+        return (request.tool_call.call_id, None)
+    assert isinstance(request, InterruptRequestContent)
+    return (request.tool_call_id or "", question_key(request))
+
+
+def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[tuple[str, str | None]]:
+    """The slot of each request, made distinct within the pause: a question whose slot an
+    earlier request already has (two questions with no tool call and the same message)
+    is keyed by its request id instead, or failing that numbered, so a resume can answer
+    each of them once."""
+    out: list[tuple[str, str | None]] = []
+    for request in requests:
+        slot = _slot(request)
+        if slot in out and isinstance(request, InterruptRequestContent):
+            slot = (slot[0], request.request_id)
+            number = 2
+            while slot in out:
+                slot = (slot[0], f"{request.request_id}#{number}")
+                number += 1
+        out.append(slot)
+    return out

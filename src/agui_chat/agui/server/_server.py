@@ -1,0 +1,480 @@
+"""``AGUIServer``: host any chat client as an AG-UI 1.0 endpoint.
+
+It is a plain ASGI application. Each ``POST`` carries one ``RunAgentInput``; the answer is
+an SSE stream of AG-UI events for one run. The chat client runs with function invocation
+(the server adds a ``FunctionInvokingChatClient`` unless the pipeline has one), offering
+the server's tools and, declaration-only, the client's. Approvals and questions pause the
+run as AG-UI interrupts whose ids are signed tokens, checked when the answers come back.
+
+Authentication is the host application's: put a Starlette middleware in front, or mount
+the server in a FastAPI app behind a dependency (see ``samples/fastapi_server.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import Message, Receive, Scope, Send
+
+from ..._client import ChatClient
+from ..._contents import (
+    FunctionResultContent,
+)
+from ..._exceptions import (
+    ChatClientError,
+    DuplicateResponseError,
+    ExpiredRequestError,
+    HumanInTheLoopError,
+    InvalidResponseError,
+    ToolError,
+    UnansweredRequestError,
+    UnknownResponseError,
+)
+from ..._hitl_contents import (
+    InputRequestContent,
+)
+from ..._messages import ChatMessage
+from ..._options import ChatOptions
+from ..._streams import close_stream
+from ..._tools import AITool
+from ...middleware import FunctionInvokingChatClient
+from ...stores import ApprovalStore, InMemoryApprovalStore
+from ._encode import RunEncoder
+from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
+from ._interrupts import InterruptIssuer
+from ._resume_check import CheckedResume, ResumeRejected, check_resume
+from ._run_context import AGUIRunContext, activate
+from ._signing import InterruptSigner
+
+__all__ = ["SIGNING_KEY_ENV", "AGUIServer"]
+
+_log = logging.getLogger("agui_chat.server")
+
+#: The environment variable the signing key is read from when none is given.
+SIGNING_KEY_ENV = "AGUI_CHAT_SIGNING_KEY"
+#: How deeply a request body may nest (deeper bodies are refused before anything walks them).
+MAX_JSON_DEPTH = 100
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+_KEEPALIVE = b": keepalive\n\n"
+
+
+class AGUIServer:
+    """An ASGI application that runs ``chat_client`` for AG-UI clients.
+
+    - ``tools``: the server's tools, offered to the model on every run.
+    - ``signing_key``: the key approval and question tokens are signed with (default: the
+      ``AGUI_CHAT_SIGNING_KEY`` environment variable; without either, a random key, and
+      pending approvals will not survive a restart or span several workers).
+    - ``approval_store``: where consumed approvals are recorded (default: in memory).
+    - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
+    - ``max_body_bytes``: the largest request body accepted (413 beyond it).
+    - ``keepalive_seconds``: an SSE comment is sent after this long without an event.
+    - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server adds
+      (e.g. ``{"max_iterations": 10}``); not allowed when the pipeline already has one.
+
+    ``pipeline`` is the chat client each run goes through (``chat_client``, wrapped if needed).
+    """
+
+    def __init__(
+        self,
+        chat_client: ChatClient,
+        *,
+        tools: Iterable[AITool] = (),
+        signing_key: bytes | str | None = None,
+        approval_store: ApprovalStore | None = None,
+        approval_ttl: timedelta | None = timedelta(hours=1),
+        max_body_bytes: int = 1_000_000,
+        keepalive_seconds: float = 15.0,
+        function_invocation: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(chat_client, ChatClient):
+            raise TypeError(f"chat_client must be a ChatClient, got {type(chat_client).__name__}")
+        self.tools = list(tools)
+        for i, tool in enumerate(self.tools):
+            if not isinstance(tool, AITool):
+                raise TypeError(f"tools[{i}] must be an AITool (wrap functions with ai_function)")
+        if max_body_bytes <= 0 or keepalive_seconds <= 0:
+            raise ValueError("max_body_bytes and keepalive_seconds must be positive")
+        invoker = chat_client.get_service(FunctionInvokingChatClient)
+        if invoker is None:
+            settings = dict(function_invocation or {})
+            FunctionInvokingChatClient.check_settings(settings)
+            invoker = FunctionInvokingChatClient(chat_client, **settings)
+            self.pipeline: ChatClient = invoker
+        elif function_invocation is not None:
+            raise ValueError(
+                "function_invocation settings apply only to the FunctionInvokingChatClient the "
+                "server adds; this chat client already has one: configure that one instead"
+            )
+        else:
+            self.pipeline = chat_client
+        self._functions: dict[str, AITool] = {t.name: t for t in invoker.additional_tools}
+        self._functions.update((t.name, t) for t in self.tools)
+        self.approval_store = (
+            approval_store if approval_store is not None else InMemoryApprovalStore()
+        )
+        self.approval_ttl = approval_ttl
+        self.max_body_bytes = max_body_bytes
+        self.keepalive_seconds = keepalive_seconds
+        self._signer = _signer(signing_key)
+
+    # -- ASGI ----------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            raise RuntimeError(f"AGUIServer serves HTTP only, not {scope['type']!r}")
+        try:
+            run = await self._accept(Request(scope, receive))
+        except InputError as exc:
+            headers = {"Allow": "POST"} if exc.status == 405 else None
+            response = JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+            await response(scope, receive, send)
+            return
+        await self._stream(run, receive, send)
+
+    # -- input -----------------------------------------------------------------------------
+    async def _accept(self, request: Request) -> _Run:
+        """Read and check the request; every refusal is an ``InputError`` (no stream)."""
+        if request.method != "POST":
+            raise InputError(405, "METHOD_NOT_ALLOWED", "send a POST with a RunAgentInput")
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            raise InputError(
+                415, "UNSUPPORTED_MEDIA_TYPE", "send the RunAgentInput as application/json"
+            )
+        data = _parse_json(await self._read_body(request))
+        run_input = parse_run_input(data)
+        declared = client_tools(run_input.tools, self._functions)
+        options = ChatOptions(
+            tools=[*self.tools, *declared] or None,
+            instructions=_context_instructions(run_input),
+            additional_properties={"agui_input": run_input},
+        )
+        return _Run(
+            self,
+            run_input,
+            to_chat_messages(run_input),
+            options,
+            frozenset(t.name for t in declared),
+        )
+
+    async def _read_body(self, request: Request) -> bytes:
+        too_large = InputError(
+            413, "BODY_TOO_LARGE", f"the body is larger than {self.max_body_bytes} bytes"
+        )
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise InputError(400, "INVALID_CONTENT_LENGTH", "Content-Length is not a number")
+            if int(declared) > self.max_body_bytes:
+                raise too_large
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > self.max_body_bytes:
+                raise too_large
+        return bytes(body)
+
+    # -- the stream --------------------------------------------------------------------------
+    async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
+        """Write the run's events as they come, with keep-alive comments while it is quiet;
+        a client that goes away cancels the run."""
+        outbox = run.outbox
+        producer = asyncio.ensure_future(self._produce(run))
+        disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            while not disconnected.done():
+                if not outbox.ready:
+                    waiter = asyncio.ensure_future(outbox.wait())
+                    done, _ = await asyncio.wait(
+                        {waiter, disconnected},
+                        timeout=self.keepalive_seconds,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    if waiter not in done:
+                        waiter.cancel()
+                        if disconnected not in done:
+                            await send(_body(_KEEPALIVE))
+                        continue
+                chunk, finished = outbox.drain()
+                if chunk:
+                    await send(_body(chunk))
+                if finished:
+                    await send(_body(b"", more=False))
+                    return
+            _log.info("client left run %s; cancelling it", run.input.run_id)
+        except OSError:
+            _log.info("client left run %s; cancelling it", run.input.run_id)
+        finally:
+            producer.cancel()
+            disconnected.cancel()
+            await asyncio.gather(producer, disconnected, return_exceptions=True)
+
+    async def _produce(self, run: _Run) -> None:
+        """Run the pipeline and feed the outbox; any failure ends the run with RUN_ERROR.
+
+        A resume is checked before the run starts: one the server refuses gets a stream
+        that opens with ``RUN_ERROR`` and holds nothing else (agui-wire §5.4: the input is
+        rejected; no run exists)."""
+        encoder, outbox = run.encoder, run.outbox
+        try:
+            with activate(run.context):
+                messages, claimed = run.messages, {}
+                checked = await self._check_resume(run) if run.input.resume else None
+                outbox.push(encoder.start())
+                if checked is not None:
+                    for call_id, result in checked.replayed:
+                        outbox.push(encoder.replayed_result(call_id, result))
+                    if not checked.needs_model:
+                        outbox.push(encoder.finish())
+                        return
+                    messages, claimed = checked.messages, checked.claimed
+                stream = self.pipeline.get_streaming_response(messages, run.options)
+                try:
+                    async for update in stream:
+                        data = encoder.update(update)
+                        if data:
+                            await outbox.put(data)
+                        if claimed:
+                            await self._keep_results(update.contents, claimed, encoder)
+                finally:
+                    await close_stream(stream)
+                outbox.push(encoder.finish())
+        except ResumeRejected as exc:
+            _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
+            outbox.push(encoder.error(exc.message, exc.code))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            _log.exception("run %s of thread %s failed", run.input.run_id, run.input.thread_id)
+            outbox.push(encoder.error(*_safe_error(exc)))
+        finally:
+            outbox.close()
+
+    async def _check_resume(self, run: _Run) -> CheckedResume:
+        """Verify the resume (``ResumeRejected`` if anything is wrong) and tell the encoder
+        the calls it rebuilt. Nothing is emitted: the caller starts the run, then emits the
+        results kept for replayed answers."""
+        checked = await check_resume(
+            run.input,
+            run.messages,
+            signer=self._signer,
+            store=self.approval_store,
+            functions=self._functions,
+        )
+        run.encoder.calls.update(checked.calls)
+        run.answers = checked.answers
+        return checked
+
+    async def _keep_results(
+        self, contents: Iterable[Any], claimed: Mapping[str, str], encoder: RunEncoder
+    ) -> None:
+        """Record the result of each claimed call, so a replay can re-emit it. The tool has
+        run: the record is finished even if the client leaves meanwhile."""
+        for content in contents:
+            if isinstance(content, FunctionResultContent) and content.call_id in claimed:
+                result = encoder.results[content.call_id]
+                record = self.approval_store.record_result(claimed[content.call_id], result)
+                await asyncio.shield(record)
+
+
+class _Run:
+    """One request being served: its input, converted messages and options, the encoder,
+    the outbox the stream drains and the context tools see."""
+
+    def __init__(
+        self,
+        server: AGUIServer,
+        run_input: RunAgentInput,
+        messages: list[ChatMessage],
+        options: ChatOptions,
+        client_tool_names: frozenset[str],
+    ) -> None:
+        self.input = run_input
+        self.messages = messages
+        self.options = options
+        self.answers: dict[str, list[list[Any]]] = {}
+        self.outbox = _Outbox()
+        issuer = InterruptIssuer(
+            server._signer,
+            run_input.thread_id,
+            ttl=server.approval_ttl,
+            functions=server._functions,
+        )
+        self.encoder = RunEncoder(
+            run_input.thread_id,
+            run_input.run_id,
+            issue_interrupts=lambda requests: self._issue(issuer, requests),
+            client_tools=client_tool_names,
+            parent_run_id=run_input.parent_run_id,
+        )
+        self.context = AGUIRunContext(
+            run_input, lambda event: self.outbox.push(self.encoder.event(event))
+        )
+
+    def _issue(
+        self, issuer: InterruptIssuer, requests: Iterable[InputRequestContent]
+    ) -> list[dict[str, Any]]:
+        return issuer.issue(list(requests), self.encoder.calls, self.answers)
+
+
+class _Outbox:
+    """Encoded events waiting to be written. The run pushes, the response loop drains
+    everything waiting in one write; past ``HIGH_WATER`` pieces or ``HIGH_WATER_BYTES``
+    bytes the run waits for a drain (so a slow reader holds a bounded amount of memory
+    however large the events are)."""
+
+    HIGH_WATER = 512
+    HIGH_WATER_BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self.closed = False
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def push(self, data: bytes) -> None:
+        if data:
+            self._parts.append(data)
+            self._size += len(data)
+            self._ready.set()
+
+    async def put(self, data: bytes) -> None:
+        self.push(data)
+        if len(self._parts) >= self.HIGH_WATER or self._size >= self.HIGH_WATER_BYTES:
+            self._room.clear()
+            await self._room.wait()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+
+    async def wait(self) -> None:
+        await self._ready.wait()
+
+    def drain(self) -> tuple[bytes, bool]:
+        """Everything waiting, and whether the run has ended (nothing more will come)."""
+        data = b"".join(self._parts)
+        self._parts.clear()
+        self._size = 0
+        if not self.closed:
+            self._ready.clear()
+        self._room.set()
+        return data, self.closed
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _signer(key: bytes | str | None) -> InterruptSigner:
+    key = key if key is not None else os.environ.get(SIGNING_KEY_ENV) or None
+    if key is not None:
+        return InterruptSigner(key)
+    _log.warning(
+        "AGUIServer has no signing key (pass signing_key or set %s): using a random one, so "
+        "pending approvals will not survive a restart or span several workers",
+        SIGNING_KEY_ENV,
+    )
+    return InterruptSigner.ephemeral()
+
+
+def _parse_json(body: bytes) -> Any:
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError:
+        raise InputError(400, "INVALID_JSON", "the body is not valid JSON") from None
+    if _deeper_than(data, MAX_JSON_DEPTH):
+        raise _too_deep()
+    return data
+
+
+def _too_deep() -> InputError:
+    return InputError(400, "JSON_TOO_DEEP", f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON data nests deeper than ``limit`` (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def _context_instructions(run_input: RunAgentInput) -> str | None:
+    """The client's ``context`` entries as instructions for the model (the spec asks the
+    producer to put them in front of the model)."""
+    if not run_input.context:
+        return None
+    lines = [f"- {c.description}: {c.value}" for c in run_input.context]
+    return "Context from the application:\n" + "\n".join(lines)
+
+
+def _body(data: bytes, *, more: bool = True) -> Message:
+    return {"type": "http.response.body", "body": data, "more_body": more}
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+_RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
+    (UnansweredRequestError, "RESUME_INCOMPLETE", "The resume leaves a request unanswered."),
+    (DuplicateResponseError, "RESUME_DUPLICATE_ANSWER", "The resume answers a request twice."),
+    (UnknownResponseError, "RESUME_UNKNOWN_INTERRUPT", "The resume answers an unknown request."),
+    (ExpiredRequestError, "RESUME_EXPIRED", "The resume answers a request that has expired."),
+    (InvalidResponseError, "RESUME_INVALID_PAYLOAD", "The resume carries an invalid answer."),
+)
+
+
+def _safe_error(exc: Exception) -> tuple[str, str]:
+    """A message and code for ``RUN_ERROR`` that reveal nothing of the exception."""
+    for kind, code, message in _RESUME_ERRORS:
+        if isinstance(exc, kind):
+            return message, code
+    if isinstance(exc, ChatClientError):
+        return "The model service failed.", "MODEL_ERROR"
+    if isinstance(exc, ToolError):
+        return "A tool could not be run.", "TOOL_ERROR"
+    return "An internal error occurred while running the agent.", "AGENT_ERROR"
