@@ -3,8 +3,20 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Peer virtualenvs, npm packages and other downloads live outside the clone, so that later runs
+# (and CI on the same machine) reuse them; each is keyed by what it pins.
+CACHE ?= $(HOME)/.cache/agui-chat
+ROOT := $(CURDIR)
+# Whether we may install Debian packages (only as root; elsewhere the tests that need them
+# skip with a reason that says how to install them).
+IS_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
-.PHONY: demo test lint bench bench-quick clean
+# Each lane of real components (Redis, Chromium, peers, npm servers) is a file in mk/ that
+# appends its set-up target to TEST_DEPS.
+TEST_DEPS :=
+include $(sort $(wildcard mk/*.mk))
+
+.PHONY: demo test test-deps lint bench bench-quick clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,7 +34,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests samples bench
 	$(BIN)/mypy --strict src
 
-test: lint
+test-deps: $(STAMP) $(TEST_DEPS)
+
+test: lint test-deps
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
