@@ -21,6 +21,7 @@ from ._schema import is_expired, parse_expiry, schema_errors, to_jsonable
 
 __all__ = [
     "APPROVAL_RESPONSE_SCHEMA",
+    "CANCELLED_REASON",
     "InputRequestContent",
     "InputResponseContent",
     "InterruptRequestContent",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 InterruptStatus = Literal["resolved", "cancelled"]
+
+#: The rejection reason of a cancelled approval (:meth:`ToolApprovalRequestContent.cancel`).
+CANCELLED_REASON = "cancelled"
 
 #: The answer to a tool approval, as AG-UI peers expect it in a ``resume`` payload.
 APPROVAL_RESPONSE_SCHEMA: dict[str, Any] = {
@@ -78,7 +82,8 @@ class InputResponseContent(AIContent):
 class ToolApprovalRequestContent(InputRequestContent):
     """A tool call that waits for a person's approval before it may run.
 
-    Answer it with :meth:`create_response`. ``requires_confirmation`` is false for a request
+    Answer it with :meth:`create_response`, or withdraw it undecided with :meth:`cancel`.
+    ``requires_confirmation`` is false for a request
     that is shown only for context; ``allow_edits`` says whether the person may change the
     arguments.
     """
@@ -148,6 +153,15 @@ class ToolApprovalRequestContent(InputRequestContent):
             edited_arguments=edited_arguments,
         )
 
+    def cancel(self) -> ToolApprovalResponseContent:
+        """Withdraw the request without deciding it (AG-UI's ``cancelled`` status): the call
+        never runs. Sent to an AG-UI server as a ``cancelled`` resume entry; the in-process
+        tool loop treats it as a rejection with the reason ``"cancelled"``. Allowed past
+        the request's expiry too."""
+        return ToolApprovalResponseContent(
+            self.request_id, False, self.tool_call, reason=CANCELLED_REASON, cancelled=True
+        )
+
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"request_id": self.request_id, "tool_call": self.tool_call.to_dict()}
         if self.message is not None:
@@ -169,10 +183,12 @@ class ToolApprovalResponseContent(InputResponseContent):
     """A person's answer to a ``ToolApprovalRequestContent``.
 
     ``edited_arguments``, when given, replace the call's arguments entirely (they are
-    validated against the tool's schema before anything runs).
+    validated against the tool's schema before anything runs). ``cancelled`` marks the
+    answer of :meth:`ToolApprovalRequestContent.cancel`: a rejection whose reason is
+    ``"cancelled"``, sent to AG-UI peers with the status ``cancelled``.
     """
 
-    __slots__ = ("approved", "edited_arguments", "reason", "tool_call")
+    __slots__ = ("approved", "cancelled", "edited_arguments", "reason", "tool_call")
     type = "tool_approval_response"
 
     def __init__(
@@ -182,11 +198,15 @@ class ToolApprovalResponseContent(InputResponseContent):
         tool_call: FunctionCallContent,
         reason: str | None = None,
         edited_arguments: Mapping[str, Any] | None = None,
+        *,
+        cancelled: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(request_id, **kwargs)
         if not isinstance(approved, bool):
             raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
+        if _check_bool(cancelled, "cancelled") and (approved or edited_arguments is not None):
+            raise ValueError("a cancelled approval approves nothing and edits nothing")
         if not isinstance(tool_call, FunctionCallContent):
             raise TypeError(
                 f"tool_call must be a FunctionCallContent, got {type(tool_call).__name__}"
@@ -194,6 +214,7 @@ class ToolApprovalResponseContent(InputResponseContent):
         _check_str(reason, "reason", optional=True)
         _check_mapping(edited_arguments, "edited_arguments")
         self.approved = approved
+        self.cancelled = cancelled
         self.tool_call = tool_call
         self.reason = reason
         self.edited_arguments = dict(edited_arguments) if edited_arguments is not None else None
@@ -217,6 +238,8 @@ class ToolApprovalResponseContent(InputResponseContent):
             out["reason"] = self.reason
         if self.edited_arguments is not None:
             out["edited_arguments"] = to_jsonable(self.edited_arguments)
+        if self.cancelled:
+            out["cancelled"] = True
         return out
 
     @classmethod

@@ -112,7 +112,7 @@ def test_run_finished_must_carry_the_started_thread() -> None:
 
 def test_every_run_must_carry_the_request_thread() -> None:
     message = violation(started(thread_id="other"), thread_id="t1")
-    assert "threadId 'other'" in message and "'t1'" in message
+    assert "thread 'other'" in message and "'t1'" in message
 
 
 def test_run_error_abandons_whatever_was_open() -> None:

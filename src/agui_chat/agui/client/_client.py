@@ -101,7 +101,11 @@ class AGUIChatClient(BaseChatClient):
     Warnings about what the server sent (unknown events stripped, patches that do not
     apply, ...) go to the ``agui_chat.agui`` logger and to ``on_warning``.
     ``peer_max_version`` pins an older server's AG-UI version to enable its compatibility
-    shims. The client closes an ``http_client`` only if it created it.
+    shims. ``accept_foreign_thread_ids=True`` tolerates a server whose runs name another
+    thread than the request's (as aimock's AG-UI mock does): a warning instead of a
+    ``ProtocolError``, and the conversation stays on the request's thread; off by default,
+    since the spec requires the echo. The client closes an ``http_client`` only if it
+    created it.
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class AGUIChatClient(BaseChatClient):
         on_warning: Callable[[str], None] | None = None,
         peer_max_version: str | None = None,
         raise_on_run_error: bool = True,
+        accept_foreign_thread_ids: bool = False,
     ) -> None:
         if on_warning is not None and not callable(on_warning):
             raise TypeError("on_warning must be a callable taking the warning text")
@@ -129,6 +134,7 @@ class AGUIChatClient(BaseChatClient):
         self.on_warning = on_warning
         self.peer_max_version = peer_max_version
         self.raise_on_run_error = bool(raise_on_run_error)
+        self.accept_foreign_thread_ids = bool(accept_foreign_thread_ids)
         self._states: OrderedDict[str, Any] = OrderedDict()
         self._last_thread_id: str | None = None
         self._run_client = _RunClient(self)
@@ -249,6 +255,7 @@ class _RunClient(BaseChatClient):
             run_id=run_id,
             peer_max_version=owner.peer_max_version,
             on_warning=owner.on_warning,
+            accept_foreign_thread_ids=owner.accept_foreign_thread_ids,
         )
         run_input = build_run_input(
             history,

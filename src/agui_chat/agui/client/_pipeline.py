@@ -48,7 +48,9 @@ class AGUIEventPipeline:
 
     ``thread_id`` and ``run_id`` are the ones the request was sent with (every run must
     carry ``thread_id``). ``peer_max_version`` pins the producer's era (for example
-    ``"0.0.57"``) and enables the matching shims. Warnings go to the
+    ``"0.0.57"``) and enables the matching shims. ``accept_foreign_thread_ids`` tolerates runs
+that name another thread than the request's (a warning instead of a ``ProtocolError``).
+Warnings go to the
     ``agui_chat.agui`` logger and to ``on_warning``.
     """
 
@@ -59,13 +61,19 @@ class AGUIEventPipeline:
         run_id: str | None = None,
         peer_max_version: str | None = None,
         on_warning: Callable[[str], None] | None = None,
+        accept_foreign_thread_ids: bool = False,
     ) -> None:
         self._on_warning = on_warning
         self._peer_max_version = peer_max_version
         self._translator = RetiredShapeTranslator(self._warn)
         self._enforcer = EventEnforcer(self._warn)
         self._expander = ChunkExpander()
-        self._verifier = StreamVerifier(thread_id=thread_id, run_id=run_id)
+        self._verifier = StreamVerifier(
+            thread_id=thread_id,
+            run_id=run_id,
+            accept_foreign_thread_ids=accept_foreign_thread_ids,
+            on_warning=self._warn,
+        )
         self._drop_subagent_events = peer_predates_subagents(peer_max_version)
         self._versions_warned: set[str] = set()
         # Shared with the stages, for the fast path; these objects are never replaced.

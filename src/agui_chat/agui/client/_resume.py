@@ -180,7 +180,7 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
     rid = request.request_id
     expired = request.is_expired()
     if isinstance(answer, ToolApprovalResponseContent):
-        if not answer.approved and expired:
+        if answer.cancelled or (not answer.approved and expired):
             return {"interruptId": rid, "status": "cancelled"}
         if answer.approved and expired:
             raise ExpiredRequestError(

@@ -40,6 +40,7 @@ from ..._tools import AIFunctionDeclaration
 from ..._values import ChatRole
 from ..wire._compat import upgrade_binary_part
 from ..wire._messages import ENCRYPTED_FOR_KEY
+from ._peer_compat import apply_client_rules
 
 __all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
 
@@ -89,10 +90,11 @@ def _invalid(field: str, message: str) -> InputError:
 def parse_run_input(data: Any) -> RunAgentInput:
     """``data`` (parsed JSON) as a ``RunAgentInput``; ``InputError`` (422) naming the
     fields that fail. 0.1.x bodies are accepted: legacy ``binary`` content parts are
-    upgraded to 1.0 media parts first."""
+    upgraded to 1.0 media parts first, and the members known clients misspell are read
+    under their spec names (``_peer_compat``)."""
     if not isinstance(data, dict):
         raise _invalid("(body)", "must be a JSON object (a RunAgentInput)")
-    data = _strip_unknown(data)
+    data = _strip_unknown(apply_client_rules(data))
     messages = data.get("messages")
     if isinstance(messages, list):
         data = {**data, "messages": [_upgrade_message(m) for m in messages]}

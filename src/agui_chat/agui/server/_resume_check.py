@@ -35,6 +35,7 @@ from ..._contents import (
 )
 from ..._exceptions import ToolArgumentsError
 from ..._hitl_contents import (
+    CANCELLED_REASON,
     InterruptRequestContent,
     InterruptResponseContent,
     ToolApprovalRequestContent,
@@ -249,7 +250,10 @@ def _describe(span: timedelta) -> str:
 
 def _read_approval(answer: _Answer, where: str, function: AIFunction | None, now: datetime) -> None:
     if answer.status == "cancelled":
-        return  # a cancelled approval is a rejection without a reason
+        # A cancelled approval is a rejection, as ToolApprovalRequestContent.cancel() is
+        # in process.
+        answer.reason = CANCELLED_REASON
+        return
     payload = answer.payload
     if (
         not isinstance(payload, dict)

@@ -53,9 +53,19 @@ class StreamVerifier:
     of the stream. ``thread_id`` is the request's thread: every run must carry it.
     """
 
-    def __init__(self, *, thread_id: str | None = None, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        accept_foreign_thread_ids: bool = False,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
         self.thread_id = thread_id
         self.requested_run_id = run_id
+        self.accept_foreign_thread_ids = accept_foreign_thread_ids
+        self._on_warning = on_warning
+        self._foreign_warned = False
         self._phase = _NONE
         self.runs: list[RunRecord] = []
         self._run: RunRecord | None = None
@@ -178,10 +188,7 @@ class StreamVerifier:
             )
         thread_id = event["threadId"]
         if self.thread_id is not None and thread_id != self.thread_id:
-            raise ProtocolError(
-                f"RUN_STARTED threadId '{thread_id}' does not match the request's threadId "
-                f"'{self.thread_id}'"
-            )
+            self._foreign_thread(thread_id)
         self._reset_run_scope()
         self._phase = _ACTIVE
         self._run = RunRecord(
@@ -192,18 +199,41 @@ class StreamVerifier:
         )
         self.runs.append(self._run)
 
+    def _foreign_thread(self, thread_id: str) -> None:
+        """A run on another thread than the request's: the server's fault. Refused, unless
+        the caller opted into tolerating it (then said once, as a warning)."""
+        broken = (
+            f"the server's RUN_STARTED names thread '{thread_id}', the request's is "
+            f"'{self.thread_id}': the server does not echo threadId (AG-UI 1.0: every run's "
+            "RUN_STARTED and RUN_FINISHED carry the input's threadId; agui-wire §5.1)"
+        )
+        if not self.accept_foreign_thread_ids:
+            raise ProtocolError(
+                f"{broken}. The server is at fault; if it cannot be fixed, "
+                "AGUIChatClient(..., accept_foreign_thread_ids=True) keeps the conversation "
+                "on the request's thread and reads the server's runs as runs of it"
+            )
+        if not self._foreign_warned and self._on_warning is not None:
+            self._foreign_warned = True
+            self._on_warning(
+                f"{broken}; tolerated (accept_foreign_thread_ids=True): the conversation stays "
+                f"on thread '{self.thread_id}'"
+            )
+
     def _run_finished(self, event: Event) -> None:
         run = self._run
         assert run is not None  # the phase check admits RUN_FINISHED only in a run
         if event["runId"] != run.run_id:
             raise ProtocolError(
-                f"RUN_FINISHED runId '{event['runId']}' does not match RUN_STARTED runId "
-                f"'{run.run_id}'"
+                f"the server's RUN_FINISHED runId '{event['runId']}' does not match its "
+                f"RUN_STARTED runId '{run.run_id}' (AG-UI 1.0: a run's boundary events agree "
+                "on runId; agui-wire §5.1)"
             )
         if event["threadId"] != run.thread_id:
             raise ProtocolError(
-                f"RUN_FINISHED threadId '{event['threadId']}' does not match RUN_STARTED "
-                f"threadId '{run.thread_id}'"
+                f"the server's RUN_FINISHED threadId '{event['threadId']}' does not match its "
+                f"RUN_STARTED threadId '{run.thread_id}' (AG-UI 1.0: a run's boundary events "
+                "carry the same threadId; agui-wire §5.1)"
             )
         still_open: Iterable[tuple[str, Iterable[str]]] = (
             ("steps", (name for _, name in self._open_steps)),

@@ -1,0 +1,82 @@
+"""Compatibility rules for AG-UI clients in the field that deviate from the spec (DESIGN §7).
+
+Each rule has a name, is applied to the parsed request body before anything else reads it,
+and says at DEBUG, once per request, which members it read. Everything a rule does not
+name is left to the ordinary input handling (so other unknown members are still stripped
+with a warning).
+
+- ``agent-framework-snake-case``: Microsoft Agent Framework's ``AGUIChatClient``
+  (agent-framework-ag-ui 1.x) sends ``thread_id`` / ``run_id`` and, on assistant history
+  messages, ``tool_calls`` (whose ``function.arguments`` may be a JSON object rather than
+  its text). Each is read as its camelCase member when that member is absent (when both
+  are sent, the camelCase one wins and the other is stripped as unknown), and object
+  arguments in those calls as their JSON text. The same client resumes without re-sending
+  the assistant tool-call message: that needs no rule, since the signed interrupt id
+  carries the call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+__all__ = ["AGENT_FRAMEWORK_SNAKE_CASE", "apply_client_rules"]
+
+#: The name of the rule for Agent Framework's snake_case members.
+AGENT_FRAMEWORK_SNAKE_CASE = "agent-framework-snake-case"
+
+_TOP_LEVEL = (("thread_id", "threadId"), ("run_id", "runId"))
+
+_log = logging.getLogger("agui_chat.agui")
+
+
+def apply_client_rules(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the members known clients misspell read under their spec names."""
+    read: list[str] = []
+    out = data
+    for snake, camel in _TOP_LEVEL:
+        if snake in data and camel not in data:
+            if out is data:
+                out = dict(data)
+            out[camel] = out.pop(snake)
+            read.append(snake)
+    messages = data.get("messages")
+    if isinstance(messages, list):
+        fixed = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
+        if any(a is not b for a, b in zip(fixed, messages, strict=True)):
+            if out is data:
+                out = dict(data)
+            out["messages"] = fixed
+    if read:
+        _log.debug(
+            "compatibility rule %s: read %s as camelCase (Agent Framework's AGUIChatClient "
+            "sends them so)",
+            AGENT_FRAMEWORK_SNAKE_CASE,
+            ", ".join(read),
+        )
+    return out
+
+
+def _assistant_tool_calls(message: Any, index: int, read: list[str]) -> Any:
+    if (
+        not isinstance(message, dict)
+        or message.get("role") != "assistant"
+        or "tool_calls" not in message
+        or "toolCalls" in message
+    ):
+        return message
+    fixed = {k: v for k, v in message.items() if k != "tool_calls"}
+    calls = message["tool_calls"]
+    fixed["toolCalls"] = [_text_arguments(c) for c in calls] if isinstance(calls, list) else calls
+    read.append(f"messages[{index}].tool_calls")
+    return fixed
+
+
+def _text_arguments(call: Any) -> Any:
+    """A tool call whose ``function.arguments`` is an object, with them as JSON text."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), dict):
+        return call
+    text = json.dumps(function["arguments"], ensure_ascii=False, separators=(",", ":"))
+    return {**call, "function": {**function, "arguments": text}}
