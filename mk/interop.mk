@@ -1,7 +1,8 @@
 # The real-peer lane (tests/interop/): each Python peer in a virtualenv of its own, since the
 # peers pin ag-ui-protocol 0.x (ours is 1.x), and the official TypeScript client from npm.
 # Each goes into $(CACHE)/peers/<name>-<hash of its pins>, made once and reused; a stamp file
-# marks a finished install, so an interrupted one is redone.
+# marks a finished install, so an interrupted one is redone. A failed install does not stop
+# `make test`: the tests that need the peer skip, or fail under CI, naming it.
 PEER_PINS := $(wildcard tests/interop/peers/*.txt)
 PEER_DIRS := $(foreach f,$(PEER_PINS),$(CACHE)/peers/$(basename $(notdir $(f)))-$(shell sha256sum $(f) | cut -c1-12))
 TS_PIN := tests/interop/npm/package.json
@@ -16,7 +17,8 @@ $(CACHE)/peers/%/.installed:
 	 echo "interop: installing $$pins into $(CACHE)/peers/$*"; \
 	 rm -rf '$(CACHE)/peers/$*' && $(PY) -m venv '$(CACHE)/peers/$*' && \
 	 '$(CACHE)/peers/$*/bin/python' -m pip install --quiet --disable-pip-version-check -r "$$pins" && \
-	 cp "$$pins" '$(CACHE)/peers/$*/pins.txt' && touch '$@'
+	 cp "$$pins" '$(CACHE)/peers/$*/pins.txt' && touch '$@' || \
+	 echo "interop: could not install $$pins (the tests that need it will say so)"
 
 $(TS_DIR)/.installed: $(TS_PIN)
 	@command -v npm >/dev/null || { [ "$(IS_ROOT)" = yes ] && flock /tmp/apt.lock apt-get install -y nodejs npm; } || true
