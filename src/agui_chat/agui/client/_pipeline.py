@@ -46,12 +46,12 @@ _ABSENT: Final = object()
 class AGUIEventPipeline:
     """Turns SSE ``data`` payloads into verified AG-UI events (wire-shaped dicts).
 
-    ``thread_id`` and ``run_id`` are the ones the request was sent with (every run must
-    carry ``thread_id``). ``peer_max_version`` pins the producer's era (for example
-    ``"0.0.57"``) and enables the matching shims. ``accept_foreign_thread_ids`` tolerates runs
-that name another thread than the request's (a warning instead of a ``ProtocolError``).
-Warnings go to the
-    ``agui_chat.agui`` logger and to ``on_warning``.
+        ``thread_id`` and ``run_id`` are the ones the request was sent with (every run must
+        carry ``thread_id``). ``peer_max_version`` pins the producer's era (for example
+        ``"0.0.57"``) and enables the matching shims. ``accept_foreign_thread_ids`` tolerates runs
+    that name another thread than the request's (a warning instead of a ``ProtocolError``).
+    Warnings go to the
+        ``agui_chat.agui`` logger and to ``on_warning``.
     """
 
     def __init__(
