@@ -8,7 +8,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ._messages import ChatMessage
 from ._options import ChatOptions
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, OutputT
+from ._structured import get_structured_response, wants_structured
 
 __all__ = ["BaseChatClient", "ChatClient", "ChatMessages"]
 
@@ -28,9 +29,19 @@ class ChatClient(Protocol):
     """
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
-        """Send the messages and return the whole response."""
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        """Send the messages and return the whole response.
+
+        With ``response_format=Model`` (or ``ChatOptions(response_format=Model)``), the
+        reply is validated into ``response.value``; ``retries=N`` sends validation errors
+        back to the model up to N times (see ``agui_chat._structured``).
+        """
         ...
 
     def get_streaming_response(
@@ -52,8 +63,15 @@ class BaseChatClient:
     """
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         return await ChatResponse.from_update_stream(self.get_streaming_response(messages, options))
 
     def get_streaming_response(

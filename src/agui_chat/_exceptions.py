@@ -13,7 +13,9 @@ Catch at the level you care about::
     │   │   └── ServiceUnavailableError (transient) 502 / 503 / 504, with .retry_after
     │   ├── ProtocolError              the peer broke the protocol (a stream we reject)
     │   │   └── TruncatedStreamError   the stream ended before the run did
-    │   └── RunError                   the remote run reported its own failure (.code)
+    │   ├── RunError                   the remote run reported its own failure (.code)
+    │   └── RefusalError               the model refused to answer (.refusal)
+    ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
     ├── ToolError                      a tool could not be built, declared or called
     │   └── ToolArgumentsError         arguments do not fit the tool's parameters
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
@@ -36,6 +38,7 @@ message that names the argument.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "AGUIChatError",
@@ -49,8 +52,10 @@ __all__ = [
     "InvalidResponseError",
     "ProtocolError",
     "RateLimitError",
+    "RefusalError",
     "RunError",
     "ServiceUnavailableError",
+    "StructuredOutputError",
     "TimeoutError",
     "ToolArgumentsError",
     "ToolError",
@@ -135,6 +140,40 @@ class RunError(ChatClientError):
         super().__init__(message if code is None else f"{message} (code {code})")
         self.message = message
         self.code = code
+
+
+class RefusalError(ChatClientError):
+    """The model refused the request (a ``refusal`` from the provider); ``refusal`` holds
+    its words. Not a validation failure: asking again in the same way will not help."""
+
+    def __init__(self, message: str, *, refusal: str, response: Any = None) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+        self.response = response
+
+
+class StructuredOutputError(AGUIChatError):
+    """The model's reply does not validate as the requested ``response_format`` type.
+
+    ``text`` is what the model said, ``errors`` the validation errors (one line each),
+    ``response`` the whole ``ChatResponse``; ``attempts`` counts the replies tried (1 plus
+    the repairs ``retries=`` allowed).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str,
+        errors: Iterable[str] = (),
+        response: Any = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.text = text
+        self.errors: tuple[str, ...] = tuple(errors)
+        self.response = response
+        self.attempts = attempts
 
 
 class ToolError(AGUIChatError):

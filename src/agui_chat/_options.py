@@ -46,13 +46,21 @@ ChatToolMode.REQUIRE_ANY = ChatToolMode("required")
 
 @dataclass(frozen=True, slots=True)
 class ChatResponseFormat:
-    """The shape of the model's answer: ``TEXT``, ``JSON`` or
-    ``ChatResponseFormat.for_json_schema(schema, name=..., description=...)``."""
+    """The shape of the model's answer: ``TEXT``, ``JSON``,
+    ``ChatResponseFormat.for_json_schema(schema, name=..., description=...)``, or
+    ``ChatResponseFormat.for_type(Model)`` (the strict schema of a Python type, whose reply
+    ``get_response`` validates into ``response.value``).
+
+    ``strict`` asks the provider to enforce the schema (OpenAI's strict mode); ``output_type``
+    is the Python type the schema was made from, if any.
+    """
 
     kind: Literal["text", "json"]
     schema: Mapping[str, Any] | None = None
     schema_name: str | None = None
     schema_description: str | None = None
+    strict: bool | None = None
+    output_type: Any = None
 
     TEXT: ClassVar[ChatResponseFormat]
     JSON: ClassVar[ChatResponseFormat]
@@ -63,6 +71,8 @@ class ChatResponseFormat:
         schema: Mapping[str, Any] | type[Any],
         name: str | None = None,
         description: str | None = None,
+        *,
+        strict: bool | None = None,
     ) -> ChatResponseFormat:
         """JSON constrained by ``schema`` (a JSON schema dict or a pydantic model class)."""
         if isinstance(schema, type):
@@ -72,7 +82,16 @@ class ChatResponseFormat:
             schema = TypeAdapter(schema).json_schema()
         if not isinstance(schema, Mapping):
             raise TypeError("schema must be a JSON schema mapping or a pydantic model class")
-        return cls("json", dict(schema), name, description)
+        return cls("json", dict(schema), name, description, strict)
+
+    @classmethod
+    def for_type(cls, output_type: Any) -> ChatResponseFormat:
+        """The strict JSON schema of ``output_type`` (a pydantic model, a dataclass, a
+        ``TypedDict`` or a type such as ``list[str]``); a ``TypeError`` names a type pydantic
+        cannot make a schema for."""
+        from ._structured import output_spec
+
+        return output_spec(output_type).response_format
 
 
 ChatResponseFormat.TEXT = ChatResponseFormat("text")
@@ -98,7 +117,7 @@ class ChatOptions:
     presence_penalty: float | None = None
     seed: int | None = None
     stop_sequences: list[str] | None = None
-    response_format: ChatResponseFormat | None = None
+    response_format: ChatResponseFormat | type[Any] | None = None
     model_id: str | None = None
     tools: list[AITool] | None = None
     tool_mode: ChatToolMode | None = None
@@ -155,7 +174,9 @@ class ChatOptions:
         if self.response_format is not None and not isinstance(
             self.response_format, ChatResponseFormat
         ):
-            raise TypeError("response_format must be a ChatResponseFormat")
+            # A type (ChatOptions(response_format=Model)): its strict schema; get_response
+            # validates the reply into response.value.
+            self.response_format = ChatResponseFormat.for_type(self.response_format)
         if not isinstance(self.additional_properties, dict):
             raise TypeError("additional_properties must be a dict")
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from ._contents import (
     AIContent,
@@ -23,7 +25,11 @@ from ._streams import close_stream
 from ._usage import UsageDetails
 from ._values import ChatFinishReason, ChatRole
 
-__all__ = ["ChatResponse", "ChatResponseUpdate"]
+__all__ = ["ChatResponse", "ChatResponseUpdate", "OutputT"]
+
+#: The type of ``ChatResponse.value`` (``Any`` for a response that has none).
+OutputT = TypeVar("OutputT", default=Any)
+_UNSET: Any = object()
 
 
 class ChatResponseUpdate:
@@ -95,14 +101,17 @@ class ChatResponseUpdate:
         return f"ChatResponseUpdate(role={role!r}, contents={self.contents!r})"
 
 
-class ChatResponse:
+class ChatResponse(Generic[OutputT]):
     """A whole response: the messages the service (and any tool loop) produced.
 
     ``messages`` may hold several messages (calls, results, final text): append all of them
     to the history. ``input_requests`` lists the approvals and questions the run paused on.
+    ``value`` is the validated structured output, when the call asked for one with
+    ``response_format=Model`` (a ``ChatResponse[Model]``).
     """
 
     __slots__ = (
+        "_value",
         "additional_properties",
         "conversation_id",
         "created_at",
@@ -156,11 +165,38 @@ class ChatResponse:
         self.usage = usage
         self.additional_properties = additional_properties
         self.raw_representation = raw_representation
+        self._value: Any = _UNSET
 
     @property
     def text(self) -> str:
         """The text of every message, joined."""
         return "".join(m.text for m in self.messages)
+
+    @property
+    def value(self) -> OutputT:
+        """The reply validated as the ``response_format`` type the call asked for.
+
+        A ``ValueError`` if there is none: the call asked for no type, or the run paused on
+        ``input_requests`` (answer them and call again with the same ``response_format``).
+        """
+        if self._value is _UNSET:
+            why = (
+                "the run paused on input requests; answer them and call again with the same "
+                "response_format"
+                if self.input_requests
+                else "ask for one with get_response(..., response_format=Model)"
+            )
+            raise ValueError(f"this response has no structured value: {why}")
+        return self._value  # type: ignore[no-any-return]
+
+    @property
+    def has_value(self) -> bool:
+        """Whether ``value`` is set."""
+        return self._value is not _UNSET
+
+    def set_value(self, value: OutputT) -> None:
+        """Set ``value`` (done by ``get_response`` once the reply validated)."""
+        self._value = value
 
     @property
     def input_requests(self) -> list[InputRequestContent]:

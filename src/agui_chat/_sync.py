@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 from ._client import ChatClient, ChatMessages
 from ._options import ChatOptions
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._streams import close_stream
+from ._structured import get_structured_response, wants_structured
 
 __all__ = ["SyncChatClient"]
 
@@ -53,9 +54,18 @@ class SyncChatClient:
         return future.result()
 
     def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
         """Like ``ChatClient.get_response``, blocking until the response is complete."""
+        if wants_structured(options, response_format, retries):
+            return self._run(
+                get_structured_response(self.client, messages, options, response_format, retries)
+            )
         return self._run(self.client.get_response(messages, options))
 
     def get_streaming_response(

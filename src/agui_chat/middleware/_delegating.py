@@ -7,7 +7,8 @@ from typing import TypeVar
 
 from .._client import BaseChatClient, ChatClient, ChatMessages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._structured import get_structured_response, wants_structured
 
 __all__ = ["DelegatingChatClient"]
 
@@ -28,8 +29,15 @@ class DelegatingChatClient(BaseChatClient):
         self.inner_client = inner_client
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         return await self.inner_client.get_response(messages, options)
 
     def get_streaming_response(

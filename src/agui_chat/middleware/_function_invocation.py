@@ -30,8 +30,9 @@ from .._hitl_contents import (
 )
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions, ChatToolMode
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
+from .._structured import get_structured_response, wants_structured
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
@@ -127,8 +128,15 @@ class FunctionInvokingChatClient(DelegatingChatClient):
 
     # -- public API ----------------------------------------------------------------------
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
         output: list[ChatMessage] = []
         async for item in loop.run():

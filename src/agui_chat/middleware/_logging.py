@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 from .._client import ChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
+from .._structured import get_structured_response, wants_structured
 from ._delegating import DelegatingChatClient
 
 __all__ = ["LoggingChatClient", "check_logger"]
@@ -52,8 +53,15 @@ class LoggingChatClient(DelegatingChatClient):
             self.logger.info("%s: %d message(s)", kind, count)
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         if not self.logger.isEnabledFor(logging.INFO):
             return await self.inner_client.get_response(messages, options)
         self._log_request("get_response", messages)

@@ -12,7 +12,8 @@ import openai
 from .._client import BaseChatClient, ChatMessages, check_options
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._structured import get_structured_response, wants_structured
 from ._errors import map_error
 from ._request import MaxTokensParameter, build_request
 from ._response import to_chat_response
@@ -124,8 +125,15 @@ class OpenAIChatClient(BaseChatClient):
         )
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         request = self._request(messages, options)
         try:
             completion = await self._client.chat.completions.create(**request, stream=False)

@@ -6,7 +6,6 @@ Chat Completions reference and stays stable across ``openai`` SDK versions.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -20,8 +19,9 @@ from .._contents import (
 )
 from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from .._options import ChatOptions, ChatToolMode
 from .._schema import dump_json
+from .._structured import format_to_wire, response_format_of
 from .._tools import AIFunctionDeclaration
 
 __all__ = ["MaxTokensParameter", "build_request", "to_openai_messages"]
@@ -37,7 +37,6 @@ _AUDIO_FORMATS = {
     "audio/mpeg": "mp3",
     "audio/mp3": "mp3",
 }
-_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _OWN_PREFIX = "agui_"
 
 Json = dict[str, Any]
@@ -71,8 +70,9 @@ def build_request(
         body[max_tokens_parameter] = options.max_output_tokens
     if options.stop_sequences:
         body["stop"] = list(options.stop_sequences)
-    if options.response_format is not None:
-        body["response_format"] = _response_format(options.response_format)
+    response_format = response_format_of(options)
+    if response_format is not None:
+        body["response_format"] = format_to_wire(response_format)
     tools = _tools(options)
     if tools:
         body["tools"] = tools
@@ -247,15 +247,3 @@ def _tool_choice(mode: ChatToolMode) -> str | Json:
     if mode.required_function_name is not None:
         return {"type": "function", "function": {"name": mode.required_function_name}}
     return mode.mode
-
-
-def _response_format(fmt: ChatResponseFormat) -> Json:
-    if fmt.kind == "text":
-        return {"type": "text"}
-    if fmt.schema is None:
-        return {"type": "json_object"}
-    name = _SCHEMA_NAME.sub("_", fmt.schema_name or "response")[:64]
-    json_schema: Json = {"name": name, "schema": dict(fmt.schema)}
-    if fmt.schema_description:
-        json_schema["description"] = fmt.schema_description
-    return {"type": "json_schema", "json_schema": json_schema}

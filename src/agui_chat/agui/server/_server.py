@@ -48,6 +48,7 @@ from ..._streams import close_stream
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
 from ...stores import ApprovalStore, InMemoryApprovalStore
+from ..wire._messages import forwarded_response_format
 from ._encode import RunEncoder
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
@@ -164,6 +165,8 @@ class AGUIServer:
         options = ChatOptions(
             tools=[*self.tools, *declared] or None,
             instructions=_context_instructions(run_input),
+            # A client asking for structured output forwards its format (docs/structured.md).
+            response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
         return _Run(

@@ -31,8 +31,9 @@ from ..._hitl_contents import (
     ToolApprovalRequestContent,
 )
 from ..._messages import ChatMessage
-from ..._options import ChatOptions
+from ..._options import ChatOptions, ChatResponseFormat
 from ..._schema import dump_json, to_jsonable
+from ..._structured import format_from_wire, format_to_wire, response_format_of
 from ..._tools import AIFunctionDeclaration
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "THREAD_ID_KEY",
     "build_run_input",
     "client_tool_names",
+    "forwarded_response_format",
     "media_part_kind",
     "messages_to_wire",
     "state_of",
@@ -112,6 +114,10 @@ def build_run_input(
     body["tools"] = tools_to_wire(options.tools if options is not None else None)
     body["context"] = _context(extra.get(CONTEXT_KEY))
     body["forwardedProps"] = {} if forwarded is None else to_jsonable(forwarded)
+    response_format = response_format_of(options)
+    if response_format is not None and isinstance(body["forwardedProps"], dict):
+        # Structured output: the server passes it to its model (docs/structured.md).
+        body["forwardedProps"].setdefault("response_format", format_to_wire(response_format))
     if protocol_version is not None:
         body["protocolVersion"] = protocol_version
     if resume:
@@ -120,6 +126,14 @@ def build_run_input(
 
 
 # -------------------------------------------------------------------- history lookups
+
+
+def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None:
+    """The ``response_format`` a client forwarded in ``forwardedProps`` (a Chat Completions
+    ``response_format`` object), or ``None``."""
+    if not isinstance(forwarded_props, Mapping):
+        return None
+    return format_from_wire(forwarded_props.get("response_format"))
 
 
 def thread_id_of(history: Sequence[ChatMessage]) -> str | None:
