@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         help="use this OpenAI (or OPENAI_BASE_URL-compatible) model instead of the offline one",
     )
     demo.add_argument(
+        "--browser",
+        action="store_true",
+        help="serve the demo with its web page instead: print the URL (and open it when a "
+        "display exists), then serve until Ctrl-C",
+    )
+    demo.add_argument(
         "--yes",
         action="store_true",
         help="answer every prompt automatically (also the default when stdin is not a terminal)",
@@ -63,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     serve.add_argument(
         "--port", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)"
+    )
+    serve.add_argument(
+        "--ui", action="store_true", help="also serve the web page for a person on GET /"
     )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
@@ -142,6 +151,8 @@ async def _demo(args: argparse.Namespace) -> int:
     from ._background import BackgroundServer
 
     model, described = _model(args.model)
+    if args.browser:
+        return await _demo_in_browser(model, described)
     term = Terminal(auto=args.yes or not sys.stdin.isatty())
     # One process serves and talks to itself, so a key made here is all the demo needs.
     app = AGUIServer(model, tools=demo_tools(), signing_key=secrets.token_bytes(32))
@@ -166,6 +177,37 @@ async def _demo(args: argparse.Namespace) -> int:
         else "\nThe round trip did not complete."
     )
     return 0 if done else 1
+
+
+async def _demo_in_browser(model: ChatClient, described: str) -> int:
+    from ..agui import AGUIServer, InMemoryApprovalStore
+    from ._background import BackgroundServer
+
+    app = AGUIServer(
+        model,
+        tools=demo_tools(),
+        signing_key=secrets.token_bytes(32),
+        approval_store=InMemoryApprovalStore(),
+        ui=True,
+    )
+    port = _free_port("127.0.0.1")
+    async with BackgroundServer(app, "127.0.0.1", port):
+        url = f"http://127.0.0.1:{port}/"
+        print(f"agui-chat demo: open {url} in a browser ({described}).", flush=True)
+        print("Ask it to clean up the draft report, then to deploy; Ctrl-C stops.", flush=True)
+        if _has_display():
+            import webbrowser
+
+            webbrowser.open(url)
+        await asyncio.Event().wait()
+    return 0
+
+
+def _has_display() -> bool:
+    """Whether a browser window can be opened here."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 # -- serve -------------------------------------------------------------------------------
@@ -214,11 +256,16 @@ def _serve(args: argparse.Namespace) -> int:
     if args.app:
         target = _load_app(args.app)
         app = AGUIServer(target) if isinstance(target, ChatClient) else target
+        if args.ui and not isinstance(app, AGUIServer):
+            raise CommandError("--ui needs a ChatClient or an AGUIServer; pass ui=True yourself")
+        if args.ui:
+            app.ui = True
         described = args.app
     else:
         model, described = _model(args.model)
-        app = AGUIServer(model, tools=demo_tools())
-    print(f"agui-chat: serving {described} on http://{args.host}:{port}/", file=sys.stderr)
+        app = AGUIServer(model, tools=demo_tools(), ui=args.ui)
+    page = " (and its web page on GET /)" if args.ui else ""
+    print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
 

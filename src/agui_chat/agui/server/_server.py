@@ -55,6 +55,7 @@ from ._interrupts import InterruptIssuer
 from ._resume_check import CheckedResume, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
+from ._ui import page
 
 __all__ = ["SIGNING_KEY_ENV", "AGUIServer"]
 
@@ -86,6 +87,8 @@ class AGUIServer:
     - ``keepalive_seconds``: an SSE comment is sent after this long without an event.
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server adds
       (e.g. ``{"max_iterations": 10}``); not allowed when the pipeline already has one.
+    - ``ui``: also serve a browser page on ``GET`` (the conversation, approval and question
+      cards; see ``_ui.py``); ``POST`` stays the AG-UI endpoint. Off by default.
 
     ``pipeline`` is the chat client each run goes through (``chat_client``, wrapped if needed).
     """
@@ -101,6 +104,7 @@ class AGUIServer:
         max_body_bytes: int = 1_000_000,
         keepalive_seconds: float = 15.0,
         function_invocation: Mapping[str, Any] | None = None,
+        ui: bool = False,
     ) -> None:
         if not isinstance(chat_client, ChatClient):
             raise TypeError(f"chat_client must be a ChatClient, got {type(chat_client).__name__}")
@@ -132,6 +136,9 @@ class AGUIServer:
         self.max_body_bytes = max_body_bytes
         self.keepalive_seconds = keepalive_seconds
         self._signer = _signer(signing_key)
+        self.ui = bool(ui)
+        if self.ui:
+            page()  # a page missing from the installation fails here, not on the first GET
 
     # -- ASGI ----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -140,6 +147,9 @@ class AGUIServer:
             return
         if scope["type"] != "http":
             raise RuntimeError(f"AGUIServer serves HTTP only, not {scope['type']!r}")
+        if self.ui and scope["method"] in ("GET", "HEAD"):
+            await page()(scope, receive, send)
+            return
         try:
             run = await self._accept(Request(scope, receive))
         except InputError as exc:

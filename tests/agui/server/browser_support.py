@@ -1,0 +1,149 @@
+"""Helpers for the browser tests of the page ``AGUIServer(ui=True)`` serves: uvicorn on
+127.0.0.1 in a thread, Debian's Chromium driven by Playwright for Python (through
+``executable_path``: no browser download), and a scripted model that records what it got."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from agui_chat import (
+    ChatMessage,
+    ChatOptions,
+    FunctionCallContent,
+    FunctionResultContent,
+    TextContent,
+)
+from agui_chat.testing import ScriptedChatClient
+from real_components import missing, require
+
+__all__ = ["LAUNCH_ARGS", "RecordingModel", "open_page", "serve"]
+
+#: How Chromium is started: headless, no sandbox (root in CI), and nothing that would reach
+#: the network by itself.
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CHROMIUM_HINT = "apt-get install chromium (`make test` installs it when run as root)"
+#: How long a browser step may wait for the page (ms); generous, the machine is shared.
+WAIT_MS = 20_000
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its URL."""
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn-ui-test", daemon=True)
+    thread.start()
+    for _ in range(1000):
+        if server.started or not thread.is_alive():
+            break
+        time.sleep(0.01)
+    assert server.started, "uvicorn did not start"
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        assert not thread.is_alive(), "uvicorn did not stop"
+
+
+@contextmanager
+def open_page(tmp_path: Path, *, width: int = 900, height: int = 800) -> Iterator[Any]:
+    """A page of a Chromium with a fresh profile under ``tmp_path``; any JavaScript error
+    the page raises fails the test."""
+    executable = require("chromium", CHROMIUM_HINT)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("playwright (Python)", "pip install -e '.[dev]' (make test does it)")
+        raise
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=executable,
+            headless=True,
+            args=LAUNCH_ARGS,
+            viewport={"width": width, "height": height},
+        )
+        try:
+            context.set_default_timeout(WAIT_MS)
+            page = context.pages[0] if context.pages else context.new_page()
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            yield page
+            page.screenshot(path=str(tmp_path / "final.png"), full_page=True)
+        finally:
+            context.close()
+    assert not errors, f"the page raised: {errors}"
+
+
+def ready(page: Any, url: str) -> None:
+    """Open the page at ``url`` and wait until its script has started."""
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def say(page: Any, text: str) -> None:
+    """Type a message into the page and send it."""
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_role("button", name="Send", exact=True).click()
+
+
+class RecordingModel:
+    """A scripted model: ``calls`` maps a word of the user's message to the tool calls to
+    make (name, arguments); a tool result gets ``"Done: <results>"``. ``seen`` is every
+    list of messages it was called with."""
+
+    def __init__(self, calls: dict[str, list[tuple[str, dict[str, Any]]]]) -> None:
+        self.calls = calls
+        self.seen: list[list[ChatMessage]] = []
+        self.client = ScriptedChatClient(self._reply, model_id="ui-test")
+        self._n = 0
+
+    def results(self) -> list[str]:
+        """Every tool result the model was given, as text."""
+        return [
+            str(c.result)
+            for messages in self.seen
+            for m in messages
+            for c in m.contents
+            if isinstance(c, FunctionResultContent)
+        ]
+
+    def _reply(self, messages: list[ChatMessage], options: ChatOptions | None) -> Any:
+        self.seen.append(list(messages))
+        last = messages[-1]
+        results = [c for c in last.contents if isinstance(c, FunctionResultContent)]
+        if results:
+            return "Done: " + "; ".join(str(r.result) for r in results)
+        for word, calls in self.calls.items():
+            if word in last.text:
+                contents: list[Any] = [TextContent(f"Working on {word}. ")]
+                for name, arguments in calls:
+                    self._n += 1
+                    contents.append(FunctionCallContent(f"call_{self._n}", name, arguments))
+                return contents
+        return f"You said: {last.text}"

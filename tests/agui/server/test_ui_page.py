@@ -1,0 +1,87 @@
+"""``AGUIServer(ui=True)`` over HTTP (no browser): GET answers one self-contained page with
+a strict Content-Security-Policy, POST stays the AG-UI endpoint, the page is off by default,
+and the committed bundle carries the licenses of the pinned packages it was built from."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import httpx
+from server_support import run_input, sse_events, user
+
+from agui_chat.agui import AGUIServer
+from agui_chat.testing import ScriptedChatClient
+
+ROOT = Path(__file__).resolve().parents[3]
+UI = ROOT / "src" / "agui_chat" / "agui" / "server" / "_ui"
+
+
+def _client(app: AGUIServer) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agui.test")
+
+
+def _server(**kwargs: object) -> AGUIServer:
+    model = ScriptedChatClient(lambda messages, options: "hello there")
+    return AGUIServer(model, signing_key="k" * 32, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_the_page_is_off_by_default() -> None:
+    async with _client(_server()) as client:
+        response = await client.get("/")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+
+
+async def test_get_serves_the_page_and_post_stays_the_endpoint() -> None:
+    async with _client(_server(ui=True)) as client:
+        page = await client.get("/", headers={"accept-encoding": "identity"})
+        head = await client.head("/", headers={"accept-encoding": "identity"})
+        run = await client.post("/", json=run_input(user("hi")))
+    assert page.status_code == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert "<script>" in page.text and "/*APP_JS*/" not in page.text
+    assert head.status_code == 200 and head.content == b""
+    assert int(head.headers["content-length"]) == len(page.content)
+    types = [e["type"] for e in sse_events(run.content)]
+    assert types[0] == "RUN_STARTED" and types[-1] == "RUN_FINISHED"
+
+
+async def test_the_page_allows_only_its_own_script_style_and_origin() -> None:
+    async with _client(_server(ui=True)) as client:
+        page = await client.get("/", headers={"accept-encoding": "identity"})
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "connect-src 'self'" in csp
+    assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'$", csp.split(";")[1].strip())
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
+    # Nothing is loaded from elsewhere: no src= or href= outside the page itself.
+    assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']?https?:""", page.text)
+
+
+async def test_the_page_is_sent_compressed_when_the_browser_accepts_it() -> None:
+    async with _client(_server(ui=True)) as client:
+        plain = await client.get("/", headers={"accept-encoding": "identity"})
+        request = client.build_request("GET", "/", headers={"accept-encoding": "gzip"})
+        raw = await client.send(request, stream=True)
+        compressed = b"".join([chunk async for chunk in raw.aiter_raw()])
+        await raw.aclose()
+    assert raw.headers["content-encoding"] == "gzip"
+    assert gzip.decompress(compressed) == plain.content
+    assert len(compressed) < len(plain.content) / 2
+
+
+def test_the_committed_bundle_carries_the_licenses_of_its_pinned_packages() -> None:
+    bundle = (UI / "app.js").read_text("utf-8")
+    header = bundle.split("*/", 1)[0]
+    pins = json.loads((ROOT / "ui" / "package.json").read_text("utf-8"))["dependencies"]
+    lock = json.loads((ROOT / "ui" / "package-lock.json").read_text("utf-8"))["packages"]
+    for name, version in pins.items():
+        assert f"==== {name} {version} (" in header, name
+        assert lock[f"node_modules/{name}"]["version"] == version
+    for match in re.finditer(r"==== (\S+) (\S+) \(", header):
+        assert lock[f"node_modules/{match.group(1)}"]["version"] == match.group(2)
+    assert header.count("Permission is hereby granted") >= 5  # the MIT texts themselves
+    assert "</script" not in bundle.lower()

@@ -1,0 +1,128 @@
+// Failures in words. The server's RUN_ERROR codes (docs/errors.md) each get a sentence a
+// person can act on; transport failures are told apart: unreachable, refused, not AG-UI, or
+// a stream the page could not read.
+
+export const RUN_ERROR_WORDS = {
+  AGENT_ERROR: "The agent hit an internal error and stopped. Try again, or start a new conversation.",
+  MODEL_ERROR: "The model service failed. Try again in a moment.",
+  TOOL_ERROR: "A tool could not be run.",
+  RESUME_INCOMPLETE: "The answers did not cover every request of the pause; answer all of them.",
+  RESUME_DUPLICATE_ANSWER: "A request was answered twice in one go.",
+  RESUME_UNKNOWN_INTERRUPT:
+    "The server does not recognise these requests (it may have restarted with a new key). Start a new conversation.",
+  RESUME_UNKNOWN_TOOL: "The server no longer has the tool these requests were for.",
+  RESUME_EXPIRED: "A request expired before it was answered; it can only be cancelled now.",
+  APPROVAL_EXPIRED: "The approval expired before it was answered; it can only be rejected now.",
+  INTERRUPT_EXPIRED: "The question expired before it was answered; it can only be cancelled now.",
+  APPROVAL_STALE: "This approval is too old to answer. Start a new conversation.",
+  INTERRUPT_STALE: "This question is too old to answer. Start a new conversation.",
+  RESUME_INVALID_PAYLOAD: "The server refused an answer as invalid.",
+  RESUME_ALREADY_CONSUMED: "These requests were already answered.",
+  APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
+  APPROVAL_STORE_UNAVAILABLE:
+    "The server cannot record approvals right now, so nothing ran. Try again shortly.",
+  AUDIENCE_MISMATCH: "These requests were issued by another server and cannot be answered here.",
+  INVALID_JSON: "The server could not read the request the page sent.",
+  INVALID_INPUT: "The server refused the request the page sent as invalid.",
+  JSON_TOO_DEEP: "The conversation nests too deeply for the server.",
+  BODY_TOO_LARGE: "The conversation is too large for the server. Start a new conversation.",
+  INVALID_CONTENT_LENGTH: "The server could not read the request the page sent.",
+  METHOD_NOT_ALLOWED: "The server does not accept AG-UI runs at this address.",
+  UNSUPPORTED_MEDIA_TYPE: "The server does not accept AG-UI runs at this address.",
+  PROTOCOL_VERSION: "The server speaks a version of AG-UI this page does not.",
+};
+
+/** A tagged error raised by the page's own fetch wrapper. */
+export class PageError extends Error {
+  constructor(kind, message, details = {}) {
+    super(message);
+    this.name = "PageError";
+    this.kind = kind;
+    this.details = details;
+  }
+}
+
+/** `{title, detail, code}` for a RUN_ERROR event. */
+export function describeRunError(code, message) {
+  const words = code && RUN_ERROR_WORDS[code];
+  return {
+    title: words || "The agent reported an error.",
+    detail: message && message !== words ? message : "",
+    code: code || "",
+  };
+}
+
+/** `{kind, title, detail, code}` for anything that made a run fail. */
+export function describeFailure(error, endpoint) {
+  if (error instanceof PageError) {
+    if (error.kind === "unreachable")
+      return {
+        kind: "unreachable",
+        title: `The agent server at ${endpoint} cannot be reached.`,
+        detail: "Your conversation is kept. The page will tell you when the server is back.",
+        code: "",
+      };
+    if (error.kind === "not-agui")
+      return {
+        kind: "not-agui",
+        title: `The server at ${endpoint} is not an AG-UI agent: it answered with ${error.details.what}, not an AG-UI event stream.`,
+        detail: "Check the address; your conversation is kept.",
+        code: "",
+      };
+    if (error.kind === "refused") {
+      const { status, code, message } = error.details;
+      const described = describeRunError(code, message);
+      return {
+        kind: "refused",
+        title: code ? described.title : `The server refused the request (HTTP ${status}).`,
+        detail: described.detail,
+        code: code || `HTTP ${status}`,
+      };
+    }
+  }
+  const text = String((error && error.message) || error || "unknown error");
+  return {
+    kind: "unreadable",
+    title: "The agent's answer could not be read, so the page stopped reading it.",
+    detail: `${text.slice(0, 400)} — your conversation is kept as it was before this run.`,
+    code: "",
+  };
+}
+
+/** The page's fetch: failures become PageErrors the page can put in words. */
+export async function guardedFetch(url, init) {
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (error && error.name === "AbortError") throw error;
+    throw new PageError("unreachable", `cannot reach ${url}`);
+  }
+  const type = (response.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
+  const isHtml = type === "text/html" || type === "application/xhtml+xml";
+  if (!response.ok) {
+    let body = null;
+    if (type === "application/json" || type.endsWith("+json")) {
+      try {
+        body = await response.json();
+      } catch {
+        body = null;
+      }
+    }
+    if (!body && isHtml)
+      throw new PageError("not-agui", "HTML error page", {
+        what: `an HTML page (HTTP ${response.status})`,
+      });
+    throw new PageError("refused", `HTTP ${response.status}`, {
+      status: response.status,
+      code: body && typeof body.code === "string" ? body.code : "",
+      message: body && typeof body.message === "string" ? body.message : "",
+    });
+  }
+  if (type !== "text/event-stream" && type !== "application/vnd.ag-ui.event+proto") {
+    throw new PageError("not-agui", `content type ${type}`, {
+      what: isHtml ? "an HTML page" : `${type || "a response without a content type"}`,
+    });
+  }
+  return response;
+}

@@ -1,0 +1,241 @@
+// The page AGUIServer(ui=True) serves: a person's view of one AG-UI thread. It talks to the
+// endpoint it was loaded from (GET / is this page, POST / is the AG-UI endpoint) through the
+// official @ag-ui/client, and keeps the thread (messages and a pending pause) in the
+// browser's storage, so a reload in the middle of a pause shows the same cards.
+
+import { HttpAgent, randomUUID } from "@ag-ui/client";
+import { isApproval, pauseView } from "./cards.js";
+import { fill, h } from "./dom.js";
+import { describeFailure, describeRunError, guardedFetch } from "./errors.js";
+import { createConversation } from "./render.js";
+
+const endpoint = location.href.split("#")[0].split("?")[0];
+const STORAGE_KEY = `agui-chat:thread:${endpoint}`;
+
+const $ = (id) => document.getElementById(id);
+const log = $("log");
+const pauseSlot = $("pause");
+const errorBox = $("error");
+const banner = $("banner");
+const composer = $("composer");
+const input = $("message");
+const sendButton = $("send");
+const stopButton = $("stop");
+const composerHint = $("composer-hint");
+$("endpoint").textContent = endpoint;
+
+const renderConversation = createConversation(log);
+const state = { running: false, interrupts: [], pause: null, reconnecting: null };
+let agent = newAgent(load());
+
+function load() {
+  try {
+    const raw = localStorage.getItem(STORAGE_KEY);
+    if (!raw) return null;
+    const data = JSON.parse(raw);
+    if (!data || data.version !== 1 || typeof data.threadId !== "string" || !Array.isArray(data.messages)) return null;
+    return data;
+  } catch {
+    return null;
+  }
+}
+
+function save() {
+  try {
+    localStorage.setItem(
+      STORAGE_KEY,
+      JSON.stringify({
+        version: 1,
+        threadId: agent.threadId,
+        messages: agent.messages,
+        pause: state.interrupts.length ? { interrupts: state.interrupts } : null,
+      }),
+    );
+  } catch {
+    // Storage may be full or disabled: the page still works, it just forgets on reload.
+  }
+}
+
+function newAgent(saved) {
+  const created = new HttpAgent({
+    url: endpoint,
+    threadId: saved ? saved.threadId : randomUUID(),
+    initialMessages: saved ? saved.messages : [],
+    fetch: guardedFetch,
+  });
+  state.interrupts = saved && saved.pause && Array.isArray(saved.pause.interrupts) ? saved.pause.interrupts : [];
+  created.pendingInterrupts = state.interrupts;
+  return created;
+}
+
+// -- rendering ---------------------------------------------------------------------------
+
+let scheduled = false;
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    scheduled = false;
+    render();
+  });
+}
+
+function waitingFor() {
+  const waiting = new Map();
+  for (const i of state.interrupts) {
+    if (isApproval(i)) waiting.set(i.toolCallId, "Waiting for your approval");
+    else {
+      const callId = i.metadata && i.metadata.agui_chat && i.metadata.agui_chat.toolCallId;
+      if (callId) waiting.set(callId, "Waiting for your answer");
+    }
+  }
+  return waiting;
+}
+
+function render() {
+  const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  renderConversation(agent.messages, waitingFor());
+  $("empty").hidden = agent.messages.length > 0;
+  const pending = state.interrupts.length > 0;
+  input.disabled = state.running || pending;
+  sendButton.disabled = state.running || pending;
+  stopButton.hidden = !state.running;
+  composerHint.textContent = pending
+    ? "Answer the requests above to continue."
+    : state.running
+      ? "The agent is answering…"
+      : "";
+  if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+}
+
+function showPause({ focus }) {
+  if (!state.interrupts.length) {
+    state.pause = null;
+    pauseSlot.replaceChildren();
+    return;
+  }
+  state.pause = pauseView(state.interrupts, agent.messages, (entries) => run({ resume: entries }));
+  pauseSlot.replaceChildren(state.pause.el);
+  if (focus) state.pause.focus();
+}
+
+function showError(described) {
+  if (!described) {
+    errorBox.hidden = true;
+    errorBox.replaceChildren();
+    return;
+  }
+  fill(
+    errorBox,
+    h("p", { class: "error-title", text: described.title }),
+    described.detail ? h("p", { class: "error-detail", text: described.detail }) : null,
+    described.code ? h("p", { class: "error-code" }, "Code: ", h("code", { text: described.code })) : null,
+  );
+  errorBox.hidden = false;
+}
+
+// -- running -------------------------------------------------------------------------------
+
+async function run(params, { restoreText = "" } = {}) {
+  if (state.running) return;
+  state.running = true;
+  showError(null);
+  render();
+  const before = structuredClone(agent.messages);
+  const interruptsBefore = state.interrupts;
+  let failure = null;
+  let runError = null;
+  let finished = false;
+  agent.pendingInterrupts = state.interrupts;
+  const subscriber = {
+    onMessagesChanged: () => schedule(),
+    onRunFinishedEvent: ({ outcome, interrupts }) => {
+      finished = true;
+      state.interrupts = outcome === "interrupt" && Array.isArray(interrupts) ? interrupts : [];
+    },
+    onRunErrorEvent: ({ event }) => {
+      runError = describeRunError(event.code, event.message);
+    },
+    onRunFailed: ({ error }) => {
+      failure = failure || error;
+    },
+  };
+  try {
+    await agent.runAgent(params, subscriber);
+  } catch (error) {
+    failure = failure || error;
+  }
+  state.running = false;
+  if (runError) {
+    showError(runError);
+    if (!finished) state.interrupts = interruptsBefore;
+  } else if (failure || !finished) {
+    const described = describeFailure(failure || new Error("the stream ended before the run finished"), endpoint);
+    agent.setMessages(before);
+    state.interrupts = interruptsBefore;
+    showError(described);
+    if (restoreText && !input.value) input.value = restoreText;
+    if (described.kind === "unreachable") reconnect();
+  }
+  agent.pendingInterrupts = state.interrupts;
+  save();
+  render();
+  showPause({ focus: true });
+  if (!state.interrupts.length && !input.disabled) input.focus();
+}
+
+function reconnect() {
+  if (state.reconnecting) return;
+  fill(banner, h("p", { text: "Reconnecting to the agent server… (checking every 3 seconds)" }));
+  banner.hidden = false;
+  state.reconnecting = setInterval(async () => {
+    try {
+      await fetch(endpoint, { method: "GET", cache: "no-store" });
+    } catch {
+      return;
+    }
+    clearInterval(state.reconnecting);
+    state.reconnecting = null;
+    fill(banner, h("p", { text: "The agent server is reachable again. Send your message or your answers again." }));
+  }, 3000);
+}
+
+composer.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = input.value.trim();
+  if (!text || state.running || state.interrupts.length) return;
+  input.value = "";
+  banner.hidden = true;
+  agent.addMessage({ id: randomUUID(), role: "user", content: text });
+  run({}, { restoreText: text });
+});
+
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    composer.requestSubmit();
+  }
+});
+
+stopButton.addEventListener("click", () => agent.abortRun());
+
+$("new-thread").addEventListener("click", () => {
+  if (state.running) agent.abortRun();
+  try {
+    localStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // nothing kept, nothing to forget
+  }
+  agent = newAgent(null);
+  showError(null);
+  banner.hidden = true;
+  showPause({ focus: false });
+  render();
+  input.focus();
+});
+
+setInterval(() => state.pause && state.pause.tick(), 1000);
+
+render();
+showPause({ focus: false });
+document.body.dataset.ready = "true";
