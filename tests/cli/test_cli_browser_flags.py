@@ -72,7 +72,8 @@ def _page_and_endpoint(url: str) -> None:
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert "agui-chat" in page.text and "content-security-policy" in page.headers
-    body = {"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": "hi"}]}
+    hello = {"id": "u", "role": "user", "content": "hi"}
+    body = {"threadId": "t", "runId": "r", "messages": [hello]}
     run = httpx.post(url, json=body, headers={"accept": "text/event-stream"}, timeout=10)
     assert run.headers["content-type"].startswith("text/event-stream")
     assert '"RUN_FINISHED"' in run.text
