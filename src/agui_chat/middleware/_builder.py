@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +68,25 @@ class ChatClientBuilder:
         return self.use(
             lambda inner: RetryingChatClient(
                 inner, max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay
+            )
+        )
+
+    def use_opentelemetry(
+        self, *, capture_content: bool = False, **settings: Any
+    ) -> ChatClientBuilder:
+        """Add an ``agui_chat.otel.OpenTelemetryChatClient`` (``pip install
+        'agui-chat[otel]'``); ``settings`` are its other keyword arguments. Add it after
+        ``use_function_invocation()`` (inside the tool loop): each model call then gets its
+        span, and the loop finds it for its tool spans and the person's events.
+
+        The middleware may not import an adapter (DESIGN §1), so the adapter is loaded by name.
+        """
+        otel = importlib.import_module("agui_chat.otel")
+        if not isinstance(capture_content, bool):
+            raise TypeError(f"capture_content must be a bool, got {type(capture_content).__name__}")
+        return self.use(
+            lambda inner: otel.OpenTelemetryChatClient(
+                inner, capture_content=capture_content, **settings
             )
         )
 

@@ -23,6 +23,7 @@ from .._contents import (
     FunctionResultContent,
     TextContent,
 )
+from .._exceptions import ExpiredRequestError
 from .._hitl_contents import (
     InputResponseContent,
     InterruptRequestContent,
@@ -33,6 +34,7 @@ from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
+from .._telemetry import find_telemetry
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
@@ -94,6 +96,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         additional_tools: Iterable[AITool] = (),
     ) -> None:
         super().__init__(inner_client)
+        self.telemetry = find_telemetry(inner_client)  # tracing hooks (no-op without otel)
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
         if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
@@ -196,9 +199,14 @@ class _Loop:
         return ChatResponseUpdate(message.role, message.contents, message_id=message.message_id)
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        plan = plan_resume(self.history, self.tools)
+        try:
+            plan = plan_resume(self.history, self.tools)
+        except ExpiredRequestError as exc:
+            self.owner.telemetry.expired(exc.request_ids)
+            raise
         history = plan.model_history
         if plan.has_work:
+            self.owner.telemetry.resumed(self.history, plan)
             outcomes = await self._invoke(plan.to_run, history, iteration=0)
             resumed: list[AIContent] = list(plan.rejected)
             resumed += [o.result for o in outcomes if o.result is not None]
@@ -315,6 +323,7 @@ class _Loop:
                 else:
                     _log.warning("model called unknown tool %r", call.name)
                     results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+                    self.owner.telemetry.tool_not_found(call)
 
             history = [*history, *turn.messages]
             outcomes = await self._invoke(to_run, history, iteration=iteration + 1)
@@ -362,12 +371,13 @@ class _Loop:
             tool = self.tools.get(call.name)
             wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
             if wrapper is not None and wrapper.requires_approval(call.arguments):
-                contents[i] = ToolApprovalRequestContent(
+                contents[i] = request = ToolApprovalRequestContent(
                     approval_request_id(call.call_id),
                     call,
                     message=f"Approve {call.name}?",
                     allow_edits=wrapper.allow_edits,
                 )
+                self.owner.telemetry.requested(request)
         if answers:
             drop_answers(contents)
         return saw_call
@@ -406,7 +416,7 @@ class _Loop:
             )
 
         async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
-            return await invoke_call(
+            invocation = invoke_call(
                 item.function,
                 item.call,
                 item.call.arguments,
@@ -414,6 +424,7 @@ class _Loop:
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,
             )
+            return await self.owner.telemetry.tool(item.call, item.function, invocation)
 
         if self.owner.allow_concurrent_invocation and count > 1:
             return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scheduled))))
@@ -425,8 +436,7 @@ class _Loop:
                 break
         return outcomes
 
-    @staticmethod
-    def _questions(outcomes: Sequence[InvocationOutcome]) -> list[AIContent]:
+    def _questions(self, outcomes: Sequence[InvocationOutcome]) -> list[AIContent]:
         questions: list[AIContent] = []
         for o in outcomes:
             q = o.input_required
@@ -444,6 +454,7 @@ class _Loop:
                     key=q.key,
                 )
             )
+            self.owner.telemetry.requested(questions[-1])  # type: ignore[arg-type]
         return questions
 
     def _count_errors(

@@ -1,0 +1,317 @@
+"""``OpenTelemetryChatClient``: a span and metrics per model call, GenAI conventions.
+
+It stands on ``opentelemetry-api`` alone: without an SDK (the API's no-op providers) every
+call passes straight through, streams included, at no cost per update.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from .. import __version__
+from .._client import ChatClient, ChatMessages
+from .._contents import UsageContent
+from .._messages import as_messages
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate
+from .._streams import close_stream
+from .._telemetry import Telemetry
+from .._usage import UsageDetails
+from ..middleware import DelegatingChatClient
+from . import _content
+from . import _names as n
+from ._hooks import OpenTelemetryHooks, error_type, metrics_enabled
+
+__all__ = ["OpenTelemetryChatClient"]
+
+_T = TypeVar("_T")
+
+#: ``gen_ai.provider.name`` for the clients we know by class name (we may not import them).
+_PROVIDERS = {
+    "OpenAIChatClient": "openai",
+    "OpenAIResponsesChatClient": "openai",
+    "AGUIChatClient": "ag_ui",
+    "ScriptedChatClient": "agui_chat.scripted",
+}
+
+
+class OpenTelemetryChatClient(DelegatingChatClient):
+    """Traces every model call as a ``chat {model}`` CLIENT span and records the
+    ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms,
+    following the OpenTelemetry GenAI semantic conventions as published in
+    **Semantic Conventions v1.44.0** (status Development). It also serves the tool loop
+    above it (``FunctionInvokingChatClient`` finds it with ``get_service``): a span per tool
+    execution and the human-in-the-loop events and metrics (see ``docs/observability.md``).
+
+    - ``provider_name``, ``model``, ``server_address``, ``server_port``: what the spans say
+      about the service; by default read from the innermost client where it tells
+      (``model``, ``base_url`` or ``endpoint``).
+    - ``capture_content``: record prompts, completions, tool arguments and results, the
+      person's reasons and answers. Off by default: they may hold personal data.
+    - ``tracer_provider`` / ``meter_provider``: default the global ones.
+
+    A streaming span ends when the stream ends, fails, or is closed by a caller that stopped
+    reading early (then ``agui_chat.stream.end`` is ``"stopped"``, else ``"completed"``).
+    """
+
+    def __init__(
+        self,
+        inner_client: ChatClient,
+        *,
+        provider_name: str | None = None,
+        model: str | None = None,
+        server_address: str | None = None,
+        server_port: int | None = None,
+        capture_content: bool = False,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+    ) -> None:
+        super().__init__(inner_client)
+        if not isinstance(capture_content, bool):
+            raise TypeError(f"capture_content must be a bool, got {type(capture_content).__name__}")
+        leaf = _innermost(inner_client)
+        found_address, found_port = _server_of(leaf)
+        self.provider_name = provider_name or _PROVIDERS.get(
+            type(leaf).__name__, type(leaf).__name__.lower()
+        )
+        default_model = getattr(leaf, "model", None) or getattr(leaf, "model_id", None)
+        self.model = model or (default_model if isinstance(default_model, str) else None)
+        self.server_address = server_address or found_address
+        self.server_port = server_port or (found_port if self.server_address else None)
+        self.capture_content = capture_content
+        self._tracer = trace.get_tracer(n.SCOPE, __version__, tracer_provider, n.SCHEMA_URL)
+        meter = (meter_provider or metrics.get_meter_provider()).get_meter(
+            n.SCOPE, __version__, n.SCHEMA_URL
+        )
+        self._own_meter = meter_provider is not None
+        self._duration = meter.create_histogram(
+            n.METRIC_OPERATION_DURATION,
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=list(n.DURATION_BUCKETS),
+        )
+        self._tokens = meter.create_histogram(
+            n.METRIC_TOKEN_USAGE,
+            unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=list(n.TOKEN_BUCKETS),
+        )
+        self.hooks = OpenTelemetryHooks(self._tracer, meter, capture_content=capture_content)
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        if kind is Telemetry or kind is OpenTelemetryHooks:
+            return self.hooks  # type: ignore[return-value]
+        return super().get_service(kind)
+
+    # -- the calls -------------------------------------------------------------------------
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        call = self._start(messages, options, streaming=False)
+        if call is None:
+            return await self.inner_client.get_response(messages, options)
+        span, attributes, start = call
+        try:
+            with trace.use_span(span, end_on_exit=False, record_exception=False):
+                response = await self.inner_client.get_response(messages, options)
+        except BaseException as exc:
+            self._fail(span, attributes, start, exc)
+            raise
+        self._finish(span, attributes, start, response)
+        return response
+
+    def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        call = self._start(messages, options, streaming=True)
+        if call is None:  # nothing records: hand the stream over untouched
+            return self.inner_client.get_streaming_response(messages, options)
+        return self._traced_stream(messages, options, *call)
+
+    async def _traced_stream(
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None,
+        span: Span,
+        attributes: dict[str, Any],
+        start: float,
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        span_context = trace.set_span_in_context(span)
+        token = otel_context.attach(span_context)
+        try:
+            stream = self.inner_client.get_streaming_response(messages, options)
+        finally:
+            otel_context.detach(token)
+        kept: list[ChatResponseUpdate] | None = [] if self.capture_content else None
+        response_id = model_id = finish = None
+        usage: UsageDetails | None = None
+        ended = "stopped"
+        try:
+            while True:
+                token = otel_context.attach(span_context)
+                try:
+                    update = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                finally:
+                    otel_context.detach(token)
+                response_id = update.response_id or response_id
+                model_id = update.model_id or model_id
+                finish = update.finish_reason or finish
+                for content in update.contents:
+                    if content.__class__ is UsageContent:
+                        usage = content.details if usage is None else usage + content.details
+                if kept is not None:
+                    kept.append(update)
+                yield update
+            ended = "completed"
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            ended = "failed"
+            self._fail(span, attributes, start, exc)
+            raise
+        finally:
+            await close_stream(stream)
+            if ended != "failed":
+                span.set_attribute(n.STREAM_END, ended)
+                response = (
+                    ChatResponse.from_updates(kept)
+                    if kept is not None
+                    else ChatResponse(
+                        [],
+                        response_id=response_id,
+                        model_id=model_id,
+                        finish_reason=finish,
+                        usage=usage,
+                    )
+                )
+                self._finish(span, attributes, start, response)
+
+    # -- spans and metrics -----------------------------------------------------------------
+    def _start(
+        self, messages: ChatMessages, options: ChatOptions | None, *, streaming: bool
+    ) -> tuple[Span, dict[str, Any], float] | None:
+        """The span and the metric attributes of one call, or ``None`` when nothing would
+        record (no SDK): the call then passes through."""
+        model = (options.model_id if options is not None else None) or self.model
+        attributes: dict[str, Any] = {n.OPERATION_NAME: "chat", n.PROVIDER_NAME: self.provider_name}
+        if model:
+            attributes[n.REQUEST_MODEL] = model
+        if self.server_address:
+            attributes[n.SERVER_ADDRESS] = self.server_address
+            if self.server_port:
+                attributes[n.SERVER_PORT] = self.server_port
+        span_attributes = {**attributes, **_request_attributes(options)}
+        if streaming:
+            span_attributes[n.REQUEST_STREAM] = True
+        span = self._tracer.start_span(
+            f"chat {model}" if model else "chat", kind=SpanKind.CLIENT, attributes=span_attributes
+        )
+        if not span.is_recording() and not (self._own_meter or metrics_enabled()):
+            span.end()
+            return None
+        if self.capture_content and span.is_recording():
+            span.set_attribute(n.INPUT_MESSAGES, _content.input_messages(as_messages(messages)))
+            if options is not None and options.instructions:
+                span.set_attribute(
+                    n.SYSTEM_INSTRUCTIONS, _content.system_instructions(options.instructions)
+                )
+        return span, attributes, time.perf_counter()
+
+    def _finish(
+        self, span: Span, attributes: dict[str, Any], start: float, response: ChatResponse
+    ) -> None:
+        reason = response.finish_reason
+        finish = str(getattr(reason, "value", reason)) if reason is not None else None
+        if response.model_id:
+            attributes[n.RESPONSE_MODEL] = response.model_id
+        if span.is_recording():
+            if response.response_id:
+                span.set_attribute(n.RESPONSE_ID, response.response_id)
+            if response.model_id:
+                span.set_attribute(n.RESPONSE_MODEL, response.model_id)
+            if finish is not None:
+                span.set_attribute(n.RESPONSE_FINISH_REASONS, [str(finish)])
+            if self.capture_content:
+                span.set_attribute(
+                    n.OUTPUT_MESSAGES, _content.output_messages(response.messages, finish)
+                )
+        usage = response.usage
+        if usage is not None:
+            for kind, count, name in (
+                ("input", usage.input_token_count, n.USAGE_INPUT_TOKENS),
+                ("output", usage.output_token_count, n.USAGE_OUTPUT_TOKENS),
+            ):
+                if count is not None:
+                    span.set_attribute(name, count)
+                    self._tokens.record(count, {**attributes, n.TOKEN_TYPE: kind})
+        self._duration.record(time.perf_counter() - start, attributes)
+        span.end()
+
+    def _fail(
+        self, span: Span, attributes: dict[str, Any], start: float, exc: BaseException
+    ) -> None:
+        kind = error_type(exc)
+        attributes[n.ERROR_TYPE] = kind
+        span.set_attribute(n.ERROR_TYPE, kind)
+        span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+        if self.capture_content:
+            span.record_exception(exc)
+        self._duration.record(time.perf_counter() - start, attributes)
+        span.end()
+
+
+def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
+    """The request parameters that were set."""
+    if options is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name, value in (
+        (n.REQUEST_TEMPERATURE, options.temperature),
+        (n.REQUEST_TOP_P, options.top_p),
+        (n.REQUEST_TOP_K, options.top_k),
+        (n.REQUEST_MAX_TOKENS, options.max_output_tokens),
+        (n.REQUEST_SEED, options.seed),
+        (n.REQUEST_FREQUENCY_PENALTY, options.frequency_penalty),
+        (n.REQUEST_PRESENCE_PENALTY, options.presence_penalty),
+        (n.CONVERSATION_ID, options.conversation_id),
+    ):
+        if value is not None:
+            out[name] = value
+    if options.stop_sequences:
+        out[n.REQUEST_STOP_SEQUENCES] = list(options.stop_sequences)
+    if options.response_format is not None:
+        out[n.OUTPUT_TYPE] = "json"
+    return out
+
+
+def _innermost(client: ChatClient) -> ChatClient:
+    seen = 0
+    while isinstance(client, DelegatingChatClient) and seen < 100:
+        client, seen = client.inner_client, seen + 1
+    return client
+
+
+def _server_of(client: object) -> tuple[str | None, int | None]:
+    """The host and port a client talks to, if it says (``base_url`` of its SDK client, or
+    an ``endpoint``)."""
+    url: object = getattr(client, "endpoint", None)
+    sdk = getattr(client, "_client", None)
+    if url is None and sdk is not None:
+        url = getattr(sdk, "base_url", None)
+    if url is None:
+        return None, None
+    try:
+        parts = urlsplit(str(url))
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return None, None
+    return parts.hostname, port

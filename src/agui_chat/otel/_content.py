@@ -1,0 +1,80 @@
+"""Message content in the GenAI conventions' JSON shapes (recorded only with
+``capture_content=True``): ``gen_ai.input.messages``, ``gen_ai.output.messages`` and
+``gen_ai.system_instructions``, each a JSON string on the span."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .._contents import (
+    AIContent,
+    FunctionCallContent,
+    FunctionResultContent,
+    TextContent,
+    TextReasoningContent,
+)
+from .._hitl_contents import (
+    InterruptRequestContent,
+    InterruptResponseContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
+)
+from .._messages import ChatMessage
+
+__all__ = ["input_messages", "output_messages", "system_instructions", "to_json"]
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON; what JSON cannot hold is written as its ``str``."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _part(content: AIContent) -> dict[str, Any] | None:
+    if isinstance(content, TextContent):
+        return {"type": "text", "content": content.text}
+    if isinstance(content, TextReasoningContent):
+        return {"type": "reasoning", "content": content.text}
+    if isinstance(content, FunctionCallContent):
+        return {
+            "type": "tool_call",
+            "id": content.call_id,
+            "name": content.name,
+            "arguments": content.arguments,
+        }
+    if isinstance(content, FunctionResultContent):
+        return {"type": "tool_call_response", "id": content.call_id, "response": content.result}
+    if isinstance(content, ToolApprovalRequestContent):
+        call = content.tool_call
+        return {"type": "tool_call", "id": call.call_id, "name": call.name,
+                "arguments": call.arguments}  # fmt: skip
+    if isinstance(content, ToolApprovalResponseContent):
+        return {"type": "approval", "id": content.request_id, "approved": content.approved,
+                "reason": content.reason}  # fmt: skip
+    if isinstance(content, InterruptRequestContent):
+        return {"type": "input_request", "id": content.request_id, "content": content.message}
+    if isinstance(content, InterruptResponseContent):
+        return {"type": "input_response", "id": content.request_id, "status": content.status,
+                "content": content.payload}  # fmt: skip
+    return None
+
+
+def _message(message: ChatMessage, finish_reason: str | None = None) -> dict[str, Any]:
+    parts = [p for p in (_part(c) for c in message.contents) if p is not None]
+    out: dict[str, Any] = {"role": str(message.role.value), "parts": parts}
+    if finish_reason is not None:
+        out["finish_reason"] = finish_reason
+    return out
+
+
+def input_messages(messages: Sequence[ChatMessage]) -> str:
+    return to_json([_message(m) for m in messages])
+
+
+def output_messages(messages: Sequence[ChatMessage], finish_reason: str | None) -> str:
+    return to_json([_message(m, finish_reason) for m in messages])
+
+
+def system_instructions(instructions: str) -> str:
+    return to_json([{"type": "text", "content": instructions}])

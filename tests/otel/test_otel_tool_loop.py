@@ -1,0 +1,208 @@
+"""The tool loop's telemetry with the real SDK: an ``execute_tool`` span per call (ran,
+failed, rejected, not found), the person's part as events on the current span, the approvals
+counter and the time-to-decision histogram."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agui_chat import (
+    ChatClientBuilder,
+    ChatMessage,
+    ChatOptions,
+    FunctionCallContent,
+    ai_function,
+    approval_required,
+    request_input,
+)
+from agui_chat.testing import ScriptedChatClient
+from conftest import Recorded
+
+RUNS: list[str] = []
+
+
+@ai_function
+def add(a: int, b: int) -> int:
+    "Add two numbers."
+    return a + b
+
+
+@ai_function
+def broken() -> str:
+    "Always fails."
+    raise RuntimeError("boom")
+
+
+@approval_required
+@ai_function
+def deploy(target: str) -> str:
+    "Deploy somewhere."
+    RUNS.append(target)
+    return f"deployed {target}"
+
+
+@ai_function
+def choose() -> str:
+    "Ask which build."
+    answer = request_input("Which build?")
+    return "none" if answer.cancelled else f"build {answer.payload}"
+
+
+def _model(calls: list[FunctionCallContent]) -> Any:
+    def handler(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
+        if messages[-1].role == "tool":
+            return "done"
+        return list(calls)
+
+    return handler
+
+
+def _pipeline(otel: Recorded, calls: list[FunctionCallContent], **kw: Any) -> Any:
+    return (
+        ChatClientBuilder(ScriptedChatClient(_model(calls)))
+        .use_function_invocation()
+        .use_opentelemetry(**otel.providers, **kw)
+        .build()
+    )
+
+
+TOOLS = ChatOptions(tools=[add, broken, deploy, choose])
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_tool_spans_say_how_each_call_ended(otel: Recorded, streaming: bool) -> None:
+    client = _pipeline(
+        otel,
+        [
+            FunctionCallContent("c1", "add", {"a": 2, "b": 3}),
+            FunctionCallContent("c2", "broken", {}),
+            FunctionCallContent("c3", "nowhere", {}),
+        ],
+    )
+    if streaming:
+        [u async for u in client.get_streaming_response("go", TOOLS)]
+    else:
+        await client.get_response("go", TOOLS)
+    outcomes = {}
+    for span in otel.spans("execute_tool"):
+        a = dict(span.attributes or {})
+        assert a["gen_ai.operation.name"] == "execute_tool"
+        assert a["gen_ai.tool.type"] == "function"
+        assert span.name == f"execute_tool {a['gen_ai.tool.name']}"
+        outcomes[a["gen_ai.tool.call.id"]] = (a["agui_chat.tool.outcome"], a.get("error.type"))
+        assert "gen_ai.tool.call.arguments" not in a and "gen_ai.tool.call.result" not in a
+    assert outcomes == {
+        "c1": ("ran", None),
+        "c2": ("failed", "RuntimeError"),
+        "c3": ("not_found", "tool_not_found"),
+    }
+    assert len(otel.spans("chat")) == 2  # one per model call
+
+
+async def test_tool_content_is_recorded_with_capture_content(otel: Recorded) -> None:
+    client = _pipeline(
+        otel, [FunctionCallContent("c1", "add", {"a": 2, "b": 3})], capture_content=True
+    )
+    await client.get_response("go", TOOLS)
+    a = dict(otel.span("execute_tool add").attributes or {})
+    assert json.loads(str(a["gen_ai.tool.call.arguments"])) == {"a": 2, "b": 3}
+    assert json.loads(str(a["gen_ai.tool.call.result"])) == 5
+
+
+def _events(otel: Recorded) -> list[tuple[str, dict[str, Any]]]:
+    return [(e.name, dict(e.attributes or {})) for s in otel.spans("turn") for e in s.events]
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_an_approval_round_trip_is_events_and_metrics(otel: Recorded, capture: bool) -> None:
+    tracer = otel.tracer_provider.get_tracer("test")
+    client = _pipeline(
+        otel,
+        [
+            FunctionCallContent("d1", "deploy", {"target": "prod"}),
+            FunctionCallContent("d2", "deploy", {"target": "staging"}),
+        ],
+        capture_content=capture,
+    )
+    with tracer.start_as_current_span("turn 1"):
+        paused = await client.get_response("deploy", TOOLS)
+    first, second = paused.input_requests
+    history = [
+        ChatMessage("user", "deploy"),
+        *paused.messages,
+        ChatMessage(
+            "user",
+            [
+                first.create_response(False, "Not on a Friday"),
+                second.create_response(True, edited_arguments={"target": "qa"}),
+            ],
+        ),
+    ]
+    with tracer.start_as_current_span("turn 2"):
+        await client.get_response(history, TOOLS)
+    assert RUNS[-1:] == ["qa"]
+    events = _events(otel)
+    names = [name for name, _ in events]
+    assert names == [
+        "agui_chat.approval.requested",
+        "agui_chat.approval.requested",
+        "agui_chat.approval.rejected",
+        "agui_chat.approval.edited",
+    ]
+    requested, _, rejected, edited = (a for _, a in events)
+    assert requested["agui_chat.request.id"] == first.request_id
+    assert requested["gen_ai.tool.call.id"] == "d1"
+    assert rejected["agui_chat.request.id"] == first.request_id
+    assert rejected["agui_chat.approval.reason_given"] is True
+    assert edited["agui_chat.approval.reason_given"] is False
+    assert rejected["agui_chat.decision.seconds"] >= 0
+    if capture:
+        assert rejected["agui_chat.approval.reason"] == "Not on a Friday"
+        assert json.loads(edited["agui_chat.approval.edited_arguments"]) == {"target": "qa"}
+    else:
+        assert "agui_chat.approval.reason" not in rejected
+        assert "agui_chat.approval.edited_arguments" not in edited
+        assert "gen_ai.tool.call.arguments" not in requested
+    outcomes = {
+        (s.attributes or {})["gen_ai.tool.call.id"]: (s.attributes or {})["agui_chat.tool.outcome"]
+        for s in otel.spans("execute_tool")
+    }
+    assert outcomes == {"d1": "rejected", "d2": "ran"}
+    counts = {
+        p.attributes["agui_chat.decision"]: p.value for p in otel.points("agui_chat.approvals")
+    }
+    assert counts == {"rejected": 1, "edited": 1}
+    decided = otel.points("agui_chat.decision.duration")
+    assert sum(p.count for p in decided) == 2
+    assert {p.attributes["agui_chat.request.kind"] for p in decided} == {"approval"}
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+async def test_a_question_and_its_answer_are_events(otel: Recorded, cancel: bool) -> None:
+    tracer = otel.tracer_provider.get_tracer("test")
+    client = _pipeline(otel, [FunctionCallContent("q1", "choose", {})])
+    with tracer.start_as_current_span("turn 1"):
+        paused = await client.get_response("pick", TOOLS)
+    [question] = paused.input_requests
+    answer = question.cancel() if cancel else question.create_response(7)  # type: ignore[union-attr]
+    history = [ChatMessage("user", "pick"), *paused.messages, ChatMessage("user", [answer])]
+    with tracer.start_as_current_span("turn 2"):
+        done = await client.get_response(history, TOOLS)
+    assert done.text == "done"
+    names = [name for name, _ in _events(otel)]
+    assert names == [
+        "agui_chat.input.requested",
+        "agui_chat.input.cancelled" if cancel else "agui_chat.input.answered",
+    ]
+    assert all(a["gen_ai.tool.call.id"] == "q1" for _, a in _events(otel))
+    assert all("agui_chat.input.payload" not in a for _, a in _events(otel))
+    [point] = otel.points("agui_chat.decision.duration")
+    assert point.attributes == {
+        "agui_chat.request.kind": "input",
+        "agui_chat.decision": "cancelled" if cancel else "answered",
+    }
+    outcomes = [(s.attributes or {})["agui_chat.tool.outcome"] for s in otel.spans("execute_tool")]
+    assert outcomes == ["input_required", "ran"]
