@@ -1,47 +1,31 @@
-"""The real OpenTelemetry SDK with in-memory exporters, for every test here."""
+"""Fixtures: the real OpenTelemetry SDK with in-memory exporters, for every test here."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_support import Recorded
 
 
-@dataclass
-class Recorded:
-    exporter: InMemorySpanExporter
-    reader: InMemoryMetricReader
-    tracer_provider: TracerProvider
-    meter_provider: MeterProvider
+@pytest.fixture
+def global_otel(otel: Recorded, monkeypatch: pytest.MonkeyPatch) -> Recorded:
+    """``otel``'s providers as the global ones for one test (AGUIServer and AGUIChatClient
+    trace through the global API). The API lets a process set them only once, so this sets
+    its private globals, and puts them back after the test."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.metrics import _internal as metrics_internal
 
-    @property
-    def providers(self) -> dict[str, Any]:
-        return {"tracer_provider": self.tracer_provider, "meter_provider": self.meter_provider}
-
-    def spans(self, prefix: str = "") -> list[ReadableSpan]:
-        return [s for s in self.exporter.get_finished_spans() if s.name.startswith(prefix)]
-
-    def span(self, name: str) -> ReadableSpan:
-        found = [s for s in self.exporter.get_finished_spans() if s.name == name]
-        assert len(found) == 1, [s.name for s in self.exporter.get_finished_spans()]
-        return found[0]
-
-    def points(self, metric: str) -> list[Any]:
-        data = self.reader.get_metrics_data()
-        out: list[Any] = []
-        for resource in data.resource_metrics if data else []:
-            for scope in resource.scope_metrics:
-                for m in scope.metrics:
-                    if m.name == metric:
-                        out += list(m.data.data_points)
-        return out
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", otel.tracer_provider)
+    monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", otel.meter_provider)
+    assert trace.get_tracer_provider() is otel.tracer_provider
+    assert metrics.get_meter_provider() is otel.meter_provider
+    return otel
 
 
 @pytest.fixture

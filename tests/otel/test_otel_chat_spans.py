@@ -7,6 +7,7 @@ import json
 
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
+from otel_support import Recorded
 
 from agui_chat import (
     ChatClientBuilder,
@@ -18,7 +19,6 @@ from agui_chat import (
 )
 from agui_chat.otel import OpenTelemetryChatClient
 from agui_chat.testing import ScriptedChatClient
-from conftest import Recorded
 
 
 def _answer(messages: list[ChatMessage], options: ChatOptions | None) -> ChatResponse:

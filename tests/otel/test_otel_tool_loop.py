@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from otel_support import Recorded
 
 from agui_chat import (
     ChatClientBuilder,
@@ -19,7 +20,6 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.testing import ScriptedChatClient
-from conftest import Recorded
 
 RUNS: list[str] = []
 

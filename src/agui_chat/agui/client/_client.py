@@ -42,8 +42,10 @@ from ..wire._messages import (
     state_of,
     thread_id_of,
 )
+from ..wire._tracing import RunSpan
 from ._pipeline import AGUIEventPipeline
 from ._resume import resume_entries
+from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
 
@@ -247,8 +249,13 @@ class _RunClient(BaseChatClient):
     def __init__(self, owner: AGUIChatClient) -> None:
         self._owner = owner
 
-    async def get_streaming_response(
+    def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        return traced_stream(self._owner.endpoint, lambda span: self._run(messages, options, span))
+
+    async def _run(
+        self, messages: ChatMessages, options: ChatOptions | None, span: RunSpan | None
     ) -> AsyncIterator[ChatResponseUpdate]:
         owner = self._owner
         history = as_messages(messages)
@@ -275,7 +282,8 @@ class _RunClient(BaseChatClient):
             protocol_version=pipeline.input_protocol_version,
             prepare_messages=pipeline.prepare_input_messages,
         )
-        stream = await owner._transport.open(run_input)
+        trace_headers = span.start(thread_id, run_id) if span is not None else None
+        stream = await owner._transport.open(run_input, trace_headers)
         if stream.run_id is not None and stream.run_id != run_id:  # a retry: a new run
             run_id = pipeline.requested_run_id = stream.run_id
         mapper = UpdateMapper(

@@ -158,13 +158,16 @@ class AGUITransport:
         if self._owns_client:
             await self._client.aclose()
 
-    async def open(self, run_input: Mapping[str, Any]) -> EventStream:
+    async def open(
+        self, run_input: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> EventStream:
         """POST ``run_input`` and return its body as an event stream, ready to read.
 
         Retries transient failures (``TransientError``) until the first SSE ``data``
         payload has arrived; raises the last failure when the attempts run out. Each retry
         is a new run with a new ``runId`` (agui-wire §1.2: the server may have started the
-        one that failed); ``EventStream.run_id`` says which was sent.
+        one that failed); ``EventStream.run_id`` says which was sent. ``headers`` are added
+        to this run's request (its trace context).
         """
         run_id = run_input.get("runId")
         retrying = AsyncRetrying(
@@ -181,19 +184,21 @@ class AGUITransport:
                     run_id = f"run_{uuid.uuid4().hex}"
                     run_input = {**run_input, "runId": run_id}
                 content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
-                stream = await self._attempt(content.encode())
+                stream = await self._attempt(content.encode(), headers)
                 stream.run_id = run_id if isinstance(run_id, str) else None
                 return stream
         raise AssertionError("unreachable")  # pragma: no cover
 
     # ---------------------------------------------------------------- one attempt
 
-    async def _attempt(self, content: bytes) -> EventStream:
+    async def _attempt(
+        self, content: bytes, extra_headers: Mapping[str, str] | None = None
+    ) -> EventStream:
         request = self._client.build_request(
             "POST",
             self.endpoint,
             content=content,
-            headers=self._headers,
+            headers={**self._headers, **extra_headers} if extra_headers else self._headers,
             timeout=self._timeout,
         )
         try:

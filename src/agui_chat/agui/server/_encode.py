@@ -135,6 +135,10 @@ class RunEncoder:
         self._usage: dict[str | None, dict[str, int]] = {}
         self._model_id: str | None = None
         self._cancelled = False
+        #: How the run ended (``success``/``interrupt``/``cancelled``/``error``) and the
+        #: ``RUN_ERROR`` code, once it has (its trace span reads them).
+        self.outcome: str | None = None
+        self.error_code: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bytes:
@@ -167,6 +171,7 @@ class RunEncoder:
             pending = [c for c in self._pending_client_calls if c not in self.results]
             if pending:
                 outcome["pendingToolCallIds"] = pending
+        self.outcome = outcome["type"]
         event: dict[str, Any] = {
             "type": "RUN_FINISHED",
             "threadId": self.thread_id,
@@ -183,6 +188,7 @@ class RunEncoder:
 
     def error(self, message: str, code: str) -> bytes:
         """``RUN_ERROR`` (it abandons whatever is open)."""
+        self.outcome, self.error_code = "error", code
         return _bytes([frame({"type": "RUN_ERROR", "message": message, "code": code})])
 
     # -- events --------------------------------------------------------------------------

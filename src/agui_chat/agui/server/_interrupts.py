@@ -26,8 +26,10 @@ from ..._hitl_contents import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
+from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from ..wire._messages import QUESTION_METADATA_KEY
+from ..wire._tracing import current_traceparent
 from ._signing import InterruptClaims, InterruptSigner, new_nonce
 
 __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
@@ -119,6 +121,7 @@ class InterruptIssuer:
             allow_edits=allow_edits,
             siblings=siblings,
             nonce=new_nonce(),
+            **_trace_claims(request, now),
         )
         properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
         if allow_edits:
@@ -172,6 +175,7 @@ class InterruptIssuer:
             answers=list(answers.get(call_id, [])) if call_id is not None else [],
             siblings=siblings,
             nonce=new_nonce(),
+            **_trace_claims(request, now),
         )
         marker: dict[str, Any] = {"key": key}
         if call_id is not None:
@@ -188,6 +192,17 @@ class InterruptIssuer:
             interrupt["expiresAt"] = format_expiry(expires_at)
         interrupt["metadata"] = {**(request.metadata or {}), QUESTION_METADATA_KEY: marker}
         return interrupt
+
+
+def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
+    """The tracing claims of a request (none when tracing is off): the span the run paused
+    in and when the request was made."""
+    properties = request.additional_properties or {}
+    traceparent = properties.get(TRACEPARENT) or current_traceparent()
+    if not isinstance(traceparent, str):
+        return {}
+    at = properties.get(REQUESTED_AT)
+    return {"traceparent": traceparent, "requested_at": at if isinstance(at, float) else now}
 
 
 def _slot(request: InputRequestContent) -> tuple[str, str | None]:

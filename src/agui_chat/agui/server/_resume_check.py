@@ -43,6 +43,7 @@ from ..._hitl_contents import (
 )
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
+from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._tools import AIFunction, AITool
 from ..._values import ChatRole
 from ...stores import ApprovalStore
@@ -96,6 +97,12 @@ class _Answer:
         if self.edited_arguments is not None:
             return self.edited_arguments
         return dict(self.claims.arguments or {})
+
+    def trace_properties(self) -> dict[str, Any] | None:
+        """What the request carried for tracing (see ``agui_chat._telemetry``), if anything."""
+        if self.claims.traceparent is None:
+            return None
+        return {TRACEPARENT: self.claims.traceparent, REQUESTED_AT: self.claims.requested_at}
 
     def call(self, template: FunctionCallContent | None = None) -> FunctionCallContent:
         assert self.claims.call_id is not None and self.claims.tool_name is not None
@@ -461,7 +468,10 @@ def _rebuild(
         call = answer.call(template[2] if template else None)
         if answer.claims.kind == "approval":
             request_id = f"approval:{call.call_id}"
-            place(call.call_id, ToolApprovalRequestContent(request_id, call, allow_edits=True))
+            approval = ToolApprovalRequestContent(
+                request_id, call, allow_edits=True, additional_properties=answer.trace_properties()
+            )
+            place(call.call_id, approval)
             responses.append(
                 ToolApprovalResponseContent(
                     request_id,
@@ -539,6 +549,7 @@ def _question_pair(
         message=question.get("message"),
         tool_call_id=call_id,
         key=question.get("key"),
+        additional_properties=answer.trace_properties(),
     )
     if answer.status == "cancelled":
         return request, InterruptResponseContent(request_id, None, "cancelled")

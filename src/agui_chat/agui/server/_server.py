@@ -55,6 +55,7 @@ from ._interrupts import InterruptIssuer
 from ._resume_check import CheckedResume, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
+from ._tracing import traced_run
 from ._ui import page
 
 __all__ = ["SIGNING_KEY_ENV", "AGUIServer"]
@@ -157,6 +158,7 @@ class AGUIServer:
             response = JSONResponse(exc.body(), status_code=exc.status, headers=headers)
             await response(scope, receive, send)
             return
+        run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
 
     # -- input -----------------------------------------------------------------------------
@@ -209,7 +211,8 @@ class AGUIServer:
         """Write the run's events as they come, with keep-alive comments while it is quiet;
         a client that goes away cancels the run."""
         outbox = run.outbox
-        producer = asyncio.ensure_future(self._produce(run))
+        work = traced_run(self._produce(run), run.input, run.encoder, run.headers, self._signer)
+        producer = asyncio.ensure_future(work)
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
@@ -324,6 +327,7 @@ class _Run:
         self.messages = messages
         self.options = options
         self.answers: dict[str, list[list[Any]]] = {}
+        self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
         self.outbox = _Outbox()
         issuer = InterruptIssuer(
             server._signer,

@@ -79,6 +79,10 @@ class InterruptClaims:
     answers: list[list[Any]] = field(default_factory=list)
     siblings: list[list[str | None]] = field(default_factory=list)
     nonce: str | None = None  # random per issued interrupt: ids are unique (agui-wire §3.2)
+    #: Tracing only (absent when off): the paused run's span (W3C traceparent), and when the
+    #: request was made (epoch seconds), so the resumed run links to it and times the answer.
+    traceparent: str | None = None
+    requested_at: float | None = None
 
     @property
     def slot(self) -> tuple[str, str | None]:
@@ -113,6 +117,10 @@ class InterruptClaims:
             out["s"] = self.siblings
         if self.nonce is not None:
             out["u"] = self.nonce
+        if self.traceparent is not None:
+            out["tp"] = self.traceparent
+        if self.requested_at is not None:
+            out["at"] = self.requested_at
         return out
 
     @classmethod
@@ -130,6 +138,8 @@ class InterruptClaims:
             answers=list(data.get("qa", [])),
             siblings=list(data.get("s", [])),
             nonce=data.get("u"),
+            traceparent=data.get("tp"),
+            requested_at=data.get("at"),
         )
 
 

@@ -1,0 +1,64 @@
+"""The CLIENT span of each run ``AGUIChatClient`` makes (see ``agui/wire/_tracing.py``).
+
+It is the current span's child, carries the run's thread and run ids and the server's
+address, sends its trace context with the request, and ends with the run: ``success``,
+``interrupt`` (the run paused for a person), ``error`` (``RUN_ERROR``, with its code, or a
+failure) or ``cancelled`` (the caller stopped reading, or the server cancelled the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from urllib.parse import urlsplit
+
+from ..._contents import ErrorContent
+from ..._responses import ChatResponseUpdate
+from ..._streams import close_stream
+from ..._values import ChatFinishReason
+from ..wire._tracing import RunSpan, start_run_span
+
+__all__ = ["traced_stream"]
+
+Run = Callable[[RunSpan | None], AsyncIterator[ChatResponseUpdate]]
+
+
+def traced_stream(endpoint: str, run: Run) -> AsyncIterator[ChatResponseUpdate]:
+    """``run(span)``'s stream, inside a CLIENT span when tracing is on (else untouched)."""
+    parts = urlsplit(endpoint)
+    attributes: dict[str, str | int] = {}
+    if parts.hostname:
+        attributes["server.address"] = parts.hostname
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+        if port:
+            attributes["server.port"] = port
+    span = start_run_span("client", None, None, attributes=attributes)
+    if span is None:
+        return run(None)
+    return _follow(span, run(span))
+
+
+async def _follow(
+    span: RunSpan, stream: AsyncIterator[ChatResponseUpdate]
+) -> AsyncIterator[ChatResponseUpdate]:
+    outcome, code = "success", None
+    try:
+        async for update in stream:
+            reason = update.finish_reason
+            if reason is not None:
+                if reason == ChatFinishReason.INPUT_REQUIRED:
+                    outcome = "interrupt"
+                elif reason == ChatFinishReason.CANCELLED:
+                    outcome = "cancelled"
+            for content in update.contents:
+                if isinstance(content, ErrorContent):
+                    outcome, code = "error", content.error_code
+            yield update
+    except GeneratorExit:
+        span.end("cancelled")
+        raise
+    except BaseException as exc:
+        span.end("error", error=exc)
+        raise
+    finally:
+        await close_stream(stream)
+    span.end(outcome, code)

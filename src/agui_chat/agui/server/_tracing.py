@@ -1,0 +1,68 @@
+"""The SERVER span of each run ``AGUIServer`` serves (see ``agui/wire/_tracing.py``).
+
+It continues the client's W3C trace context, stays current while the pipeline runs (so the
+model calls and tool executions are its children), links to the runs a resume answers (the
+traceparent inside each verified interrupt id; a forged id links nothing), and ends with the
+run's outcome and ``RUN_ERROR`` code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable
+from typing import TYPE_CHECKING
+
+from ag_ui.core import RunAgentInput
+
+from ..wire._tracing import start_run_span
+from ._signing import InterruptSigner, TokenError
+
+if TYPE_CHECKING:
+    from ._encode import RunEncoder
+
+__all__ = ["traced_run"]
+
+_EXPIRED = ("APPROVAL_EXPIRED", "INTERRUPT_EXPIRED", "APPROVAL_STALE", "INTERRUPT_STALE")
+
+
+def _paused_runs(run_input: RunAgentInput, signer: InterruptSigner) -> list[str]:
+    found: list[str] = []
+    for entry in run_input.resume or []:
+        try:
+            claims = signer.verify(entry.interrupt_id)
+        except TokenError:
+            continue
+        if claims.traceparent is not None and claims.traceparent not in found:
+            found.append(claims.traceparent)
+    return found
+
+
+async def traced_run(
+    work: Awaitable[None],
+    run_input: RunAgentInput,
+    encoder: RunEncoder,
+    headers: Iterable[tuple[bytes, bytes]],
+    signer: InterruptSigner,
+) -> None:
+    """Await ``work`` (the run) inside its span, when tracing is on."""
+    links = _paused_runs(run_input, signer) if run_input.resume else []
+    span = start_run_span(
+        "server", run_input.thread_id, run_input.run_id, headers=headers, links=links
+    )
+    if span is None:
+        await work
+        return
+    span.attach()
+    try:
+        await work
+    except asyncio.CancelledError:
+        span.end("cancelled")
+        raise
+    except BaseException as exc:
+        span.end("error", error=exc)
+        raise
+    finally:
+        span.detach()
+    if encoder.error_code in _EXPIRED:
+        span.event("agui_chat.request.expired", {"agui.run.error_code": encoder.error_code})
+    span.end(encoder.outcome or "success", encoder.error_code)

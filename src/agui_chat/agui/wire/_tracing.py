@@ -1,0 +1,170 @@
+"""OpenTelemetry spans for AG-UI runs, when ``opentelemetry-api`` is installed.
+
+The client opens a CLIENT span per run and sends its W3C trace context (``traceparent``,
+``tracestate``) with the request; the server continues it with a SERVER span per run, so one
+trace holds client run → server run → model calls → tool executions. The API is imported
+lazily and guarded: without it (or without an SDK, whose no-op tracer makes spans that do
+not record) nothing is traced, and each run pays one check.
+
+Attributes: ``agui.thread.id``, ``agui.run.id``, ``agui.run.outcome`` (``success``,
+``interrupt``, ``error``, ``cancelled``) and, on ``RUN_ERROR``, ``agui.run.error_code`` and
+``error.type`` (the code). A resumed run's server span links to the span of the run that
+paused (the link's trace context travels inside the signed interrupt id).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "RUN_ERROR_CODE",
+    "RUN_ID",
+    "RUN_OUTCOME",
+    "RUN_SPAN_NAME",
+    "THREAD_ID",
+    "RunSpan",
+    "current_traceparent",
+    "start_run_span",
+]
+
+THREAD_ID = "agui.thread.id"
+RUN_ID = "agui.run.id"
+RUN_OUTCOME = "agui.run.outcome"
+RUN_ERROR_CODE = "agui.run.error_code"
+RUN_SPAN_NAME = "agui.run"
+_SCOPE = "agui_chat.agui"
+_TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
+
+_api: Any = None  # the opentelemetry modules once looked up; False when not installed
+
+
+def _otel() -> Any:
+    global _api
+    if _api is None:
+        try:
+            from opentelemetry import context, propagate, trace
+
+            _api = (trace, propagate, context)
+        except ImportError:
+            _api = False
+    return _api or None
+
+
+def current_traceparent() -> str | None:
+    """The W3C ``traceparent`` of the current span, when one is recording."""
+    api = _otel()
+    if api is None:
+        return None
+    ctx = api[0].get_current_span().get_span_context()
+    if not ctx.is_valid:
+        return None
+    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+
+
+def _link(api: Any, traceparent: str) -> Any:
+    found = _TRACEPARENT.match(traceparent)
+    if found is None:
+        return None
+    trace = api[0]
+    ctx = trace.SpanContext(
+        trace_id=int(found[1], 16),
+        span_id=int(found[2], 16),
+        is_remote=True,
+        trace_flags=trace.TraceFlags(int(found[3], 16)),
+    )
+    return trace.Link(ctx, {"agui.link": "paused_run"}) if ctx.is_valid else None
+
+
+class RunSpan:
+    """One run's span (recording); attach it while the run's work happens."""
+
+    def __init__(self, api: Any, span: Any) -> None:
+        self._api = api
+        self.span = span
+        self._token: Any = None
+
+    def headers(self) -> dict[str, str]:
+        """The W3C trace context headers that continue this span elsewhere."""
+        carrier: dict[str, str] = {}
+        trace, propagate, _ = self._api
+        propagate.inject(carrier, context=trace.set_span_in_context(self.span))
+        return carrier
+
+    def start(self, thread_id: str, run_id: str) -> dict[str, str]:
+        """Name the run (a client knows its ids only once it builds the request) and return
+        the headers that carry this span's trace context."""
+        self.span.set_attribute(THREAD_ID, thread_id)
+        self.span.set_attribute(RUN_ID, run_id)
+        return self.headers()
+
+    def attach(self) -> None:
+        trace, _, context = self._api
+        self._token = context.attach(trace.set_span_in_context(self.span))
+
+    def detach(self) -> None:
+        if self._token is not None:
+            self._api[2].detach(self._token)
+            self._token = None
+
+    def event(self, name: str, attributes: Mapping[str, Any]) -> None:
+        self.span.add_event(name, dict(attributes))
+
+    def end(
+        self, outcome: str, code: str | None = None, error: BaseException | None = None
+    ) -> None:
+        span = self.span
+        span.set_attribute(RUN_OUTCOME, outcome)
+        if code is not None:
+            span.set_attribute(RUN_ERROR_CODE, code)
+        if outcome == "error":
+            kind = code or (type(error).__name__ if error is not None else "_OTHER")
+            span.set_attribute("error.type", kind)
+            status = self._api[0].Status(self._api[0].StatusCode.ERROR, kind)
+            span.set_status(status)
+        span.end()
+
+
+def start_run_span(
+    kind: str,
+    thread_id: str | None,
+    run_id: str | None,
+    *,
+    headers: Iterable[tuple[bytes, bytes]] | None = None,
+    links: Iterable[str] = (),
+    attributes: Mapping[str, Any] | None = None,
+) -> RunSpan | None:
+    """A ``client`` or ``server`` run span, or ``None`` when nothing would record it. A
+    server span continues the trace context of ``headers`` (the request's, as ASGI gives
+    them) and links to the spans named by ``links`` (W3C traceparents)."""
+    api = _otel()
+    if api is None:
+        return None
+    trace, propagate, _ = api
+    tracer = trace.get_tracer(_SCOPE)
+    parent = None
+    if headers is not None:
+        carrier = {
+            k.decode("latin-1").lower(): v.decode("latin-1")
+            for k, v in headers
+            if k.lower() in (b"traceparent", b"tracestate")
+        }
+        parent = propagate.extract(carrier) if carrier else None
+    span_attributes: dict[str, Any] = dict(attributes or {})
+    if thread_id is not None:
+        span_attributes[THREAD_ID] = thread_id
+    if run_id is not None:
+        span_attributes[RUN_ID] = run_id
+    span_links = [link for link in (_link(api, t) for t in links) if link is not None]
+    span = tracer.start_span(
+        RUN_SPAN_NAME,
+        context=parent,
+        kind=trace.SpanKind.SERVER if kind == "server" else trace.SpanKind.CLIENT,
+        attributes=span_attributes,
+        links=span_links,
+    )
+    if not span.is_recording():
+        span.end()
+        return None
+    return RunSpan(api, span)
