@@ -20,8 +20,9 @@ from .._client import ChatClient, ChatMessages
 from .._contents import UsageContent
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
+from .._structured import get_structured_response, wants_structured
 from .._telemetry import Telemetry
 from .._usage import UsageDetails
 from ..middleware import DelegatingChatClient
@@ -112,8 +113,15 @@ class OpenTelemetryChatClient(DelegatingChatClient):
 
     # -- the calls -------------------------------------------------------------------------
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
         call = self._start(messages, options, streaming=False)
         if call is None:
             return await self.inner_client.get_response(messages, options)
