@@ -41,6 +41,7 @@ from agui_chat import (
     TextContent,
 )
 from agui_chat._client import BaseChatClient, ChatMessages
+from agui_chat.stores import InMemoryApprovalStore
 
 try:
     from agui_chat.agui import AGUIChatClient, AGUIServer
@@ -349,7 +350,7 @@ async def encoder_baseline(n: int) -> int:
 
 
 async def bench_server(n: int, runs: int) -> dict[str, Any]:
-    app = AGUIServer(StreamingModel(n), signing_key=KEY)
+    app = AGUIServer(StreamingModel(n), signing_key=KEY, approval_store=InMemoryApprovalStore())
     body = json.dumps(
         {"threadId": "t", "runId": "r", "messages": [{"id": "u1", "role": "user", "content": "go"}]}
     ).encode()
@@ -515,7 +516,9 @@ async def bench_memory(n: int) -> dict[str, Any]:
 
 
 async def bench_concurrency(streams: int, per_stream: int) -> dict[str, Any]:
-    app = AGUIServer(StreamingModel(per_stream), signing_key=KEY)
+    app = AGUIServer(
+        StreamingModel(per_stream), signing_key=KEY, approval_store=InMemoryApprovalStore()
+    )
     async with Uvicorn(app) as server:
         url = f"http://127.0.0.1:{server.port}/"
         limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)

@@ -21,6 +21,7 @@ from agui_chat import (
     ai_function,
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 TOOL_RUNS: list[str] = []
@@ -51,7 +52,11 @@ def server_model(messages: list[ChatMessage], options: ChatOptions | None) -> ob
 
 async def main() -> None:
     # One process: a key made here is enough (a deployment sets AGUI_CHAT_SIGNING_KEY).
-    server = AGUIServer(ScriptedChatClient(server_model), signing_key=secrets.token_bytes(32))
+    server = AGUIServer(
+        ScriptedChatClient(server_model),
+        signing_key=secrets.token_bytes(32),
+        approval_store=InMemoryApprovalStore(),
+    )
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
     async with http, AGUIChatClient("http://agent/", http_client=http) as client:
         response = await client.get_response(

@@ -48,6 +48,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agui_chat import AIContent, ChatMessage, ChatOptions, FunctionCallContent, approval_required
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 TOKEN = os.environ.get("AGENT_TOKEN", "let-me-in")
@@ -76,6 +77,7 @@ agent = AGUIServer(
     tools=[delete_file],
     # Use a fixed key from configuration in production, so approvals survive restarts.
     signing_key=os.environ.get("AGUI_CHAT_SIGNING_KEY") or secrets.token_hex(32),
+    approval_store=InMemoryApprovalStore(),
 )
 
 bearer = HTTPBearer(auto_error=False)

@@ -29,6 +29,7 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 ROOM_FORM = {
@@ -88,7 +89,10 @@ async def main() -> None:
     auto = "--yes" in sys.argv or not sys.stdin.isatty()
     # One process: a key made here is enough (a deployment sets AGUI_CHAT_SIGNING_KEY).
     server = AGUIServer(
-        ScriptedChatClient(model), tools=[book_room], signing_key=secrets.token_bytes(32)
+        ScriptedChatClient(model),
+        tools=[book_room],
+        signing_key=secrets.token_bytes(32),
+        approval_store=InMemoryApprovalStore(),
     )
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
     history = [ChatMessage("user", "Book me a room for Friday.")]

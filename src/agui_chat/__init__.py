@@ -20,6 +20,8 @@ from ._contents import (
 )
 from ._exceptions import (
     AGUIChatError,
+    ApprovalStoreError,
+    ApprovalStoreUnavailableError,
     AuthenticationError,
     ChatClientError,
     ConnectError,
@@ -89,6 +91,8 @@ __all__ = [
     "AIFunctionDeclaration",
     "AITool",
     "ApprovalRequiredAIFunction",
+    "ApprovalStoreError",
+    "ApprovalStoreUnavailableError",
     "AuthenticationError",
     "BaseChatClient",
     "ChatClient",

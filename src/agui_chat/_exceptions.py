@@ -18,6 +18,8 @@ Catch at the level you care about::
     ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
     ├── ToolError                      a tool could not be built, declared or called
     │   └── ToolArgumentsError         arguments do not fit the tool's parameters
+    ├── ApprovalStoreError             the store of consumed approvals failed
+    │   └── ApprovalStoreUnavailableError (transient) it cannot be reached; nothing ran
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
         ├── UnansweredRequestError     a pending request has no answer (.request_ids)
         ├── UnknownResponseError       an answer names no pending request (.request_ids)
@@ -42,6 +44,8 @@ from typing import Any
 
 __all__ = [
     "AGUIChatError",
+    "ApprovalStoreError",
+    "ApprovalStoreUnavailableError",
     "AuthenticationError",
     "ChatClientError",
     "ConnectError",
@@ -182,6 +186,16 @@ class ToolError(AGUIChatError):
 
 class ToolArgumentsError(ToolError, ValueError):
     """The arguments of a tool call do not fit the tool's parameters."""
+
+
+class ApprovalStoreError(AGUIChatError):
+    """The store of consumed approvals (see ``agui_chat.stores``) failed."""
+
+
+class ApprovalStoreUnavailableError(ApprovalStoreError, TransientError):
+    """The approval store cannot be reached (or its file opened) now; the message names it
+    (never its password). The server refuses the resume with ``APPROVAL_STORE_UNAVAILABLE``
+    and runs nothing: the same answer succeeds once the store is back."""
 
 
 class HumanInTheLoopError(AGUIChatError):

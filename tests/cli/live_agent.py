@@ -28,6 +28,7 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 BUILD_SCHEMA = {
@@ -135,7 +136,12 @@ def _recording_headers(app: Any, agent: Agent) -> Any:
 def live_agent() -> Iterator[tuple[str, Agent]]:
     """Serve a fresh ``Agent`` on 127.0.0.1; yields its URL and the agent. Always stopped."""
     agent = Agent()
-    app = AGUIServer(_WithState(agent.model), tools=agent.tools, signing_key=b"k" * 32)
+    app = AGUIServer(
+        _WithState(agent.model),
+        tools=agent.tools,
+        signing_key=b"k" * 32,
+        approval_store=InMemoryApprovalStore(),
+    )
     config = uvicorn.Config(
         _recording_headers(app, agent),
         host="127.0.0.1",

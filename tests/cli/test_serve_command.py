@@ -40,7 +40,7 @@ def make_client():
     return ScriptedChatClient(lambda messages, options: "made by a factory")
 
 
-asgi_app = Starlette(routes=[Mount("/agent", app=AGUIServer(client, signing_key=b"k" * 32))])
+asgi_app = Starlette(routes=[Mount("/agent", app=AGUIServer(client, signing_key=b"k" * 32, approval_store="memory://"))])
 """
 
 

@@ -15,6 +15,7 @@ from robustness_http import SIGNING_KEY
 
 from agui_chat import BaseChatClient, ChatMessages, ChatOptions, ChatResponseUpdate
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
@@ -86,7 +87,11 @@ def rss_kib(pid: int | str = "self") -> int:
 
 def load() -> ASGIApp:
     """An AGUIServer whose model streams 30 short updates with small sleeps between them."""
-    server = AGUIServer(StreamingModel(30, delay=0.01), signing_key=SIGNING_KEY)
+    server = AGUIServer(
+        StreamingModel(30, delay=0.01),
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     return with_stats(server)
 
 

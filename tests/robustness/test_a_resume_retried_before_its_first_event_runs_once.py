@@ -14,6 +14,7 @@ from robustness_http import SIGNING_KEY, SideEffects, delete_call, free_port, sc
 from agui_chat import ChatMessage, FunctionResultContent, ToolApprovalRequestContent
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS
@@ -81,6 +82,7 @@ async def test_a_resume_that_met_a_503_is_retried_and_runs_the_tool_once(
         scripted(delete_call(), "Deleted it."),
         tools=[effects.delete_file()],
         signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     gateway = GatewayBusyOnTheFirstResume(server)
     url = await live_server(gateway)
@@ -100,11 +102,17 @@ async def test_a_resume_refused_while_the_server_restarts_is_retried_and_runs_on
 ) -> None:
     effects = SideEffects()
     before = AGUIServer(
-        scripted(delete_call()), tools=[effects.delete_file()], signing_key=SIGNING_KEY
+        scripted(delete_call()),
+        tools=[effects.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     # The restarted server: a new process would have a new store and model, and the same key.
     after = AGUIServer(
-        scripted("Deleted it."), tools=[effects.delete_file()], signing_key=SIGNING_KEY
+        scripted("Deleted it."),
+        tools=[effects.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     async with AGUIChatClient(await live_server(before), timeout=BOUND) as client:
         history = await pause_and_approve(client)

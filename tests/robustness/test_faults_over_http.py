@@ -275,7 +275,9 @@ async def test_a_slow_reader_gets_every_event_while_the_server_holds_a_bounded_a
 ) -> None:
     updates, size = 1000, 32 * 1024  # 32 MiB of text in all
     model = StreamingModel(updates, size=size)
-    url = await live_server(AGUIServer(model, signing_key=SIGNING_KEY))
+    url = await live_server(
+        AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+    )
     async with client_for(url, max_retries=0) as client:
         stream = client.get_streaming_response("hi")
         received = [update async for update in _take(stream, 3)]
@@ -420,6 +422,7 @@ def _results(messages: list[ChatMessage]) -> dict[str, Any]:
 def _approval_app(effects: SideEffects, **settings: Any) -> AGUIServer:
     model = scripted(delete_call(), "Deleted it.")  # one pause, one resume: no more
     tool = settings.pop("tool", None) or effects.delete_file()
+    settings.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(model, tools=[tool], signing_key=SIGNING_KEY, **settings)
 
 
@@ -465,8 +468,8 @@ class SlowStore(InMemoryApprovalStore):
         self.reply = asyncio.Event()
         self.holding = asyncio.Event()
 
-    async def claim(self, key: str, *, expires_at: float | None) -> bool:
-        claimed = await super().claim(key, expires_at=expires_at)
+    async def claim(self, key: str, *, expires_at: float | None, **lease: Any) -> bool:
+        claimed = await super().claim(key, expires_at=expires_at, **lease)
         if self.slow == "claim":
             self.slow = ""
             self.holding.set()

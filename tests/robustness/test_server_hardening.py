@@ -32,6 +32,7 @@ from robustness_http import (
 
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 MAX_BODY = 64 * 1024
@@ -60,7 +61,11 @@ async def paused(live_server: StartServer) -> Paused:
     effects = SideEffects()
     model = scripted(delete_call(), "Deleted it.")
     app = AGUIServer(
-        model, tools=[effects.delete_file()], signing_key=SIGNING_KEY, max_body_bytes=MAX_BODY
+        model,
+        tools=[effects.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+        max_body_bytes=MAX_BODY,
     )
     url = await live_server(app)
     first = run_input(user("delete a.txt"))

@@ -23,6 +23,10 @@ from ._prompts import Terminal
 
 __all__ = ["main"]
 
+#: ``agui-chat serve``'s store when a signing key is set and ``--store`` is not given.
+DEFAULT_STORE_FILE = "agui-chat-approvals.db"
+_KEY_ENV = "AGUI_CHAT_SIGNING_KEY"
+
 
 class CommandError(Exception):
     """A problem to report in one line, exiting with status 1."""
@@ -79,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
         "--app",
         metavar="MODULE:ATTR",
         help="serve your own ChatClient, AGUIServer or ASGI app (or a factory returning one)",
+    )
+    serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="where consumed approvals are kept: sqlite:///file.db, redis://host:6379/0 or "
+        f"memory:// (default: sqlite:///{DEFAULT_STORE_FILE} when {_KEY_ENV} is set, else memory)",
     )
 
     chat = sub.add_parser(
@@ -155,7 +165,12 @@ async def _demo(args: argparse.Namespace) -> int:
         return await _demo_in_browser(model, described)
     term = Terminal(auto=args.yes or not sys.stdin.isatty())
     # One process serves and talks to itself, so a key made here is all the demo needs.
-    app = AGUIServer(model, tools=demo_tools(), signing_key=secrets.token_bytes(32))
+    app = AGUIServer(
+        model,
+        tools=demo_tools(),
+        signing_key=secrets.token_bytes(32),
+        approval_store="memory://",
+    )
     port = _free_port("127.0.0.1")
     async with BackgroundServer(app, "127.0.0.1", port):
         url = f"http://127.0.0.1:{port}/"
@@ -253,17 +268,26 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     port = args.port or _free_port(args.host)  # --port 0: a free port, announced below
-    if args.app:
-        target = _load_app(args.app)
-        app = AGUIServer(target) if isinstance(target, ChatClient) else target
-        if args.ui and not isinstance(app, AGUIServer):
-            raise CommandError("--ui needs a ChatClient or an AGUIServer; pass ui=True yourself")
-        if args.ui:
-            app.ui = True
-        described = args.app
-    else:
-        model, described = _model(args.model)
-        app = AGUIServer(model, tools=demo_tools(), ui=args.ui)
+    # A fixed key needs a store every worker shares and a restart keeps; an ephemeral one
+    # dies with the process, and memory is enough.
+    store = args.store or (f"sqlite:///{DEFAULT_STORE_FILE}" if os.environ.get(_KEY_ENV) else None)
+    try:
+        if args.app:
+            target = _load_app(args.app)
+            is_client = isinstance(target, ChatClient)
+            app = AGUIServer(target, approval_store=store) if is_client else target
+            if args.ui and not isinstance(app, AGUIServer):
+                raise CommandError(
+                    "--ui needs a ChatClient or an AGUIServer; pass ui=True yourself"
+                )
+            if args.ui:
+                app.ui = True
+            described = args.app
+        else:
+            model, described = _model(args.model)
+            app = AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
+    except ValueError as exc:
+        raise CommandError(f"--store: {exc}") from exc
     page = " (and its web page on GET /)" if args.ui else ""
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)

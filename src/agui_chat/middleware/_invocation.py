@@ -14,6 +14,7 @@ from .._exceptions import ToolArgumentsError
 from .._input import InputAnswer, InputRequired, provide_answers
 from .._messages import ChatMessage
 from .._options import ChatOptions
+from .._tool_start import tool_starting
 from .._tools import AIFunction
 
 __all__ = ["FunctionInvocationContext", "InvocationOutcome", "current_invocation"]
@@ -88,8 +89,10 @@ async def invoke_call(
 
     Tool failures never escape: they become an error result for the model (the reason is
     named for invalid arguments; the exception text only with ``include_detailed_errors``).
-    ``InputRequired`` becomes a question; cancellation propagates.
+    ``InputRequired`` becomes a question; cancellation propagates. A tool-start hook (see
+    ``agui_chat._tool_start``) is awaited first; what it raises propagates.
     """
+    await tool_starting(call)
     token = _current.set(context)
     try:
         with provide_answers(answers or {}):

@@ -1,9 +1,39 @@
 """Approval stores: where a server records the approvals it consumed, so that an answer sent
-again (to another worker, or after a restart) runs nothing twice."""
+again (to another worker, or after a restart) runs nothing twice.
+
+- :class:`InMemoryApprovalStore` — this process only (tests, an ephemeral signing key);
+- :class:`SQLiteApprovalStore` — a file shared by the workers of one host, kept across
+  restarts (stdlib ``sqlite3``);
+- :class:`RedisApprovalStore` — shared by every machine (the ``[redis]`` extra);
+- :func:`store_from_url` — one of them from ``memory://``, ``sqlite:///path`` or
+  ``redis://host:port/db``.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._base import ApprovalStore
 from ._memory import InMemoryApprovalStore
+from ._sqlite import SQLiteApprovalStore
+from ._url import store_from_url
 
-__all__ = ["ApprovalStore", "InMemoryApprovalStore"]
+if TYPE_CHECKING:
+    from ._redis import RedisApprovalStore
+
+__all__ = [
+    "ApprovalStore",
+    "InMemoryApprovalStore",
+    "RedisApprovalStore",
+    "SQLiteApprovalStore",
+    "store_from_url",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # redis-py is an extra: imported only when the Redis store is asked for.
+    if name == "RedisApprovalStore":
+        from ._redis import RedisApprovalStore
+
+        return RedisApprovalStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,11 +15,17 @@ __all__ = ["InMemoryApprovalStore"]
 @dataclass
 class _Entry:
     expires_at: float | None
+    owner: str = ""
+    lease_until: float | None = None
+    started: bool = False
     result: str | None = None
 
 
 class InMemoryApprovalStore(ApprovalStore):
     """A store in this process's memory: enough for one worker; lost on restart.
+
+    Only safe for one process that never restarts (tests, the ephemeral-key case): a server
+    with a fixed signing key refuses it unless it is passed explicitly.
 
     Records past their ``expires_at`` are swept (at most once a minute) as new claims
     arrive. The methods never await, so each is atomic within the event loop. ``clock``
@@ -36,15 +42,34 @@ class InMemoryApprovalStore(ApprovalStore):
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def claim(self, key: str, *, expires_at: float | None) -> bool:
+    async def claim(
+        self,
+        key: str,
+        *,
+        expires_at: float | None,
+        owner: str = "",
+        lease_until: float | None = None,
+    ) -> bool:
         self._sweep()
-        if key in self._entries:
+        entry = self._entries.get(key)
+        if entry is not None and not _lapsed(entry, self._clock()):
             return False
-        self._entries[key] = _Entry(expires_at)
+        self._entries[key] = _Entry(expires_at, owner, lease_until)
         return True
 
-    async def release(self, key: str) -> None:
-        self._entries.pop(key, None)
+    async def mark_started(self, key: str, *, owner: str = "") -> bool:
+        entry = self._entries.get(key)
+        if entry is None or entry.owner != owner or entry.result is not None:
+            return False
+        entry.started = True
+        return True
+
+    async def release(self, key: str, *, owner: str = "") -> None:
+        entry = self._entries.get(key)
+        if entry is None or entry.started or entry.result is not None:
+            return
+        if not owner or entry.owner == owner:
+            del self._entries[key]
 
     async def record_result(self, key: str, result: str) -> None:
         entry = self._entries.get(key)
@@ -65,3 +90,16 @@ class InMemoryApprovalStore(ApprovalStore):
         ]
         for k in expired:
             del self._entries[k]
+
+
+def _lapsed(entry: _Entry, now: float) -> bool:
+    """Whether a record counts as absent: past its expiry, or a claim never started whose
+    lease ran out (its process died before starting the tool)."""
+    if entry.expires_at is not None and entry.expires_at < now:
+        return True
+    return (
+        not entry.started
+        and entry.result is None
+        and entry.lease_until is not None
+        and entry.lease_until < now
+    )

@@ -25,6 +25,7 @@ from agui_chat import (
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
 from agui_chat.agui.server._run_context import current_run
+from agui_chat.stores import InMemoryApprovalStore
 
 Connect = Callable[[AGUIServer], Awaitable[AGUIChatClient]]
 
@@ -102,7 +103,14 @@ def delete(call_id: str = "c1", path: str = "a.txt") -> FunctionCallContent:
 async def test_approve(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[tools.delete_file()],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -121,7 +129,14 @@ async def test_approve(connect: Connect, tools: Tools) -> None:
 async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[tools.delete_file()],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -136,7 +151,14 @@ async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
 async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[tools.delete_file()],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -150,7 +172,12 @@ async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:
 async def test_a_mixed_batch(connect: Connect, tools: Tools) -> None:
     batch = [FunctionCallContent("c1", "lookup", {"city": "Rome"}), delete("c2")]
     model = scripted(batch, echo_result)
-    app = AGUIServer(model, tools=[tools.lookup(), tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.lookup(), tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     chat = Conversation(await connect(app), "weather, then delete")
     paused = await chat.send()
     request = approval(paused)
@@ -164,7 +191,14 @@ async def test_a_mixed_batch(connect: Connect, tools: Tools) -> None:
 async def test_two_approvals_answered_together(connect: Connect, tools: Tools) -> None:
     model = scripted([delete("c1", "a.txt"), delete("c2", "b.txt")], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[tools.delete_file()],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "delete both",
     )
     paused = await chat.send()
@@ -203,7 +237,14 @@ def deploy_tool(tools: Tools) -> Any:
 async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[deploy_tool(tools)],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "deploy api",
     )
     paused = await chat.send()
@@ -224,7 +265,14 @@ async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> Non
 async def test_a_cancelled_interrupt(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[deploy_tool(tools)], signing_key=SIGNING_KEY)),
+        await connect(
+            AGUIServer(
+                model,
+                tools=[deploy_tool(tools)],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
         "deploy api",
     )
     (question,) = (await chat.send()).input_requests
@@ -250,7 +298,10 @@ async def test_a_client_side_tool(connect: Connect) -> None:
 
     model = scripted(call_local_time, echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, signing_key=SIGNING_KEY)), "what time is it?"
+        await connect(
+            AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+        ),
+        "what time is it?",
     )
     final = await chat.send(ChatOptions(tools=[local_time]))
     assert client_runs == ["Lisbon"]
@@ -275,7 +326,11 @@ async def test_state_snapshot_and_delta(connect: Connect) -> None:
     model = scripted(
         [FunctionCallContent("c1", "add_item", {"item": "milk"})], "Added.", check_state
     )
-    client = await connect(AGUIServer(model, tools=[add_item], signing_key=SIGNING_KEY))
+    client = await connect(
+        AGUIServer(
+            model, tools=[add_item], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+        )
+    )
     chat = Conversation(client, "add milk")
     await chat.send()
     assert client.state == {"items": ["bread", "milk"]}
@@ -295,7 +350,15 @@ async def test_a_tool_that_raises(connect: Connect) -> None:
 
     model = scripted([FunctionCallContent("c1", "charge", {"amount": 5})], echo_result)
     chat = Conversation(
-        await connect(AGUIServer(model, tools=[charge], signing_key=SIGNING_KEY)), "charge 5"
+        await connect(
+            AGUIServer(
+                model,
+                tools=[charge],
+                signing_key=SIGNING_KEY,
+                approval_store=InMemoryApprovalStore(),
+            )
+        ),
+        "charge 5",
     )
     final = await chat.send()
     assert runs == ["charge"]
@@ -324,7 +387,12 @@ async def test_a_client_that_disconnects_mid_run(connect: Connect, tools: Tools)
     ]
     model = scripted(batch, "never said")
     client = await connect(
-        AGUIServer(model, tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY)
+        AGUIServer(
+            model,
+            tools=[long_export, tools.lookup()],
+            signing_key=SIGNING_KEY,
+            approval_store=InMemoryApprovalStore(),
+        )
     )
     stream = client.get_streaming_response([ChatMessage("user", "export")])
     async for update in stream:

@@ -10,10 +10,12 @@ import pytest
 from server_support import SIGNING_KEY, client_for, run_agui, run_input, scripted, user
 
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 
 def make_server(**settings: Any) -> AGUIServer:
     model = scripted(*["hi there"] * 5)
+    settings.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
 
 
@@ -159,7 +161,7 @@ async def test_a_minimal_1_0_body_runs() -> None:
 
 async def test_a_0_1_x_body_with_a_binary_part_runs_and_the_model_gets_the_image() -> None:
     model = scripted("seen")
-    app = AGUIServer(model, signing_key=SIGNING_KEY)
+    app = AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
     legacy = {
         "id": "u1",
         "role": "user",

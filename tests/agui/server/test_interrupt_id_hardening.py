@@ -53,6 +53,7 @@ ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 def delete_app(tools: Tools, *replies: Any, **settings: Any) -> AGUIServer:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], *replies)
+    settings.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(
         model,
         tools=[tools.delete_file(allow_edits=False)],
@@ -120,9 +121,9 @@ async def test_the_store_key_is_the_same_for_every_use_of_one_interrupt(tools: T
     claimed: list[str] = []
     original_claim = store.claim
 
-    async def spy(key: str, *, expires_at: float | None) -> bool:
+    async def spy(key: str, *, expires_at: float | None, **lease: Any) -> bool:
         claimed.append(key)
-        return await original_claim(key, expires_at=expires_at)
+        return await original_claim(key, expires_at=expires_at, **lease)
 
     store.claim = spy  # type: ignore[method-assign]
     app = delete_app(tools, "Deleted it.", approval_store=store)
@@ -286,10 +287,10 @@ class ClockTickingStore(InMemoryApprovalStore):
         self.fake_clock = clock
         self.tick = 0.0
 
-    async def claim(self, key: str, *, expires_at: float | None) -> bool:
+    async def claim(self, key: str, *, expires_at: float | None, **lease: Any) -> bool:
         self.fake_clock.advance(self.tick)
         self.tick = 0.0
-        return await super().claim(key, expires_at=expires_at)
+        return await super().claim(key, expires_at=expires_at, **lease)
 
 
 async def test_an_answer_whose_claim_lands_after_the_retention_is_refused(
@@ -380,7 +381,7 @@ def twin_questions_app(*replies: Any) -> AGUIServer:
         ],
         *replies,
     )
-    return AGUIServer(model, signing_key=SIGNING_KEY)
+    return AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
 
 
 async def test_two_equal_questions_get_distinct_ids_that_each_verify() -> None:
@@ -410,7 +411,11 @@ async def test_two_equal_questions_must_both_be_answered_and_can_be() -> None:
 
 async def test_every_interrupt_id_is_new_even_for_the_same_request_asked_again() -> None:
     request = InterruptRequestContent("q1", message="Continue?")
-    app = AGUIServer(scripted([request], [request]), signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        scripted([request], [request]),
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     (one,) = interrupts(await run_agui(app, run_input(user("go"))))
     (two,) = interrupts(await run_agui(app, run_input(user("go"), run="r2")))
     assert one["id"] != two["id"]
@@ -427,7 +432,12 @@ async def test_a_refused_resume_is_a_stream_opening_with_run_error(tools: Tools)
         ],
         "Done.",
     )
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first = await run_agui(app, run_input(user("delete both")))
     one, two = interrupts(first)
     history = [user("delete both"), *history_from(first)]
@@ -478,7 +488,10 @@ async def test_our_client_turns_a_refused_resume_into_the_same_run_error_as_befo
 ) -> None:
     server = delete_app(tools, "Deleted it.")
     restarted = AGUIServer(  # another key: the approval is not one it issued
-        scripted(), tools=[tools.delete_file()], signing_key="another-key-0123456789abcdef"
+        scripted(),
+        tools=[tools.delete_file()],
+        signing_key="another-key-0123456789abcdef",
+        approval_store=InMemoryApprovalStore(),
     )
     switch = Switch(server)
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=switch), base_url=BASE_URL)

@@ -14,13 +14,21 @@ from server_support import SIGNING_KEY, Tools, run_input, scripted, sse_events, 
 
 from agui_chat import FunctionCallContent, ai_function
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 Start = Callable[[Any], Awaitable[str]]
 
 
 async def test_a_live_run_passes_ag_ui_validate_over_http(live_server: Start, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "lookup", {"city": "Rome"})], "Sunny in Rome.")
-    url = await live_server(AGUIServer(model, tools=[tools.lookup()], signing_key=SIGNING_KEY))
+    url = await live_server(
+        AGUIServer(
+            model,
+            tools=[tools.lookup()],
+            signing_key=SIGNING_KEY,
+            approval_store=InMemoryApprovalStore(),
+        )
+    )
     result = await validate_endpoint(
         url,
         TransportOptions(
@@ -56,7 +64,10 @@ async def test_a_client_that_disconnects_mid_run_cancels_it_and_later_tools_neve
         FunctionCallContent("c2", "lookup", {"city": "Rome"}),
     ]
     app = AGUIServer(
-        scripted(batch, "never said"), tools=[long_export, tools.lookup()], signing_key=SIGNING_KEY
+        scripted(batch, "never said"),
+        tools=[long_export, tools.lookup()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     url = await live_server(app)
     async with (
@@ -85,7 +96,13 @@ async def test_keepalive_comments_reach_a_live_client(live_server: Start) -> Non
         return "done"
 
     model = scripted([FunctionCallContent("c1", "wait_for_it", {})], "Finished.")
-    app = AGUIServer(model, tools=[wait_for_it], signing_key=SIGNING_KEY, keepalive_seconds=0.01)
+    app = AGUIServer(
+        model,
+        tools=[wait_for_it],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+        keepalive_seconds=0.01,
+    )
     url = await live_server(app)
     body = b""
     async with (

@@ -33,6 +33,7 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 
 def results_seen(messages: list[ChatMessage]) -> dict[str, Any]:
@@ -69,7 +70,12 @@ async def pause(
 async def test_an_approval_required_call_pauses_the_run_with_an_approval_interrupt(
     tools: Tools,
 ) -> None:
-    app = AGUIServer(scripted(delete_call()), tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        scripted(delete_call()),
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     events, (interrupt,) = await pause(app, user("delete a.txt"))
     assert types(events) == [
         "RUN_STARTED",
@@ -99,6 +105,7 @@ async def test_edited_args_are_not_in_the_schema_when_editing_is_not_offered(too
         scripted(delete_call()),
         tools=[tools.delete_file(allow_edits=False)],
         signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     _, (interrupt,) = await pause(app, user("delete a.txt"))
     assert set(interrupt["responseSchema"]["properties"]) == {"approved", "reason"}
@@ -109,6 +116,7 @@ async def test_no_expiry_is_set_without_a_ttl(tools: Tools) -> None:
         scripted(delete_call()),
         tools=[tools.delete_file()],
         signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
         approval_ttl=None,
     )
     _, (interrupt,) = await pause(app, user("delete a.txt"))
@@ -117,7 +125,12 @@ async def test_no_expiry_is_set_without_a_ttl(tools: Tools) -> None:
 
 async def test_an_approved_call_runs_once_and_only_its_result_is_emitted(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     body = run_input(
         user("delete a.txt"), *history_from(first), run="r2", resume=[approve(interrupt)]
@@ -137,7 +150,12 @@ async def test_an_agent_framework_style_resume_without_the_call_in_history_works
     tools: Tools,
 ) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     _, (interrupt,) = await pause(app, user("delete a.txt"))
     # Only the user message and the resume entry (interruptId, status, payload).
     resume = [{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]
@@ -152,7 +170,12 @@ async def test_an_agent_framework_style_resume_without_the_call_in_history_works
 
 async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     body = run_input(
         user("delete a.txt"), *history_from(first), run="r2", resume=[reject(interrupt, "keep it")]
@@ -169,7 +192,12 @@ async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: 
 
 async def test_a_cancelled_approval_is_a_rejection(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     body = run_input(
         user("delete a.txt"), *history_from(first), run="r2", resume=[cancel(interrupt)]
@@ -183,7 +211,12 @@ async def test_a_cancelled_approval_is_a_rejection(tools: Tools) -> None:
 
 async def test_an_approval_with_edited_args_runs_with_the_edits(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     resume = [approve(interrupt, editedArgs={"path": "b.txt"})]
     events = await run_agui(
@@ -201,7 +234,12 @@ async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_
 ) -> None:
     batch = [FunctionCallContent("c1", "lookup", {"city": "Rome"}), *delete_call("c2")]
     model = scripted(batch, echo_result)
-    app = AGUIServer(model, tools=[tools.lookup(), tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.lookup(), tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("do both"))
     assert interrupt["toolCallId"] == "c2"
     assert [e["toolCallId"] for e in of_type(first, "TOOL_CALL_RESULT")] == ["c1"]
@@ -215,7 +253,12 @@ async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_
 
 async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> None:
     model = scripted(delete_call("c1", "a.txt") + delete_call("c2", "b.txt"), echo_result)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (one, two) = await pause(app, user("delete both"))
     assert {one["toolCallId"], two["toolCallId"]} == {"c1", "c2"}
     body = run_input(
@@ -235,7 +278,12 @@ async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> No
 
 async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) -> None:
     model = scripted(delete_call("c1", "a.txt") + delete_call("c2", "b.txt"))
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (one, _) = await pause(app, user("delete both"))
     events = await run_agui(
         app, run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one)])
@@ -246,7 +294,12 @@ async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) ->
 
 async def test_a_call_whose_result_is_in_the_history_never_runs_again(tools: Tools) -> None:
     model = scripted(delete_call(), "All done.")
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (interrupt,) = await pause(app, user("delete a.txt"))
     history = [
         *history_from(first),
@@ -288,7 +341,12 @@ async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(
     tools: Tools,
 ) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
-    app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[build_tool(tools)],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     events, (question,) = await pause(app, user("deploy api"))
     assert "toolCallId" not in question
     assert question["reason"] == "input_required"
@@ -301,7 +359,12 @@ async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(
 
 async def test_an_answered_question_runs_the_tool_with_the_answer(tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[build_tool(tools)],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (question,) = await pause(app, user("deploy api"))
     body = run_input(
         user("deploy api"), *history_from(first), run="r2", resume=[answer(question, {"build": 42})]
@@ -318,7 +381,12 @@ async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_suc
     tools: Tools,
 ) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[build_tool(tools)],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (question,) = await pause(app, user("deploy api"))
     events = await run_agui(
         app,
@@ -331,7 +399,12 @@ async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_suc
 
 async def test_an_answer_that_fails_the_schema_runs_nothing(tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
-    app = AGUIServer(model, tools=[build_tool(tools)], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[build_tool(tools)],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     first, (question,) = await pause(app, user("deploy api"))
     body = run_input(
         user("deploy api"),
@@ -355,7 +428,9 @@ async def test_a_tool_asking_twice_gets_both_answers_from_a_stateless_client(too
         return f"sent {amount} to {account.payload}" if confirm.payload == "yes" else "not sent"
 
     model = scripted([FunctionCallContent("c1", "transfer", {"amount": 5})], echo_result)
-    app = AGUIServer(model, tools=[transfer], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model, tools=[transfer], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+    )
     first, (ask_account,) = await pause(app, user("send 5"))
     history = [user("send 5"), *history_from(first)]
     second = await run_agui(
@@ -384,7 +459,9 @@ async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments
         return f"wiped {disk}"
 
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], echo_result)
-    app = AGUIServer(model, tools=[wipe], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model, tools=[wipe], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+    )
     first, (approval,) = await pause(app, user("wipe sda"))
     history = [user("wipe sda"), *history_from(first)]
     second = await run_agui(

@@ -39,6 +39,7 @@ from agui_chat.stores._memory import InMemoryApprovalStore
 def delete_app(tools: Tools, *replies: Any, **settings: Any) -> AGUIServer:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], *replies)
     settings.setdefault("signing_key", SIGNING_KEY)
+    settings.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(
         model,
         tools=[tools.delete_file(allow_edits=settings.pop("allow_edits", True)), tools.lookup()],
@@ -111,7 +112,12 @@ async def test_an_approval_for_a_tool_that_needs_none_runs_nothing(tools: Tools)
 
 
 async def test_a_history_call_with_no_approval_is_never_run_by_the_server(tools: Tools) -> None:
-    app = AGUIServer(scripted("ok"), tools=[tools.lookup()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        scripted("ok"),
+        tools=[tools.lookup()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     body = run_input(
         user("hi"), assistant_calls(("c7", "lookup", {"city": "Rome"})), user("go on", "u2")
     )
@@ -298,6 +304,7 @@ async def test_a_tampered_question_token_runs_nothing(tools: Tools) -> None:
         scripted([FunctionCallContent("c1", "pay", {"amount": 5})]),
         tools=[pay],
         signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
     )
     events = await run_agui(app, run_input(user("pay")))
     (question,) = interrupts(events)
@@ -333,7 +340,12 @@ async def test_a_key_from_the_environment_lets_another_worker_accept_the_approva
 ) -> None:
     monkeypatch.setenv(SIGNING_KEY_ENV, "environment-key-0123456789abcdef")
     history, interrupt = await paused(delete_app(tools, signing_key=None))
-    other_worker = AGUIServer(scripted("Deleted."), tools=[tools.delete_file()])
+    # Another worker of the same agent: the same tools (so the same audience), one store.
+    other_worker = AGUIServer(
+        scripted("Deleted."),
+        tools=[tools.delete_file(), tools.lookup()],
+        approval_store=InMemoryApprovalStore(),
+    )
     events = await run_agui(
         other_worker, run_input(user("x"), *history, run="r2", resume=[approve(interrupt)])
     )
@@ -358,7 +370,12 @@ async def test_two_gated_calls_sharing_an_id_issue_no_interrupt_and_run_nothing(
         ],
         "I will use distinct ids.",
     )
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     events = await run_agui(app, run_input(user("clean up")))
     assert outcome(events) == {"type": "success"}  # no interrupt to approve
     results = of_type(events, "TOOL_CALL_RESULT")

@@ -18,6 +18,7 @@ from agui_chat import (
 )
 from agui_chat.agui.server import AGUIServer
 from agui_chat.agui.server._run_context import current_run
+from agui_chat.stores import InMemoryApprovalStore
 
 BODY = run_input(
     state={"cart": ["tea"]},
@@ -62,7 +63,9 @@ async def test_a_middleware_below_the_servers_tool_loop_reads_the_run_input() ->
     seen: list[dict[str, Any]] = []
     pipeline = ChatClientBuilder(scripted("hi")).use(lambda c: ReadsTheRun(c, seen)).build()
 
-    events = await run_agui(AGUIServer(pipeline, signing_key=SIGNING_KEY), BODY)
+    events = await run_agui(
+        AGUIServer(pipeline, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()), BODY
+    )
 
     assert text_of(events) == "hi"
     assert seen == [EXPECTED]
@@ -77,7 +80,9 @@ async def test_a_middleware_above_the_pipelines_own_tool_loop_reads_the_run_inpu
         .build()
     )
 
-    events = await run_agui(AGUIServer(pipeline, signing_key=SIGNING_KEY), BODY)
+    events = await run_agui(
+        AGUIServer(pipeline, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()), BODY
+    )
 
     assert text_of(events) == "hi"
     assert seen == [EXPECTED]

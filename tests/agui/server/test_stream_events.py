@@ -44,6 +44,7 @@ from agui_chat import (
 )
 from agui_chat.agui.server import AGUIServer
 from agui_chat.agui.server._run_context import current_run
+from agui_chat.stores import InMemoryApprovalStore
 
 
 class StreamingModel(BaseChatClient):
@@ -62,6 +63,7 @@ class StreamingModel(BaseChatClient):
 
 
 def server(model: Any, **settings: Any) -> AGUIServer:
+    settings.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 from ...stores import ApprovalStore, InMemoryApprovalStore
 from ._run_context import AGUIRunContext, current_run
 from ._serve import serve
-from ._server import SIGNING_KEY_ENV, AGUIServer
+from ._server import AUDIENCE_ENV, SIGNING_KEY_ENV, AGUIServer, default_audience
 
 __all__ = [
+    "AUDIENCE_ENV",
     "SIGNING_KEY_ENV",
     "AGUIRunContext",
     "AGUIServer",
     "ApprovalStore",
     "InMemoryApprovalStore",
     "current_run",
+    "default_audience",
     "serve",
 ]

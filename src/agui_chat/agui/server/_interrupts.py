@@ -7,7 +7,8 @@ that called ``request_input``) becomes ``{"id", "reason", "message", "responseSc
 ``toolCallId`` (which the spec keeps for approvals). Every ``id`` is a signed token
 (see ``_signing.py``) so the resume can be checked and the call rebuilt; each carries a
 fresh random nonce, so the ids of one run are unique (agui-wire §3.2) even for two requests
-whose other claims are equal.
+whose other claims are equal, and commits to its pause by one digest (so its size does not
+grow with the pause).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._contents import (
     FunctionCallContent,
@@ -30,7 +31,7 @@ from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from ..wire._messages import QUESTION_METADATA_KEY
 from ..wire._tracing import current_traceparent
-from ._signing import InterruptClaims, InterruptSigner, new_nonce
+from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
 
 __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
 
@@ -40,6 +41,14 @@ _clock: Callable[[], float] = time.time
 #: The ``reason`` of an approval interrupt (what the .NET SDK, Agent Framework and
 #: pydantic-ai emit).
 APPROVAL_REASON = "tool_call"
+
+
+class Pause(NamedTuple):
+    """The pause a token belongs to: the digest of its slots (``None`` when it holds one
+    interrupt) and how many it holds."""
+
+    digest: str | None
+    size: int
 
 
 def format_expiry(epoch_seconds: int) -> str:
@@ -84,15 +93,16 @@ class InterruptIssuer:
         already got, carried forward so a tool may ask several questions."""
         now = _clock()
         slots = _distinct_slots(requests)
+        # One digest for the whole pause, whatever its size: every token stays small.
+        pause = Pause(pause_digest(slots), len(slots)) if len(slots) > 1 else Pause(None, 1)
         out: list[dict[str, Any]] = []
         for request, slot in zip(requests, slots, strict=True):
-            siblings = [list(s) for s in slots if s != slot]
             if isinstance(request, ToolApprovalRequestContent):
-                out.append(self._approval(request, siblings, now))
+                out.append(self._approval(request, pause, now))
             elif isinstance(request, InterruptRequestContent):
                 key = slot[1]
                 assert key is not None
-                out.append(self._question(request, key, siblings, now, calls, answers))
+                out.append(self._question(request, key, pause, now, calls, answers))
         return out
 
     def _expiry(self, requested: datetime | None, now: float) -> int | None:
@@ -104,7 +114,7 @@ class InterruptIssuer:
         return math.ceil(min(candidates)) if candidates else None
 
     def _approval(
-        self, request: ToolApprovalRequestContent, siblings: list[list[str | None]], now: float
+        self, request: ToolApprovalRequestContent, pause: Pause, now: float
     ) -> dict[str, Any]:
         call = request.tool_call
         function = self.functions.get(call.name)
@@ -119,7 +129,8 @@ class InterruptIssuer:
             arguments=dict(call.arguments or {}),
             expires_at=expires_at,
             allow_edits=allow_edits,
-            siblings=siblings,
+            pause=pause.digest,
+            pause_size=pause.size,
             nonce=new_nonce(),
             **_trace_claims(request, now),
         )
@@ -149,7 +160,7 @@ class InterruptIssuer:
         self,
         request: InterruptRequestContent,
         key: str,
-        siblings: list[list[str | None]],
+        pause: Pause,
         now: float,
         calls: Mapping[str, FunctionCallContent],
         answers: Mapping[str, list[list[Any]]],
@@ -173,7 +184,8 @@ class InterruptIssuer:
             expires_at=expires_at,
             question=question,
             answers=list(answers.get(call_id, [])) if call_id is not None else [],
-            siblings=siblings,
+            pause=pause.digest,
+            pause_size=pause.size,
             nonce=new_nonce(),
             **_trace_claims(request, now),
         )

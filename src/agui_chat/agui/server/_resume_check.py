@@ -8,18 +8,26 @@ the client re-sent it, or is appended when it did not (as Agent Framework client
 consumed-approvals store is claimed before anything runs, so a replayed resume runs
 nothing twice: it gets the result kept from the first time instead.
 
+Every check that can refuse a resume runs *before* the claim (nothing refused consumes an
+approval): the tokens, the payloads, the pause's coverage, ambiguous call ids anywhere in
+the history, an approval and a question for the same call, and finally the tool loop's own
+planning of the rebuilt history, done dry. A claim is pending (with a lease) until its
+tool starts; the server releases it if the tool never does.
+
 An interrupt past its expiry can still be cancelled (an approval also rejected) for
 ``ANSWER_RETENTION``; after that every answer to it is refused (``APPROVAL_STALE`` /
 ``INTERRUPT_STALE``). The store keeps each consumed record until the same moment, so no
 answer is ever accepted once its record may be gone.
 
-Anything wrong raises :class:`ResumeRejected` with a code; nothing has run by then.
+Anything wrong raises :class:`ResumeRejected` with a code; nothing has run by then, and
+nothing stays claimed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,28 +36,34 @@ from typing import Any
 
 from ag_ui.core import ResumeEntry, RunAgentInput
 
-from ..._contents import (
-    AIContent,
-    FunctionCallContent,
-    FunctionResultContent,
+from ..._contents import FunctionCallContent
+from ..._exceptions import (
+    ApprovalStoreError,
+    DuplicateResponseError,
+    ExpiredRequestError,
+    HumanInTheLoopError,
+    InvalidResponseError,
+    ToolArgumentsError,
+    UnansweredRequestError,
+    UnknownResponseError,
 )
-from ..._exceptions import ToolArgumentsError
-from ..._hitl_contents import (
-    CANCELLED_REASON,
-    InterruptRequestContent,
-    InterruptResponseContent,
-    ToolApprovalRequestContent,
-    ToolApprovalResponseContent,
-)
+from ..._hitl_contents import CANCELLED_REASON
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
-from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._tools import AIFunction, AITool
-from ..._values import ChatRole
+from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore
-from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json
+from ._resume_rebuild import Answer, HistoryIndex, index_history, rebuild_history
+from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
 
-__all__ = ["ANSWER_RETENTION", "CheckedResume", "ResumeRejected", "check_resume"]
+__all__ = [
+    "ANSWER_RETENTION",
+    "CLAIM_LEASE",
+    "RESUME_ERRORS",
+    "CheckedResume",
+    "ResumeRejected",
+    "check_resume",
+]
 
 #: How long past its expiry an interrupt may still be cancelled (or an approval rejected).
 #: After it every answer, a cancel too, is refused with ``APPROVAL_STALE`` or
@@ -57,6 +71,12 @@ __all__ = ["ANSWER_RETENTION", "CheckedResume", "ResumeRejected", "check_resume"
 #: that long (``expires_at`` = expiry + retention), so a consumed answer can never be
 #: accepted again. Interrupts without an expiry are never stale and their records are kept.
 ANSWER_RETENTION = timedelta(hours=1)
+
+#: How long a claim whose tool has not started yet holds. A process that dies between the
+#: claim and the tool's start leaves a pending claim behind; past its lease another resume
+#: may take it over, so the person's answer is not lost. It must exceed the time from the
+#: claim to the tool's start (the tool loop runs a resumed call before calling the model).
+CLAIM_LEASE = timedelta(seconds=30)
 
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
@@ -75,57 +95,19 @@ class ResumeRejected(Exception):
 
 
 @dataclass
-class _Answer:
-    """One verified resume entry."""
-
-    index: int
-    token: str
-    claims: InterruptClaims
-    status: str
-    payload: Any
-    approved: bool = False
-    reason: str | None = None
-    edited_arguments: dict[str, Any] | None = None
-
-    @property
-    def prefix(self) -> str:
-        return "APPROVAL" if self.claims.kind == "approval" else "INTERRUPT"
-
-    @property
-    def arguments(self) -> dict[str, Any]:
-        """The arguments the call runs with (the person's edit, if any)."""
-        if self.edited_arguments is not None:
-            return self.edited_arguments
-        return dict(self.claims.arguments or {})
-
-    def trace_properties(self) -> dict[str, Any] | None:
-        """What the request carried for tracing (see ``agui_chat._telemetry``), if anything."""
-        if self.claims.traceparent is None:
-            return None
-        return {TRACEPARENT: self.claims.traceparent, REQUESTED_AT: self.claims.requested_at}
-
-    def call(self, template: FunctionCallContent | None = None) -> FunctionCallContent:
-        assert self.claims.call_id is not None and self.claims.tool_name is not None
-        return FunctionCallContent(
-            self.claims.call_id,
-            self.claims.tool_name,
-            dict(self.claims.arguments or {}),
-            additional_properties=template.additional_properties if template else None,
-        )
-
-
-@dataclass
 class CheckedResume:
     """A resume that passed every check.
 
     ``messages`` is the history with the rebuilt requests and answers; ``claimed`` maps a
-    call id to its store key (record its result there); ``replayed`` are results kept from
-    an earlier use of the same answers, to emit again; ``calls`` and ``answers`` are what a
-    tool asking again needs to be bound to (by call id). ``needs_model`` is false when the
-    resume only replays: then nothing runs and the model is not called.
+    call id to its store key (record its result there), claimed in the store under
+    ``owner``; ``replayed`` are results kept from an earlier use of the same answers, to
+    emit again; ``calls`` and ``answers`` are what a tool asking again needs to be bound to
+    (by call id). ``needs_model`` is false when the resume only replays: then nothing runs
+    and the model is not called.
     """
 
     messages: list[ChatMessage]
+    owner: str = ""
     claimed: dict[str, str] = field(default_factory=dict)
     replayed: list[tuple[str, str]] = field(default_factory=list)
     calls: dict[str, FunctionCallContent] = field(default_factory=dict)
@@ -140,24 +122,31 @@ async def check_resume(
     signer: InterruptSigner,
     store: ApprovalStore,
     functions: Mapping[str, AITool],
+    lease: timedelta = CLAIM_LEASE,
 ) -> CheckedResume:
-    """Verify ``run_input.resume`` and rebuild the answers into ``messages``."""
+    """Verify ``run_input.resume``, claim its answers and rebuild them into ``messages``.
+
+    Every refusal happens before the claim; a claim that fails half way is undone."""
     now = _clock()
     answers = [
         _verify(i, entry, run_input.thread_id, signer, functions, now)
         for i, entry in enumerate(run_input.resume or [])
     ]
     _check_distinct(answers)
-    calls, answered = _index(messages)
-    _check_coverage(answers, answered)
+    _check_coverage(answers)
+    index = index_history(messages)
     for answer in answers:
-        existing = calls.get(answer.claims.call_id or "")
+        existing = index.calls.get(answer.claims.call_id or "")
         if existing is not None:
             _check_matches(answer, existing[2])
-    active = [a for a in answers if a.claims.call_id not in answered]
-    fresh, replayed = await _claim_to_the_end(active, signer, store)
+    active = [a for a in answers if a.claims.call_id not in index.answered]
+    _check_unambiguous(active, index)
+    _dry_run(messages, index, active, functions)
+    owner = secrets.token_hex(8)
+    lease_until = _clock() + lease.total_seconds()
+    fresh, replayed = await _claim_to_the_end(active, signer, store, owner, lease_until)
 
-    plan = CheckedResume(messages=[])
+    plan = CheckedResume(messages=[], owner=owner)
     for answer in active:
         if answer.claims.call_id is not None and answer.claims.tool_name is not None:
             call_id = answer.claims.call_id
@@ -172,7 +161,7 @@ async def check_resume(
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     plan.replayed = [(a.claims.call_id, result) for a, result in replayed if a.claims.call_id]
     plan.needs_model = bool(fresh) or not replayed
-    plan.messages = _rebuild(messages, calls, [a for a, _ in fresh], replayed)
+    plan.messages = rebuild_history(messages, index.calls, [a for a, _ in fresh], replayed)
     return plan
 
 
@@ -186,7 +175,7 @@ def _verify(
     signer: InterruptSigner,
     functions: Mapping[str, AITool],
     now: float,
-) -> _Answer:
+) -> Answer:
     where = f"resume[{index}]"
     try:
         claims = signer.verify(entry.interrupt_id)
@@ -197,11 +186,18 @@ def _verify(
                 f"{where}.interruptId names no interrupt this server issued",
             ) from None
         prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
+        if exc.reason == "audience":
+            raise ResumeRejected(
+                f"{prefix}_AUDIENCE_MISMATCH",
+                f"{where}.interruptId was issued by another server (another audience) that "
+                "shares this server's signing key; only the server that asked can take the "
+                "answer",
+            ) from None
         raise ResumeRejected(
             f"{prefix}_FORGED",
             f"{where}.interruptId was altered or not issued by this server",
         ) from None
-    answer = _Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
+    answer = Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
     if claims.thread_id != thread_id:
         raise ResumeRejected(
             f"{answer.prefix}_THREAD_MISMATCH",
@@ -234,7 +230,7 @@ def _answerable_until(claims: InterruptClaims) -> float | None:
     return float(claims.expires_at) + ANSWER_RETENTION.total_seconds()
 
 
-def _check_not_stale(answer: _Answer, now: float) -> None:
+def _check_not_stale(answer: Answer, now: float) -> None:
     until = _answerable_until(answer.claims)
     if until is not None and now >= until:
         what = "an approval request" if answer.claims.kind == "approval" else "a question"
@@ -255,7 +251,7 @@ def _describe(span: timedelta) -> str:
     return f"{seconds} second(s)"
 
 
-def _read_approval(answer: _Answer, where: str, function: AIFunction | None, now: datetime) -> None:
+def _read_approval(answer: Answer, where: str, function: AIFunction | None, now: datetime) -> None:
     if answer.status == "cancelled":
         # A cancelled approval is a rejection, as ToolApprovalRequestContent.cancel() is
         # in process.
@@ -300,7 +296,7 @@ def _read_approval(answer: _Answer, where: str, function: AIFunction | None, now
     answer.edited_arguments = dict(edited)
 
 
-def _read_question(answer: _Answer, where: str, now: datetime) -> None:
+def _read_question(answer: Answer, where: str, now: datetime) -> None:
     if answer.status == "cancelled":
         answer.payload = None
         return
@@ -320,7 +316,7 @@ def _read_question(answer: _Answer, where: str, now: datetime) -> None:
             )
 
 
-def _check_distinct(answers: Sequence[_Answer]) -> None:
+def _check_distinct(answers: Sequence[Answer]) -> None:
     seen: set[tuple[str, str | None]] = set()
     for answer in answers:
         if answer.claims.slot in seen:
@@ -331,25 +327,84 @@ def _check_distinct(answers: Sequence[_Answer]) -> None:
         seen.add(answer.claims.slot)
 
 
-def _check_coverage(answers: Sequence[_Answer], answered_calls: set[str]) -> None:
-    """Every interrupt of the paused run must be answered (or its call already have a
-    result): acting on part of a pause is what the spec forbids."""
-    slots = {a.claims.slot for a in answers}
-    missing = {
-        (str(sibling[0]), sibling[1])
-        for a in answers
-        for sibling in a.claims.siblings
-        if (sibling[0], sibling[1]) not in slots and sibling[0] not in answered_calls
-    }
+def _check_coverage(answers: Sequence[Answer]) -> None:
+    """Every interrupt of a paused run must be answered in one go: the answers naming one
+    pause must be exactly its slots (by number, and by their digest, which the tokens carry
+    in place of a list). Acting on part of a pause is what the spec forbids."""
+    pauses: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
+    for answer in answers:
+        if answer.claims.pause is not None:
+            size, slots = pauses.setdefault(answer.claims.pause, (answer.claims.pause_size, []))
+            slots.append(answer.claims.slot)
+    missing = 0
+    for digest, (size, slots) in pauses.items():
+        if len(slots) != size or pause_digest(slots) != digest:
+            missing += max(size - len(slots), 1)
     if missing:
         raise ResumeRejected(
             "RESUME_INCOMPLETE",
-            f"the resume leaves {len(missing)} interrupt(s) of the paused run unanswered; "
+            f"the resume leaves {missing} interrupt(s) of the paused run unanswered; "
             "answer every interrupt in one go",
         )
 
 
-def _check_matches(answer: _Answer, existing: FunctionCallContent) -> None:
+def _check_unambiguous(answers: Sequence[Answer], index: HistoryIndex) -> None:
+    """Refuse what the tool loop could not pair safely, before anything is claimed: a call id
+    that two different calls use anywhere in the history, or that an approval and a
+    question of this resume both name."""
+    kinds: dict[str, set[str]] = {}
+    for answer in answers:
+        call_id = answer.claims.call_id
+        if call_id is None:
+            continue
+        kinds.setdefault(call_id, set()).add(answer.claims.kind)
+        if call_id in index.ambiguous:
+            raise ResumeRejected(
+                "RESUME_INVALID_PAYLOAD",
+                f"resume[{answer.index}]: the history holds more than one different call with "
+                f"id {call_id!r}, so the answer is ambiguous; nothing was run (each tool call "
+                "needs its own id)",
+            )
+    shared = sorted(c for c, k in kinds.items() if len(k) > 1)
+    if shared:
+        raise ResumeRejected(
+            "RESUME_INVALID_PAYLOAD",
+            f"the resume answers both an approval and a question for tool call {shared[0]!r}; "
+            "answer the interrupts of the latest pause only",
+        )
+
+
+#: How the tool loop's refusals of a resume read on the wire (``RUN_ERROR`` code, message).
+RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
+    (UnansweredRequestError, "RESUME_INCOMPLETE", "The resume leaves a request unanswered."),
+    (DuplicateResponseError, "RESUME_DUPLICATE_ANSWER", "The resume answers a request twice."),
+    (UnknownResponseError, "RESUME_UNKNOWN_INTERRUPT", "The resume answers an unknown request."),
+    (ExpiredRequestError, "RESUME_EXPIRED", "The resume answers a request that has expired."),
+    (InvalidResponseError, "RESUME_INVALID_PAYLOAD", "The resume carries an invalid answer."),
+)
+
+
+def _dry_run(
+    messages: Sequence[ChatMessage],
+    index: HistoryIndex,
+    answers: Sequence[Answer],
+    functions: Mapping[str, AITool],
+) -> None:
+    """Plan the rebuilt history as the tool loop will, before anything is claimed: whatever
+    it would refuse is refused here, with the code the server gives that refusal."""
+    rebuilt = rebuild_history(messages, index.calls, answers, [])
+    try:
+        plan_resume(rebuilt, functions)
+    except HumanInTheLoopError as exc:
+        for kind, code, message in RESUME_ERRORS:
+            if isinstance(exc, kind):
+                raise ResumeRejected(code, message) from None
+        raise ResumeRejected(
+            "RESUME_INVALID_PAYLOAD", "The resume carries an invalid answer."
+        ) from None
+
+
+def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:
     """A call the client re-sent must be the call the token vouches for."""
     claims = answer.claims
     if existing.name != claims.tool_name or (
@@ -367,42 +422,53 @@ def _check_matches(answer: _Answer, existing: FunctionCallContent) -> None:
 
 
 async def _claim_to_the_end(
-    answers: Sequence[_Answer], signer: InterruptSigner, store: ApprovalStore
-) -> tuple[list[tuple[_Answer, str]], list[tuple[_Answer, str]]]:
+    answers: Sequence[Answer],
+    signer: InterruptSigner,
+    store: ApprovalStore,
+    owner: str,
+    lease_until: float,
+) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
     """``_claim``, carried to its end even if the run is cancelled meanwhile (the client
     left): a networked store may already have written a claim whose reply is still on its
     way. The claims made are then released, since nothing will run them, so the same
     answers can be sent again instead of being refused as already used."""
-    claiming = asyncio.ensure_future(_claim(answers, signer, store))
+    claiming = asyncio.ensure_future(_claim(answers, signer, store, owner, lease_until))
     try:
         return await asyncio.shield(claiming)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             fresh, _ = await claiming
             for _, key in fresh:
-                await store.release(key)
+                await store.release(key, owner=owner)
         raise
 
 
 async def _claim(
-    answers: Sequence[_Answer], signer: InterruptSigner, store: ApprovalStore
-) -> tuple[list[tuple[_Answer, str]], list[tuple[_Answer, str]]]:
+    answers: Sequence[Answer],
+    signer: InterruptSigner,
+    store: ApprovalStore,
+    owner: str,
+    lease_until: float,
+) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
     """Claim every answer in the store: (fresh answers with their keys, replays with the
     result kept for them). An answer already claimed without a kept result refuses the
-    whole resume, and the claims made here are released."""
-    fresh: list[tuple[_Answer, str]] = []
-    replayed: list[tuple[_Answer, str]] = []
+    whole resume, and the claims made here are released; so does a store that cannot be
+    reached (``APPROVAL_STORE_UNAVAILABLE``)."""
+    fresh: list[tuple[Answer, str]] = []
+    replayed: list[tuple[Answer, str]] = []
     try:
         for answer in answers:
             key = signer.fingerprint(answer.token)
-            if await store.claim(key, expires_at=_answerable_until(answer.claims)):
+            expires_at = _answerable_until(answer.claims)
+            if await store.claim(key, expires_at=expires_at, owner=owner, lease_until=lease_until):
                 fresh.append((answer, key))
                 continue
             kept = await store.get_result(key)
             if kept is None:
                 raise ResumeRejected(
                     "RESUME_ALREADY_CONSUMED",
-                    f"resume[{answer.index}] was already used, and that run left no result",
+                    f"resume[{answer.index}] was already used, and that run left no result "
+                    "(it may still be running, or it stopped while the tool ran)",
                 )
             replayed.append((answer, kept))
         # Checked again now that the claims are made: a record the store dropped because
@@ -410,147 +476,15 @@ async def _claim(
         now = _clock()
         for answer in answers:
             _check_not_stale(answer, now)
-    except ResumeRejected:
-        for _, claimed in fresh:
-            await store.release(claimed)
+    except (ResumeRejected, ApprovalStoreError) as exc:
+        with contextlib.suppress(ApprovalStoreError):
+            for _, claimed in fresh:
+                await store.release(claimed, owner=owner)
+        if isinstance(exc, ApprovalStoreError):
+            raise ResumeRejected(
+                "APPROVAL_STORE_UNAVAILABLE",
+                "the approval store cannot be reached; nothing was run and the answer was not "
+                "used: send the same answer again once the store is back",
+            ) from exc
         raise
     return fresh, replayed
-
-
-# -- rebuilding the history -------------------------------------------------------------------
-
-_Position = tuple[int, int, FunctionCallContent]
-
-
-def _index(messages: Sequence[ChatMessage]) -> tuple[dict[str, _Position], set[str]]:
-    """Where each call sits in the history, and which calls already have a result."""
-    calls: dict[str, _Position] = {}
-    answered: set[str] = set()
-    for m_index, message in enumerate(messages):
-        for c_index, content in enumerate(message.contents):
-            if isinstance(content, FunctionCallContent):
-                calls.setdefault(content.call_id, (m_index, c_index, content))
-            elif isinstance(content, FunctionResultContent):
-                answered.add(content.call_id)
-    return calls, answered
-
-
-def _rebuild(
-    messages: Sequence[ChatMessage],
-    calls: Mapping[str, _Position],
-    fresh: Sequence[_Answer],
-    replayed: Sequence[tuple[_Answer, str]],
-) -> list[ChatMessage]:
-    """The history with each answered call turned into its request (in place, or in an
-    assistant message appended when the client did not send the call), kept results after
-    their calls, and every answer in one user message at the end."""
-    replaced: dict[tuple[int, int], AIContent] = {}
-    appended: list[AIContent] = []
-    responses: list[AIContent] = []
-    results_after: dict[int, list[AIContent]] = {}
-    appended_results: list[AIContent] = []
-
-    def place(call_id: str, content: AIContent) -> int | None:
-        position = calls.get(call_id)
-        if position is None:
-            appended.append(content)
-            return None
-        replaced[(position[0], position[1])] = content
-        return position[0]
-
-    for answer in fresh:
-        if answer.claims.call_id is None:
-            request, response = _question_pair(answer, None)
-            appended.append(request)
-            responses.append(response)
-            continue
-        template = calls.get(answer.claims.call_id)
-        call = answer.call(template[2] if template else None)
-        if answer.claims.kind == "approval":
-            request_id = f"approval:{call.call_id}"
-            approval = ToolApprovalRequestContent(
-                request_id, call, allow_edits=True, additional_properties=answer.trace_properties()
-            )
-            place(call.call_id, approval)
-            responses.append(
-                ToolApprovalResponseContent(
-                    request_id,
-                    answer.approved,
-                    call,
-                    reason=answer.reason,
-                    edited_arguments=answer.edited_arguments,
-                )
-            )
-        else:
-            place(call.call_id, call)
-            for request, response in _question_pairs(answer, call.call_id):
-                appended.append(request)
-                responses.append(response)
-
-    for answer, result in replayed:
-        call_id = answer.claims.call_id or ""
-        kept = FunctionResultContent(call_id, result)
-        if answer.claims.tool_name is None:
-            continue
-        at = place(call_id, answer.call(calls[call_id][2] if call_id in calls else None))
-        if at is None:
-            appended_results.append(kept)
-        else:
-            results_after.setdefault(at, []).append(kept)
-
-    out: list[ChatMessage] = []
-    for m_index, message in enumerate(messages):
-        edits = {c: v for (m, c), v in replaced.items() if m == m_index}
-        if edits:
-            message = message.clone()
-            message.contents = [edits.get(i, c) for i, c in enumerate(message.contents)]
-        out.append(message)
-        if m_index in results_after:
-            out.append(ChatMessage(ChatRole.TOOL, results_after[m_index]))
-    if appended:
-        out.append(ChatMessage(ChatRole.ASSISTANT, appended))
-    if appended_results:
-        out.append(ChatMessage(ChatRole.TOOL, appended_results))
-    if responses:
-        out.append(ChatMessage(ChatRole.USER, responses))
-    return out
-
-
-def _question_pairs(
-    answer: _Answer, call_id: str
-) -> list[tuple[InterruptRequestContent, InterruptResponseContent]]:
-    """This question and its answer, after the earlier questions of the same call and the
-    answers they got (so ``request_input`` finds every answer when the tool runs again)."""
-    key = (answer.claims.question or {}).get("key")
-    pairs = []
-    for position, prior in enumerate(answer.claims.answers):
-        prior_key, status, payload = prior
-        if prior_key == key:
-            continue
-        request_id = f"question:{call_id}:earlier-{position}"
-        pairs.append(
-            (
-                InterruptRequestContent(request_id, tool_call_id=call_id, key=prior_key),
-                InterruptResponseContent(request_id, payload, status),
-            )
-        )
-    pairs.append(_question_pair(answer, call_id))
-    return pairs
-
-
-def _question_pair(
-    answer: _Answer, call_id: str | None
-) -> tuple[InterruptRequestContent, InterruptResponseContent]:
-    question = answer.claims.question or {}
-    request_id = f"question:{call_id or ''}:{question.get('key')}"
-    request = InterruptRequestContent(
-        request_id,
-        reason=question.get("reason"),
-        message=question.get("message"),
-        tool_call_id=call_id,
-        key=question.get("key"),
-        additional_properties=answer.trace_properties(),
-    )
-    if answer.status == "cancelled":
-        return request, InterruptResponseContent(request_id, None, "cancelled")
-    return request, InterruptResponseContent(request_id, answer.payload, "resolved")

@@ -13,7 +13,6 @@ the server in a FastAPI app behind a dependency (see ``samples/fastapi_server.py
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Iterable, Mapping
@@ -26,46 +25,38 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from ..._client import ChatClient
-from ..._contents import (
-    FunctionResultContent,
-)
-from ..._exceptions import (
-    ChatClientError,
-    DuplicateResponseError,
-    ExpiredRequestError,
-    HumanInTheLoopError,
-    InvalidResponseError,
-    ToolError,
-    UnansweredRequestError,
-    UnknownResponseError,
-)
+from ..._contents import FunctionCallContent, FunctionResultContent
+from ..._exceptions import ApprovalStoreError, ChatClientError, ToolError
 from ..._hitl_contents import (
     InputRequestContent,
 )
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
+from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
-from ...stores import ApprovalStore, InMemoryApprovalStore
+from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
+from ._body import MAX_JSON_DEPTH, parse_json, read_body
+from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
-from ._resume_check import CheckedResume, ResumeRejected, check_resume
+from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, CheckedResume, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
 from ._ui import page
 
-__all__ = ["SIGNING_KEY_ENV", "AGUIServer"]
+__all__ = ["AUDIENCE_ENV", "MAX_JSON_DEPTH", "SIGNING_KEY_ENV", "AGUIServer", "default_audience"]
 
 _log = logging.getLogger("agui_chat.server")
 
 #: The environment variable the signing key is read from when none is given.
 SIGNING_KEY_ENV = "AGUI_CHAT_SIGNING_KEY"
-#: How deeply a request body may nest (deeper bodies are refused before anything walks them).
-MAX_JSON_DEPTH = 100
+#: The environment variable the audience is read from when none is given.
+AUDIENCE_ENV = "AGUI_CHAT_AUDIENCE"
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -82,9 +73,20 @@ class AGUIServer:
     - ``signing_key``: the key approval and question tokens are signed with (default: the
       ``AGUI_CHAT_SIGNING_KEY`` environment variable; without either, a random key, and
       pending approvals will not survive a restart or span several workers).
-    - ``approval_store``: where consumed approvals are recorded (default: in memory).
+    - ``approval_store``: where consumed approvals are recorded, shared by every process
+      that holds the key: an ``ApprovalStore`` or a URL (``"sqlite:///approvals.db"``,
+      ``"redis://host:6379/0"``, ``"memory://"``). Required with a fixed signing key (a
+      per-process store would let a restart or a second worker accept an approval again);
+      pass ``InMemoryApprovalStore()`` explicitly for one process that never restarts. With
+      an ephemeral key the default is in memory.
+    - ``audience``: the name tokens are issued for; a token of another audience (another
+      agent that shares the key) is refused. Default: ``AGUI_CHAT_AUDIENCE``, else derived
+      from the names of the server's tools (see :func:`default_audience`).
     - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
+    - ``claim_lease``: how long a claimed answer whose tool has not started holds (a process
+      that died before starting the tool leaves it to lapse, not lost).
     - ``max_body_bytes``: the largest request body accepted (413 beyond it).
+    - ``body_timeout``: seconds the whole request body may take to arrive (408 after).
     - ``keepalive_seconds``: an SSE comment is sent after this long without an event.
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server adds
       (e.g. ``{"max_iterations": 10}``); not allowed when the pipeline already has one.
@@ -100,9 +102,12 @@ class AGUIServer:
         *,
         tools: Iterable[AITool] = (),
         signing_key: bytes | str | None = None,
-        approval_store: ApprovalStore | None = None,
+        approval_store: ApprovalStore | str | None = None,
+        audience: str | None = None,
         approval_ttl: timedelta | None = timedelta(hours=1),
+        claim_lease: timedelta = CLAIM_LEASE,
         max_body_bytes: int = 1_000_000,
+        body_timeout: float = 5.0,
         keepalive_seconds: float = 15.0,
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
@@ -113,8 +118,10 @@ class AGUIServer:
         for i, tool in enumerate(self.tools):
             if not isinstance(tool, AITool):
                 raise TypeError(f"tools[{i}] must be an AITool (wrap functions with ai_function)")
-        if max_body_bytes <= 0 or keepalive_seconds <= 0:
-            raise ValueError("max_body_bytes and keepalive_seconds must be positive")
+        if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
+            raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
+        if claim_lease.total_seconds() <= 0:
+            raise ValueError("claim_lease must be positive")
         invoker = chat_client.get_service(FunctionInvokingChatClient)
         if invoker is None:
             settings = dict(function_invocation or {})
@@ -130,13 +137,19 @@ class AGUIServer:
             self.pipeline = chat_client
         self._functions: dict[str, AITool] = {t.name: t for t in invoker.additional_tools}
         self._functions.update((t.name, t) for t in self.tools)
-        self.approval_store = (
-            approval_store if approval_store is not None else InMemoryApprovalStore()
+        key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
+        self.approval_store, self._owns_store = open_store(
+            approval_store, fixed_key=key is not None
+        )
+        self.audience = (
+            audience or os.environ.get(AUDIENCE_ENV) or default_audience(self._functions)
         )
         self.approval_ttl = approval_ttl
+        self.claim_lease = claim_lease
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
         self.keepalive_seconds = keepalive_seconds
-        self._signer = _signer(signing_key)
+        self._signer = _signer(key, self.audience)
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -145,6 +158,8 @@ class AGUIServer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
+            if self._owns_store:
+                await self.approval_store.aclose()
             return
         if scope["type"] != "http":
             raise RuntimeError(f"AGUIServer serves HTTP only, not {scope['type']!r}")
@@ -171,7 +186,8 @@ class AGUIServer:
             raise InputError(
                 415, "UNSUPPORTED_MEDIA_TYPE", "send the RunAgentInput as application/json"
             )
-        data = _parse_json(await self._read_body(request))
+        body = await read_body(request, max_bytes=self.max_body_bytes, timeout=self.body_timeout)
+        data = parse_json(body)
         run_input = parse_run_input(data)
         declared = client_tools(run_input.tools, self._functions)
         options = ChatOptions(
@@ -188,23 +204,6 @@ class AGUIServer:
             options,
             frozenset(t.name for t in declared),
         )
-
-    async def _read_body(self, request: Request) -> bytes:
-        too_large = InputError(
-            413, "BODY_TOO_LARGE", f"the body is larger than {self.max_body_bytes} bytes"
-        )
-        declared = request.headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                raise InputError(400, "INVALID_CONTENT_LENGTH", "Content-Length is not a number")
-            if int(declared) > self.max_body_bytes:
-                raise too_large
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > self.max_body_bytes:
-                raise too_large
-        return bytes(body)
 
     # -- the stream --------------------------------------------------------------------------
     async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
@@ -250,8 +249,14 @@ class AGUIServer:
         that opens with ``RUN_ERROR`` and holds nothing else (agui-wire §5.4: the input is
         rejected; no run exists)."""
         encoder, outbox = run.encoder, run.outbox
+        guard: ClaimGuard | None = None
+
+        async def starting(call: FunctionCallContent) -> None:
+            if guard is not None:
+                await guard.starting(call)
+
         try:
-            with activate(run.context):
+            with activate(run.context), on_tool_start(starting):
                 messages, claimed = run.messages, {}
                 checked = await self._check_resume(run) if run.input.resume else None
                 outbox.push(encoder.start())
@@ -262,6 +267,7 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed = checked.messages, checked.claimed
+                    guard = ClaimGuard(self.approval_store, checked.owner, claimed)
                 stream = self.pipeline.get_streaming_response(messages, run.options)
                 try:
                     async for update in stream:
@@ -282,6 +288,10 @@ class AGUIServer:
             _log.exception("run %s of thread %s failed", run.input.run_id, run.input.thread_id)
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
+            if guard is not None:
+                # A claim whose tool never started (a later refusal, a failure, the client
+                # gone) is released: the person's answer may be sent again.
+                await guard.release_unstarted()
             outbox.close()
 
     async def _check_resume(self, run: _Run) -> CheckedResume:
@@ -294,6 +304,7 @@ class AGUIServer:
             signer=self._signer,
             store=self.approval_store,
             functions=self._functions,
+            lease=self.claim_lease,
         )
         run.encoder.calls.update(checked.calls)
         run.answers = checked.answers
@@ -308,7 +319,12 @@ class AGUIServer:
             if isinstance(content, FunctionResultContent) and content.call_id in claimed:
                 result = encoder.results[content.call_id]
                 record = self.approval_store.record_result(claimed[content.call_id], result)
-                await asyncio.shield(record)
+                try:
+                    await asyncio.shield(record)
+                except ApprovalStoreError:
+                    # The tool ran: its claim stays, so nothing runs it again; only the
+                    # replay of its result is lost.
+                    _log.exception("could not keep the result of call %s", content.call_id)
 
 
 class _Run:
@@ -406,44 +422,23 @@ class _Outbox:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _signer(key: bytes | str | None) -> InterruptSigner:
-    key = key if key is not None else os.environ.get(SIGNING_KEY_ENV) or None
+def default_audience(functions: Iterable[str]) -> str:
+    """The audience a server has when none is configured: the sorted names of the tools it
+    runs. Stable across restarts, workers and deployments of the same agent; two agents
+    with different tool sets never accept each other's tokens. Agents that share a tool set
+    and a signing key must be told apart with ``audience=`` (or ``AGUI_CHAT_AUDIENCE``)."""
+    return "tools:" + ",".join(sorted(functions))
+
+
+def _signer(key: bytes | str | None, audience: str) -> InterruptSigner:
     if key is not None:
-        return InterruptSigner(key)
+        return InterruptSigner(key, audience=audience)
     _log.warning(
         "AGUIServer has no signing key (pass signing_key or set %s): using a random one, so "
         "pending approvals will not survive a restart or span several workers",
         SIGNING_KEY_ENV,
     )
-    return InterruptSigner.ephemeral()
-
-
-def _parse_json(body: bytes) -> Any:
-    try:
-        data = json.loads(body)
-    except RecursionError:
-        raise _too_deep() from None
-    except ValueError:
-        raise InputError(400, "INVALID_JSON", "the body is not valid JSON") from None
-    if _deeper_than(data, MAX_JSON_DEPTH):
-        raise _too_deep()
-    return data
-
-
-def _too_deep() -> InputError:
-    return InputError(400, "JSON_TOO_DEEP", f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether JSON data nests deeper than ``limit`` (checked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
+    return InterruptSigner.ephemeral(audience=audience)
 
 
 def _context_instructions(run_input: RunAgentInput) -> str | None:
@@ -476,18 +471,9 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-_RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
-    (UnansweredRequestError, "RESUME_INCOMPLETE", "The resume leaves a request unanswered."),
-    (DuplicateResponseError, "RESUME_DUPLICATE_ANSWER", "The resume answers a request twice."),
-    (UnknownResponseError, "RESUME_UNKNOWN_INTERRUPT", "The resume answers an unknown request."),
-    (ExpiredRequestError, "RESUME_EXPIRED", "The resume answers a request that has expired."),
-    (InvalidResponseError, "RESUME_INVALID_PAYLOAD", "The resume carries an invalid answer."),
-)
-
-
 def _safe_error(exc: Exception) -> tuple[str, str]:
     """A message and code for ``RUN_ERROR`` that reveal nothing of the exception."""
-    for kind, code, message in _RESUME_ERRORS:
+    for kind, code, message in RESUME_ERRORS:
         if isinstance(exc, kind):
             return message, code
     if isinstance(exc, ChatClientError):

@@ -1,0 +1,93 @@
+"""The server's side of the approval store: which store to use, and the claims of one run.
+
+A fixed signing key means every process that holds it accepts the same tokens, so the store
+of consumed approvals must be shared by all of them and outlive each: a per-process store is
+refused unless the caller passes one explicitly. During a resumed run, :class:`ClaimGuard`
+marks each claimed call started just before its tool starts, and releases at the end the
+claims whose tool never did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from ..._contents import FunctionCallContent
+from ..._exceptions import ApprovalStoreError
+from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
+from ._resume_check import ResumeRejected
+
+__all__ = ["ClaimGuard", "open_store"]
+
+_log = logging.getLogger("agui_chat.server")
+
+_FIXED_KEY_NEEDS_A_STORE = (
+    "AGUIServer has a fixed signing key (signing_key or AGUI_CHAT_SIGNING_KEY) but no shared "
+    "approval store. Every process holding the key accepts the same approval tokens, and an "
+    "in-memory store is neither shared by other workers nor kept across a restart, so an "
+    "approval could run its tool twice. Pass approval_store='sqlite:///approvals.db' (the "
+    "workers of one host), approval_store='redis://host:6379/0' (several machines), or "
+    "approval_store=InMemoryApprovalStore() explicitly for one process that never restarts "
+    "(tests)."
+)
+
+
+def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[ApprovalStore, bool]:
+    """The store to use and whether the server owns it (opened it from a URL, so closes it).
+
+    ``None`` with a fixed key is the unsafe default, refused with ``ValueError``; with an
+    ephemeral key tokens die with the process, so memory is enough."""
+    if store is None:
+        if fixed_key:
+            raise ValueError(_FIXED_KEY_NEEDS_A_STORE)
+        return InMemoryApprovalStore(), True
+    if isinstance(store, str):
+        return store_from_url(store), True
+    if not isinstance(store, ApprovalStore):
+        raise TypeError(
+            f"approval_store must be an ApprovalStore or a store URL, got {type(store).__name__}"
+        )
+    return store, False
+
+
+class ClaimGuard:
+    """The claims one resumed run holds (call id -> store key, under ``owner``)."""
+
+    def __init__(self, store: ApprovalStore, owner: str, claimed: Mapping[str, str]) -> None:
+        self.store = store
+        self.owner = owner
+        self.claimed = dict(claimed)
+        self.started: set[str] = set()
+
+    async def starting(self, call: FunctionCallContent) -> None:
+        """Before a claimed call's tool starts: record it in the store (never released
+        after this). If the claim lapsed and another resume took it over, or the store
+        cannot be reached, the tool does not start and the run ends with ``RUN_ERROR``."""
+        key = self.claimed.get(call.call_id)
+        if key is None or call.call_id in self.started:
+            return
+        self.started.add(call.call_id)
+        try:
+            started = await asyncio.shield(self.store.mark_started(key, owner=self.owner))
+        except ApprovalStoreError as exc:
+            raise ResumeRejected(
+                "APPROVAL_STORE_UNAVAILABLE",
+                "the approval store cannot be reached; the tool was not started",
+            ) from exc
+        if not started:
+            raise ResumeRejected(
+                "RESUME_ALREADY_CONSUMED",
+                f"the claim on tool call {call.call_id!r} lapsed before its tool started and "
+                "another resume took it; the tool was not started here",
+            )
+
+    async def release_unstarted(self) -> None:
+        """Release every claim whose tool never started (the store keeps those with a
+        result, such as a rejection's)."""
+        for call_id, key in self.claimed.items():
+            if call_id in self.started:
+                continue
+            with contextlib.suppress(ApprovalStoreError):
+                await asyncio.shield(self.store.release(key, owner=self.owner))

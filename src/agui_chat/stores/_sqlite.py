@@ -1,0 +1,184 @@
+"""``SQLiteApprovalStore``: consumed approvals in a SQLite file (stdlib ``sqlite3``), shared
+by every worker process of one host and kept across restarts.
+
+One table, one row per claimed interrupt, its key the primary key. A claim is one
+``INSERT ... ON CONFLICT DO NOTHING`` (the unique key makes it atomic across processes);
+only when the row exists does a second statement take over a row that lapsed (past its
+expiry, or a claim never started whose lease ran out). The file is in WAL mode, so readers
+never block the writer, and every statement runs in one worker thread of the store's own,
+off the event loop. ``busy_timeout`` lets concurrent writers of several processes queue
+rather than fail. Rows past their expiry are swept at most once a minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, TypeVar
+
+from .._exceptions import ApprovalStoreUnavailableError
+from ._base import ApprovalStore
+
+__all__ = ["SQLiteApprovalStore"]
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agui_chat_approvals (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    lease_until REAL,
+    expires_at REAL,
+    started INTEGER NOT NULL DEFAULT 0,
+    result TEXT
+)
+"""
+_CLAIM = (
+    "INSERT INTO agui_chat_approvals (key, owner, lease_until, expires_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (key) DO NOTHING"
+)
+# A row counts as absent past its expiry, or when it is a claim never started whose lease ran
+# out: then it is taken over (in one statement, so of two takers exactly one changes it).
+_TAKE_OVER = (
+    "UPDATE agui_chat_approvals SET owner = ?, lease_until = ?, expires_at = ?, started = 0, "
+    "result = NULL WHERE key = ? AND ((expires_at IS NOT NULL AND expires_at < ?) OR "
+    "(started = 0 AND result IS NULL AND lease_until IS NOT NULL AND lease_until < ?))"
+)
+_START = "UPDATE agui_chat_approvals SET started = 1 WHERE key = ? AND owner = ? AND result IS NULL"
+_RELEASE = "DELETE FROM agui_chat_approvals WHERE key = ? AND started = 0 AND result IS NULL"
+_RECORD = "UPDATE agui_chat_approvals SET result = ? WHERE key = ?"
+_GET = "SELECT result FROM agui_chat_approvals WHERE key = ?"
+_SWEEP = "DELETE FROM agui_chat_approvals WHERE expires_at IS NOT NULL AND expires_at < ?"
+
+Synchronous = Literal["FULL", "NORMAL"]
+
+
+class SQLiteApprovalStore(ApprovalStore):
+    """Consumed approvals in the SQLite file at ``path`` (created if missing).
+
+    Every worker process of one host may open the same file: claims are atomic across
+    them, and the records survive restarts. For several machines use
+    ``RedisApprovalStore``. ``synchronous="FULL"`` (the default) makes each claim durable
+    before it is acted on, even across a power loss; ``"NORMAL"`` is faster and still safe
+    when only processes crash. ``clock`` gives the time in epoch seconds (tests pass a fake
+    one). The file is opened on first use; a path that cannot be opened raises
+    ``ApprovalStoreUnavailableError`` naming it.
+    """
+
+    _SWEEP_EVERY = 60.0
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        busy_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
+        self.path = os.fspath(path)
+        if not self.path or self.path == ":memory:":
+            raise ValueError(
+                "SQLiteApprovalStore needs a file path that every worker can open, not "
+                f"{self.path!r}; use InMemoryApprovalStore() for a single process"
+            )
+        self._synchronous = synchronous
+        self._busy_timeout = busy_timeout
+        self._clock = clock
+        self._last_sweep = float("-inf")
+        # One thread owns the connection: sqlite3 objects stay in the thread that made them.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agui-sqlite")
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"SQLiteApprovalStore({self.path!r})"
+
+    # -- the worker thread --------------------------------------------------------------------
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                connection = sqlite3.connect(
+                    self.path, timeout=self._busy_timeout, isolation_level=None
+                )
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute(f"PRAGMA synchronous={self._synchronous}")
+                connection.execute(_SCHEMA)
+            except sqlite3.Error as exc:
+                raise ApprovalStoreUnavailableError(
+                    f"cannot open the approval store sqlite:///{self.path}: {exc}"
+                ) from exc
+            self._local.connection = connection
+        return connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        def job() -> _T:
+            connection = self._connection()
+            try:
+                return work(connection)
+            except sqlite3.Error as exc:
+                raise ApprovalStoreUnavailableError(
+                    f"the approval store sqlite:///{self.path} failed: {exc}"
+                ) from exc
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, job)
+
+    # -- the contract ---------------------------------------------------------------------------
+    async def claim(
+        self,
+        key: str,
+        *,
+        expires_at: float | None,
+        owner: str = "",
+        lease_until: float | None = None,
+    ) -> bool:
+        now = self._clock()
+        sweep = now - self._last_sweep >= self._SWEEP_EVERY
+        if sweep:
+            self._last_sweep = now
+
+        def work(db: sqlite3.Connection) -> bool:
+            if sweep:
+                db.execute(_SWEEP, (now,))
+            if db.execute(_CLAIM, (key, owner, lease_until, expires_at)).rowcount == 1:
+                return True
+            taken = db.execute(_TAKE_OVER, (owner, lease_until, expires_at, key, now, now))
+            return taken.rowcount == 1
+
+        return await self._run(work)
+
+    async def mark_started(self, key: str, *, owner: str = "") -> bool:
+        return await self._run(lambda db: db.execute(_START, (key, owner)).rowcount == 1)
+
+    async def release(self, key: str, *, owner: str = "") -> None:
+        query, args = _RELEASE, [key]
+        if owner:
+            query, args = f"{_RELEASE} AND owner = ?", [key, owner]
+        await self._run(lambda db: db.execute(query, args))
+
+    async def record_result(self, key: str, result: str) -> None:
+        await self._run(lambda db: db.execute(_RECORD, (result, key)))
+
+    async def get_result(self, key: str) -> str | None:
+        def work(db: sqlite3.Connection) -> str | None:
+            row: Any = db.execute(_GET, (key,)).fetchone()
+            return None if row is None else row[0]
+
+        return await self._run(work)
+
+    async def aclose(self) -> None:
+        def close() -> None:
+            connection = getattr(self._local, "connection", None)
+            if connection is not None:
+                connection.close()
+                self._local.connection = None
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, close)

@@ -1,0 +1,49 @@
+"""Opening an approval store from a URL: ``memory://``, ``sqlite:///path``, ``redis://...``."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urlsplit
+
+from ._base import ApprovalStore
+from ._memory import InMemoryApprovalStore
+from ._redis_url import redact_url
+
+__all__ = ["store_from_url"]
+
+_FORMS = (
+    "memory://, sqlite:///relative/path.db, sqlite:////absolute/path.db or redis://host:port/db"
+)
+
+
+def store_from_url(url: str) -> ApprovalStore:
+    """The store a URL names:
+
+    - ``memory://`` — :class:`InMemoryApprovalStore` (one process that never restarts);
+    - ``sqlite:///approvals.db`` (relative to the working directory) or
+      ``sqlite:////var/lib/agent/approvals.db`` (absolute; SQLAlchemy's spelling) —
+      :class:`SQLiteApprovalStore`;
+    - ``redis://[:password@]host:port/db``, ``rediss://...``, ``unix://...`` —
+      :class:`RedisApprovalStore` (the ``[redis]`` extra).
+
+    A URL that does not parse raises ``ValueError`` naming it (never its password); one that
+    parses but cannot be reached fails on first use with ``ApprovalStoreUnavailableError``.
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"an approval store URL must be a str, got {type(url).__name__}")
+    shown = redact_url(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise ValueError(f"cannot read the approval store URL {shown!r}; use {_FORMS}") from None
+    scheme = parts.scheme.lower()
+    if scheme == "memory" and not (parts.netloc or parts.path or parts.query):
+        return InMemoryApprovalStore()
+    if scheme == "sqlite" and not parts.netloc and len(parts.path) > 1:
+        from ._sqlite import SQLiteApprovalStore
+
+        return SQLiteApprovalStore(unquote(parts.path[1:]))
+    if scheme in ("redis", "rediss", "unix"):
+        from ._redis import RedisApprovalStore
+
+        return RedisApprovalStore(url)
+    raise ValueError(f"cannot read the approval store URL {shown!r}; use {_FORMS}")

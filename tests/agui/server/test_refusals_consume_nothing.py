@@ -1,0 +1,260 @@
+"""Nothing refused consumes an approval (DESIGN §4). Every check that can refuse a resume runs
+before the claim, and a claim whose tool never started (a later refusal, the client gone, a
+process that died) is released or lapses. Each case: the refused resume runs nothing, and
+the honest resume sent afterwards runs the tool exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from server_support import (
+    SIGNING_KEY,
+    answer,
+    approve,
+    assistant_calls,
+    history_from,
+    interrupts,
+    outcome,
+    refused_before_the_run,
+    run_agui,
+    run_input,
+    scripted,
+    user,
+)
+
+from agui_chat import (
+    ChatClient,
+    ChatMessage,
+    ChatOptions,
+    ChatResponseUpdate,
+    DelegatingChatClient,
+    FunctionCallContent,
+    FunctionInvokingChatClient,
+    ToolApprovalResponseContent,
+    ai_function,
+    approval_required,
+    request_input,
+)
+from agui_chat.agui import AGUIServer
+from agui_chat.agui.server import _resume_check
+from agui_chat.stores import InMemoryApprovalStore
+from agui_streams import SideEffects
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def delete_app(effects: SideEffects, store: Any = None, **settings: Any) -> AGUIServer:
+    model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted.")
+    return AGUIServer(
+        model,
+        tools=[effects.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=store if store is not None else InMemoryApprovalStore(),
+        **settings,
+    )
+
+
+async def paused(app: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    first = await run_agui(app, run_input(user("delete a.txt")))
+    (interrupt,) = interrupts(first)
+    return [user("delete a.txt"), *history_from(first)], interrupt
+
+
+async def honest_resume_runs_once(
+    app: Any, history: list[dict[str, Any]], interrupt: dict[str, Any], effects: SideEffects
+) -> None:
+    events = await run_agui(app, run_input(*history, run="honest", resume=[approve(interrupt)]))
+    assert outcome(events) == {"type": "success"}, events
+    assert effects.runs["delete_file"] == [{"path": "a.txt"}]
+
+
+def with_other_c1(history: list[dict[str, Any]], *, same_message: bool) -> list[dict[str, Any]]:
+    """The history with a second, different call that reuses id ``c1``."""
+    out = copy.deepcopy(history)
+    other = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "delete_file", "arguments": json.dumps({"path": "/etc"})},
+    }
+    if same_message:
+        holder = next(m for m in out if m.get("toolCalls"))
+        holder["toolCalls"].append(other)
+    else:
+        out.append(assistant_calls(("c1", "delete_file", {"path": "/etc"}), message_id="a9"))
+    return out
+
+
+@pytest.mark.parametrize("same_message", [True, False], ids=["same message", "later message"])
+async def test_a_call_id_reused_by_another_call_is_refused_before_the_claim(
+    same_message: bool,
+) -> None:
+    effects = SideEffects()
+    app = delete_app(effects)
+    history, interrupt = await paused(app)
+    ambiguous = with_other_c1(history, same_message=same_message)
+    events = await run_agui(app, run_input(*ambiguous, run="r2", resume=[approve(interrupt)]))
+    refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
+    assert effects.count("delete_file") == 0
+    await honest_resume_runs_once(app, history, interrupt, effects)
+
+
+async def test_an_approval_and_a_question_sharing_a_call_id_are_refused_before_the_claim() -> None:
+    ran: list[str] = []
+
+    @approval_required
+    @ai_function
+    def wipe(disk: str) -> str:
+        """Wipe a disk."""
+        sure = request_input(f"Really wipe {disk}?", key="sure")
+        ran.append(sure.status)
+        return "wiped"
+
+    model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], "Done.")
+    app = AGUIServer(
+        model, tools=[wipe], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+    )
+    first = await run_agui(app, run_input(user("wipe")))
+    (approval,) = interrupts(first)
+    history = [user("wipe"), *history_from(first)]
+    asked = await run_agui(app, run_input(*history, run="r2", resume=[approve(approval)]))
+    (question,) = interrupts(asked)
+    mixed = [approve(approval), answer(question, True)]
+    events = await run_agui(app, run_input(*history, run="r3", resume=mixed))
+    refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
+    assert ran == []
+    honest = await run_agui(app, run_input(*history, run="r4", resume=[answer(question, True)]))
+    assert outcome(honest) == {"type": "success"}
+    assert ran == ["resolved"]
+
+
+async def test_a_payload_that_fails_its_schema_consumes_nothing() -> None:
+    effects = SideEffects()
+    app = delete_app(effects)
+    history, interrupt = await paused(app)
+    bad = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": "yes"}}
+    events = await run_agui(app, run_input(*history, run="r2", resume=[bad]))
+    refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
+    await honest_resume_runs_once(app, history, interrupt, effects)
+
+
+class FailsOnce(DelegatingChatClient):
+    """In front of the tool loop: the first resumed request fails before the loop sees it
+    (a refusal or a failure after the claim, before any tool started)."""
+
+    def __init__(self, inner: ChatClient, *, block: asyncio.Event | None = None) -> None:
+        super().__init__(inner)
+        self.failed = False
+        self.block = block
+        self.reached = asyncio.Event()
+
+    def get_streaming_response(
+        self, messages: Any, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        resumed = any(
+            isinstance(c, ToolApprovalResponseContent)
+            for m in messages
+            if isinstance(m, ChatMessage)
+            for c in m.contents
+        )
+        if resumed and not self.failed:
+            self.failed = True
+            return self._fail()
+        return self.inner_client.get_streaming_response(messages, options)
+
+    async def _fail(self) -> AsyncIterator[ChatResponseUpdate]:
+        self.reached.set()
+        if self.block is not None:
+            await self.block.wait()
+        raise RuntimeError("failed before the tool loop")
+        yield  # pragma: no cover
+
+
+def failing_app(effects: SideEffects, store: Any, **settings: Any) -> tuple[AGUIServer, FailsOnce]:
+    model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted.")
+    front = FailsOnce(FunctionInvokingChatClient(model), **settings)
+    app = AGUIServer(
+        front, tools=[effects.delete_file()], signing_key=SIGNING_KEY, approval_store=store
+    )
+    return app, front
+
+
+async def test_a_claim_whose_run_failed_before_the_tool_started_is_released() -> None:
+    effects = SideEffects()
+    app, _ = failing_app(effects, InMemoryApprovalStore())
+    history, interrupt = await paused(app)
+    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert effects.count("delete_file") == 0
+    await honest_resume_runs_once(app, history, interrupt, effects)
+
+
+async def test_a_claim_whose_client_left_before_the_tool_started_is_released() -> None:
+    effects = SideEffects()
+    block = asyncio.Event()
+    app, front = failing_app(effects, InMemoryApprovalStore(), block=block)
+    history, interrupt = await paused(app)
+    body = json.dumps(run_input(*history, run="r2", resume=[approve(interrupt)])).encode()
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await front.reached.wait()  # the claim is made and the run is under way
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/",
+        "headers": [(b"content-type", b"application/json")],
+        "query_string": b"",
+    }
+    await asyncio.wait_for(app(scope, receive, send), 10)
+    assert effects.count("delete_file") == 0
+    await honest_resume_runs_once(app, history, interrupt, effects)
+
+
+async def test_a_claim_left_by_a_process_that_died_before_the_tool_started_lapses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_resume_check, "_clock", clock)
+    store = InMemoryApprovalStore(clock=clock)
+    effects = SideEffects()
+    app, _ = failing_app(effects, store)
+    app.claim_lease = timedelta(seconds=30)
+    history, interrupt = await paused(app)
+
+    async def died(key: str, *, owner: str = "") -> None:
+        return None  # the process died: nothing released its claim
+
+    monkeypatch.setattr(store, "release", died)
+    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert effects.count("delete_file") == 0
+    # Within the lease the answer is still held by the dead claim...
+    held = await run_agui(app, run_input(*history, run="r3", resume=[approve(interrupt)]))
+    refused_before_the_run(held, "RESUME_ALREADY_CONSUMED")
+    assert effects.count("delete_file") == 0
+    # ...and once the lease ran out, the honest resume runs the tool once.
+    clock.now += 31
+    await honest_resume_runs_once(app, history, interrupt, effects)

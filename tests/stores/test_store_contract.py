@@ -1,0 +1,175 @@
+"""Every approval store keeps the same contract (``agui_chat.stores.ApprovalStore``): an atomic
+claim, leases that lapse only for claims never started, releases that never undo a started
+or finished record, results kept as long as the claim, and records swept after their
+retention. Run against memory, a SQLite file and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from agui_chat.stores import (
+    ApprovalStore,
+    InMemoryApprovalStore,
+    RedisApprovalStore,
+    SQLiteApprovalStore,
+)
+from redis_server import RedisServer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_900_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def make_store(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+) -> AsyncIterator[Callable[[], ApprovalStore]]:
+    """A factory of stores that all see the same records (two "processes" of one
+    deployment, as far as the store can tell)."""
+    made: list[ApprovalStore] = []
+    shared_memory = InMemoryApprovalStore(clock=clock)
+
+    def make() -> ApprovalStore:
+        if request.param == "memory":
+            return shared_memory
+        if request.param == "sqlite":
+            store: ApprovalStore = SQLiteApprovalStore(tmp_path / "approvals.db", clock=clock)
+        else:
+            redis: RedisServer = request.getfixturevalue("redis_server")
+            store = RedisApprovalStore(redis.url, clock=clock)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        await store.aclose()
+
+
+async def test_of_many_concurrent_claims_from_several_stores_exactly_one_wins(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    stores = [make_store() for _ in range(3)]
+    claims = [s.claim("k", expires_at=None, owner=f"o{i}") for i, s in enumerate(stores * 10)]
+    won = await asyncio.gather(*claims)
+    assert won.count(True) == 1
+
+
+async def test_a_result_is_kept_and_read_from_another_store(
+    make_store: Callable[[], ApprovalStore], clock: Clock
+) -> None:
+    one, two = make_store(), make_store()
+    assert await one.claim("k", expires_at=clock.now + 60, owner="a")
+    assert await two.get_result("k") is None
+    assert await one.mark_started("k", owner="a")
+    await one.record_result("k", "deleted a.txt")
+    assert await two.get_result("k") == "deleted a.txt"
+    assert await two.claim("k", expires_at=clock.now + 60, owner="b") is False
+    assert await two.get_result("unknown") is None
+
+
+async def test_a_released_pending_claim_can_be_claimed_again(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    assert await store.claim("k", expires_at=None, owner="a")
+    await store.release("k", owner="someone-else")  # not theirs to release
+    assert await store.claim("k", expires_at=None, owner="b") is False
+    await store.release("k", owner="a")
+    assert await store.claim("k", expires_at=None, owner="b") is True
+
+
+async def test_a_started_or_finished_record_is_never_released(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    await store.claim("started", expires_at=None, owner="a")
+    assert await store.mark_started("started", owner="a")
+    await store.release("started", owner="a")
+    await store.release("started")
+    assert await store.claim("started", expires_at=None, owner="b") is False
+
+    await store.claim("done", expires_at=None, owner="a")
+    await store.record_result("done", "rejected")
+    await store.release("done", owner="a")
+    assert await store.claim("done", expires_at=None, owner="b") is False
+    assert await store.get_result("done") == "rejected"
+
+
+async def test_a_claim_never_started_lapses_with_its_lease_and_its_old_owner_cannot_start(
+    make_store: Callable[[], ApprovalStore], clock: Clock
+) -> None:
+    one, two = make_store(), make_store()
+    assert await one.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
+    assert await two.claim("k", expires_at=clock.now + 3600, owner="b") is False
+    clock.now += 31  # the process that claimed died before starting the tool
+    assert await two.claim("k", expires_at=clock.now + 3600, owner="b", lease_until=clock.now + 30)
+    assert await one.mark_started("k", owner="a") is False  # a late "a" must not run it
+    assert await two.mark_started("k", owner="b") is True
+
+
+async def test_a_started_claim_never_lapses(
+    make_store: Callable[[], ApprovalStore], clock: Clock
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
+    assert await store.mark_started("k", owner="a")
+    clock.now += 600  # the process died while the tool ran
+    assert await store.claim("k", expires_at=clock.now + 3600, owner="b") is False
+
+
+async def test_records_go_after_their_retention(
+    make_store: Callable[[], ApprovalStore], clock: Clock, request: pytest.FixtureRequest
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=clock.now + 2, owner="a")
+    await store.record_result("k", "kept")
+    assert await store.claim("k", expires_at=None, owner="b") is False
+    if isinstance(store, RedisApprovalStore):
+        await asyncio.sleep(2.1)  # Redis expires keys on its own clock
+    clock.now += 3
+    assert await store.claim("k", expires_at=None, owner="b") is True
+    assert await store.get_result("k") is None
+
+
+async def test_sqlite_sweeps_expired_rows(tmp_path: Path, clock: Clock) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
+    for i in range(5):
+        await store.claim(f"old{i}", expires_at=clock.now + 1, owner="a")
+    await store.claim("forever", expires_at=None, owner="a")
+    clock.now += 2 + SQLiteApprovalStore._SWEEP_EVERY
+    await store.claim("new", expires_at=clock.now + 60, owner="a")
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "a.db") as db:
+        rows = {r[0] for r in db.execute("SELECT key FROM agui_chat_approvals")}
+    assert rows == {"forever", "new"}
+    await store.aclose()
+
+
+async def test_sqlite_uses_wal_and_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    store = SQLiteApprovalStore(path)
+    await store.claim("k", expires_at=None, owner="a")
+    await store.record_result("k", "done")
+    await store.aclose()
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    again = SQLiteApprovalStore(path)
+    assert await again.get_result("k") == "done"
+    assert await again.claim("k", expires_at=None, owner="b") is False
+    await again.aclose()
