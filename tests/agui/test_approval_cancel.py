@@ -25,6 +25,7 @@ from agui_chat import (
 )
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 CALL = FunctionCallContent("c1", "delete_file", {"path": "a.txt"})
@@ -100,7 +101,12 @@ async def test_the_tool_loop_treats_a_cancel_as_a_rejection_with_reason_cancelle
 
 async def test_over_agui_a_cancel_is_a_cancelled_entry_and_the_server_runs_nothing() -> None:
     tools, seen = Deletes(), []
-    server = AGUIServer(model(seen), tools=[tools.tool], signing_key="k" * 32)
+    server = AGUIServer(
+        model(seen),
+        tools=[tools.tool],
+        signing_key="k" * 32,
+        approval_store=InMemoryApprovalStore(),
+    )
     bodies: list[bytes] = []
 
     async def record(request: httpx.Request) -> None:

@@ -20,6 +20,7 @@ from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionRes
 from agui_chat.agui.server import AGUIServer
 from agui_chat.agui.server._from_wire import parse_run_input, to_chat_messages
 from agui_chat.agui.server._peer_compat import AGENT_FRAMEWORK_SNAKE_CASE
+from agui_chat.stores import InMemoryApprovalStore
 
 RECORDED = json.loads(
     (Path(__file__).parent / "data" / "agent-framework-client-requests.json").read_text()
@@ -105,7 +106,12 @@ def test_camel_case_wins_when_both_spellings_are_sent(caplog: pytest.LogCaptureF
 
 async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     paused = await run_agui(app, FIRST)
     assert paused[0]["threadId"] == "t-maf"
     (interrupt,) = interrupts(paused)
@@ -125,7 +131,12 @@ async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools
 
 async def test_its_rejection_runs_nothing(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(model, tools=[tools.delete_file()], signing_key=SIGNING_KEY)
+    app = AGUIServer(
+        model,
+        tools=[tools.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
     (interrupt,) = interrupts(await run_agui(app, FIRST))
     resumed = await run_agui(app, resumed_with(interrupt["id"], {"approved": False}))
     assert outcome(resumed) == {"type": "success"}
