@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 from server_support import run_input, sse_events, user
 
-from agui_chat.agui import AGUIServer
+from agui_chat.agui import AGUIServer, InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,6 +25,7 @@ def _client(app: AGUIServer) -> httpx.AsyncClient:
 
 def _server(**kwargs: object) -> AGUIServer:
     model = ScriptedChatClient(lambda messages, options: "hello there")
+    kwargs.setdefault("approval_store", InMemoryApprovalStore())
     return AGUIServer(model, signing_key="k" * 32, **kwargs)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,79 @@
+"""The JSON depth limit is checked on the body's text, before ``json.loads`` builds anything:
+the bracket scan gives the real depth (brackets inside strings do not count), and a body
+nested deeper than the limit is refused with 400 ``JSON_TOO_DEEP``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from server_support import SIGNING_KEY, scripted
+
+from agui_chat.agui import AGUIServer
+from agui_chat.agui.server._body import MAX_JSON_DEPTH, json_depth_exceeds
+from agui_chat.stores import InMemoryApprovalStore
+
+
+def depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab,:'),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_the_scan_reads_the_real_depth(value: Any) -> None:
+    text = json.dumps(value).encode()
+    real = depth(value)
+    assert json_depth_exceeds(text, real) is False
+    if real > 0:
+        assert json_depth_exceeds(text, real - 1) is True
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), 400, "JSON_TOO_DEEP"),
+        (
+            b'{"a":' * (MAX_JSON_DEPTH + 1) + b"1" + b"}" * (MAX_JSON_DEPTH + 1),
+            400,
+            "JSON_TOO_DEEP",
+        ),
+        (b"[" * 200_000, 400, "JSON_TOO_DEEP"),
+        (b'["' + b"[" * 5000 + b'"]', 422, None),  # brackets in a string are text
+        (b"[}", 400, "INVALID_JSON"),
+    ],
+    ids=["deep array", "deep object", "unclosed and deep", "brackets in a string", "unbalanced"],
+)
+async def test_deep_bodies_are_refused_before_parsing(
+    body: bytes, status: int, code: str | None
+) -> None:
+    app = AGUIServer(scripted(), signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agui.test") as client:
+        response = await client.post(
+            "/", content=body, headers={"content-type": "application/json"}
+        )
+    assert response.status_code == status, response.text
+    if code is not None:
+        assert response.json()["code"] == code
+
+
+def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+    at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
+    assert json_depth_exceeds(at_limit, MAX_JSON_DEPTH) is False
