@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -43,6 +43,7 @@ from ..wire._messages import (
     thread_id_of,
 )
 from ..wire._tracing import RunSpan
+from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
 from ._resume import resume_entries
 from ._tracing import traced_stream
@@ -107,7 +108,13 @@ class AGUIChatClient(BaseChatClient):
     shims. ``accept_foreign_thread_ids=True`` tolerates a server whose runs name another
     thread than the request's (as aimock's AG-UI mock does): a warning instead of a
     ``ProtocolError``, and the conversation stays on the request's thread; off by default,
-    since the spec requires the echo. The client closes an ``http_client`` only if it
+    since the spec requires the echo. ``dialect`` chooses how peers that pause their own way
+    are read and answered (see ``docs/interop.md``): ``None`` (the default) picks the
+    LangGraph (``CUSTOM`` ``on_interrupt``, answered through
+    ``forwardedProps.command.resume``) and LangChain ``HumanInTheLoopMiddleware`` (approve /
+    reject / edit decisions) dialects from what the peer sends, warning the first time
+    each is used on a thread; ``"agui"`` is AG-UI 1.0 only; a name (or several) allows just
+    those. The client closes an ``http_client`` only if it
     created it.
     """
 
@@ -124,6 +131,7 @@ class AGUIChatClient(BaseChatClient):
         peer_max_version: str | None = None,
         raise_on_run_error: bool = True,
         accept_foreign_thread_ids: bool = False,
+        dialect: str | Iterable[str] | None = None,
     ) -> None:
         if on_warning is not None and not callable(on_warning):
             raise TypeError("on_warning must be a callable taking the warning text")
@@ -138,6 +146,8 @@ class AGUIChatClient(BaseChatClient):
         self.peer_max_version = peer_max_version
         self.raise_on_run_error = bool(raise_on_run_error)
         self.accept_foreign_thread_ids = bool(accept_foreign_thread_ids)
+        self._dialects = check_dialect(dialect)
+        self._dialects_used: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._states: OrderedDict[str, Any] = OrderedDict()
         self._last_thread_id: str | None = None
         self._run_client = _RunClient(self)
@@ -236,6 +246,16 @@ class AGUIChatClient(BaseChatClient):
         finally:
             await close_stream(stream)
 
+    def _dialect_used(self, thread_id: str, dialect: str, what: str) -> None:
+        """Say, the first time on ``thread_id``, that ``dialect`` is in use."""
+        key = (thread_id, dialect)
+        if key in self._dialects_used:
+            return
+        self._dialects_used[key] = None
+        while len(self._dialects_used) > _REMEMBERED_THREADS:
+            self._dialects_used.popitem(last=False)
+        _warn(self, f"thread {thread_id!r}: {what}")
+
     def _remember_state(self, thread_id: str, state: Any) -> None:
         self._states[thread_id] = state
         self._states.move_to_end(thread_id)
@@ -263,7 +283,11 @@ class _RunClient(BaseChatClient):
         extra = options.additional_properties if options is not None else {}
         thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"
-        resume = resume_entries(history)
+
+        def dialect_used(dialect: str, what: str) -> None:
+            owner._dialect_used(thread_id, dialect, what)
+
+        resume, command_resume = outgoing_resume(history, owner._dialects, dialect_used)
         state = _state_for(history, extra, owner.state_of(thread_id))
         pipeline = AGUIEventPipeline(
             thread_id=thread_id,
@@ -282,6 +306,15 @@ class _RunClient(BaseChatClient):
             protocol_version=pipeline.input_protocol_version,
             prepare_messages=pipeline.prepare_input_messages,
         )
+        if command_resume is not None:
+            forwarded = run_input["forwardedProps"]
+            command = forwarded.get("command")
+            command = (
+                {**command, "resume": command_resume}
+                if isinstance(command, dict)
+                else {"resume": command_resume}
+            )
+            run_input["forwardedProps"] = {**forwarded, "command": command}
         trace_headers = span.start(thread_id, run_id) if span is not None else None
         stream = await owner._transport.open(run_input, trace_headers)
         if stream.run_id is not None and stream.run_id != run_id:  # a retry: a new run
@@ -295,17 +328,25 @@ class _RunClient(BaseChatClient):
             sent_messages=run_input["messages"],
             on_warning=owner.on_warning,
         )
+        reader = DialectReader(owner._dialects, dialect_used, mapper.find_call)
+        watched = reader.WATCHED
         feed = pipeline.feed
         update = mapper.update
         try:
             for data in stream.ready:
                 for event in feed(data):
-                    yield update(event)
+                    if event["type"] in watched:
+                        yield reader.update(update(reader.event(event)))
+                    else:
+                        yield update(event)
             try:
                 async for payloads in stream.payload_batches():
                     for data in payloads:
                         for event in feed(data):
-                            yield update(event)
+                            if event["type"] in watched:
+                                yield reader.update(update(reader.event(event)))
+                            else:
+                                yield update(event)
             except TransportError as exc:
                 if pipeline.current_run is None or pipeline.run_active:
                     raise

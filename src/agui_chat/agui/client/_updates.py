@@ -424,6 +424,21 @@ class UpdateMapper:
 
     # ---------------------------------------------------------------- interrupts
 
+    def find_call(self, call_id: str | None, name: str, value: Any) -> FunctionCallContent | None:
+        """A tool call the stream (or the history) showed: by id, or else this run's first
+        call to ``name`` whose arguments are ``value["args"]`` (for peers whose pause names
+        a call without its id)."""
+        if call_id is not None:
+            call = self._calls.get(call_id)
+            if call is not None and call.content is not None:
+                return call.content
+            return self._history_calls.get(call_id)
+        args = value.get("args") if isinstance(value, Mapping) else None
+        for content in self._run_calls.values():
+            if content.name == name and content.arguments == args:
+                return content
+        return None
+
     def _request_for(self, interrupt: Mapping[str, Any]) -> AIContent:
         call_id = interrupt.get("toolCallId")
         known = None

@@ -1,0 +1,126 @@
+"""The LangChain dialect: ``HumanInTheLoopMiddleware``'s approvals and decisions.
+
+LangChain's middleware (over LangGraph, served by ag-ui-langgraph) pauses a gated tool call
+with an interrupt whose value (``metadata.langgraph.raw`` on the AG-UI interrupt) is either
+
+- ``per_call`` mode: ``{"type": "tool_approval", "tool_call_id", "name", "args",
+  "description"}``, one interrupt per call, answered with one decision; or
+- ``batched`` mode (its default): ``{"action_requests": [{"name", "args", "description"}],
+  "review_configs": [{"action_name", "allowed_decisions"}]}``, one interrupt for the
+  model turn, answered with ``{"decisions": [...]}`` matching the calls by position.
+
+:func:`approvals_for` turns such an interrupt into ``ToolApprovalRequestContent`` (one per
+call: the streamed call when there is one, else the call the value names), and
+:func:`decision` an AG-UI answer into LangChain's decision: ``{"type": "approve"}``,
+``{"type": "reject", "message": reason}`` (a cancel is a rejection with the message
+"cancelled", since the middleware has no cancel), or ``{"type": "edit", "edited_action":
+{"name", "args"}}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..._contents import FunctionCallContent
+from ..._hitl_contents import CANCELLED_REASON, ToolApprovalRequestContent
+
+__all__ = ["BATCH_KEY", "approvals_for", "decision", "hitl_value"]
+
+#: On a request content of a batched interrupt: ``{"interruptId", "index", "count"}``.
+BATCH_KEY = "agui_langchain_batch"
+
+FindCall = Callable[[str | None, str, Any], FunctionCallContent | None]
+
+
+def hitl_value(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The LangChain ``HumanInTheLoopMiddleware`` value an AG-UI interrupt carries, if any."""
+    metadata = interrupt.get("metadata")
+    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
+    raw = langgraph.get("raw") if isinstance(langgraph, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("type") == "tool_approval" and isinstance(raw.get("name"), str):
+        return raw
+    requests = raw.get("action_requests")
+    if isinstance(requests, list) and requests and all(_is_action(a) for a in requests):
+        return raw
+    return None
+
+
+def _is_action(action: Any) -> bool:
+    return isinstance(action, Mapping) and isinstance(action.get("name"), str)
+
+
+def approvals_for(
+    interrupt: Mapping[str, Any], value: Mapping[str, Any], find_call: FindCall, props: Any
+) -> list[ToolApprovalRequestContent]:
+    """The approval requests for a LangChain HITL interrupt. ``find_call(call_id, name,
+    args)`` finds the call the stream showed; ``props`` are the request's properties."""
+    interrupt_id = str(interrupt["id"])
+    expires_at = interrupt.get("expiresAt")
+    if value.get("type") == "tool_approval":
+        call_id = value.get("tool_call_id")
+        call = find_call(call_id if isinstance(call_id, str) else None, value["name"], value)
+        if call is None:
+            call = FunctionCallContent(
+                call_id if isinstance(call_id, str) else interrupt_id,
+                value["name"],
+                dict(value.get("args") or {}),
+            )
+        return [
+            ToolApprovalRequestContent(
+                interrupt_id,
+                call,
+                message=_text(value.get("description")),
+                expires_at=expires_at,
+                additional_properties=dict(props),
+            )
+        ]
+    actions: list[Any] = list(value["action_requests"])
+    configs = value.get("review_configs")
+    allowed = {
+        c.get("action_name"): c.get("allowed_decisions")
+        for c in (configs if isinstance(configs, list) else [])
+        if isinstance(c, Mapping)
+    }
+    out = []
+    for index, action in enumerate(actions):
+        name = action["name"]
+        call = find_call(None, name, action) or FunctionCallContent(
+            f"{interrupt_id}:{index}", name, dict(action.get("args") or {})
+        )
+        decisions = allowed.get(name)
+        batch = {"interruptId": interrupt_id, "index": index, "count": len(actions)}
+        out.append(
+            ToolApprovalRequestContent(
+                f"{interrupt_id}#{index}" if len(actions) > 1 else interrupt_id,
+                call,
+                message=_text(action.get("description")),
+                allow_edits=not isinstance(decisions, list) or "edit" in decisions,
+                expires_at=expires_at,
+                additional_properties={**props, BATCH_KEY: batch},
+            )
+        )
+    return out
+
+
+def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """LangChain's decision for one checked AG-UI resume entry answering ``request``."""
+    payload = entry.get("payload")
+    if entry.get("status") == "cancelled" or not isinstance(payload, Mapping):
+        return {"type": "reject", "message": CANCELLED_REASON}
+    if not payload.get("approved"):
+        reason = payload.get("reason")
+        return {"type": "reject", "message": reason} if reason else {"type": "reject"}
+    edited = payload.get("editedArgs")
+    if edited is not None:
+        return {
+            "type": "edit",
+            "edited_action": {"name": request.tool_call.name, "args": edited},
+        }
+    return {"type": "approve"}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
