@@ -71,7 +71,7 @@ def reply_to(messages: list[BaseMessage]) -> AIMessage:
 
 
 class ScriptedChatModel(BaseChatModel):
-    """A LangChain chat model answering with ``reply_to`` (streams one chunk)."""
+    """A LangChain chat model answering with ``reply_to``."""
 
     @property
     def _llm_type(self) -> str:
@@ -86,14 +86,19 @@ class ScriptedChatModel(BaseChatModel):
     def _stream(
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
+        # As providers stream: a call's id and name first, then its argument text.
         reply = reply_to(messages)
-        chunks = [
-            {"id": c["id"], "name": c["name"], "args": json.dumps(c["args"]), "index": i}
-            for i, c in enumerate(reply.tool_calls)
-        ]
-        yield ChatGenerationChunk(
-            message=AIMessageChunk(content=reply.content, tool_call_chunks=chunks)
-        )
+        if not reply.tool_calls:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=reply.content))
+            return
+        for i, call in enumerate(reply.tool_calls):
+            for chunk in (
+                {"id": call["id"], "name": call["name"], "args": "", "index": i},
+                {"id": None, "name": None, "args": json.dumps(call["args"]), "index": i},
+            ):
+                yield ChatGenerationChunk(
+                    message=AIMessageChunk(content="", tool_call_chunks=[chunk])
+                )
 
 
 model = ScriptedChatModel()
