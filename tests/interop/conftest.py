@@ -4,13 +4,13 @@ the test's event loop) for the peer clients."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from interop_support import PeerServer
+
+from live_uvicorn import Started, start_uvicorn, stop_all
 
 
 def _server(name: str, script: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
@@ -40,22 +40,10 @@ def pydantic_ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pee
 async def our_server() -> AsyncIterator[Callable[[Any], Awaitable[str]]]:
     """Serve an ASGI app with uvicorn on a free port of 127.0.0.1 (in this event loop) for a
     peer client; returns its URL. Stopped when the test ends."""
-    started: list[tuple[uvicorn.Server, asyncio.Task[None]]] = []
+    started: Started = []
 
     async def start(app: Any) -> str:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
-        server = uvicorn.Server(config)
-        task = asyncio.ensure_future(server.serve())
-        for _ in range(500):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.01)
-        assert server.started, "uvicorn did not start"
-        started.append((server, task))
-        port = server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/"
+        return await start_uvicorn(app, started) + "/"
 
     yield start
-    for server, task in started:
-        server.should_exit = True
-        await task
+    await stop_all(started)

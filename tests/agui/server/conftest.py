@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-import uvicorn
 from server_support import Tools
+
+from live_uvicorn import Started, start_uvicorn, stop_all
 
 
 @pytest.fixture
@@ -20,29 +20,10 @@ def tools() -> Tools:
 async def live_server() -> AsyncIterator[Callable[[Any], Awaitable[str]]]:
     """Start an ASGI app with uvicorn on a free port of 127.0.0.1; returns its base URL.
     Every server started is stopped when the test ends."""
-    started: list[tuple[uvicorn.Server, asyncio.Task[None]]] = []
+    started: Started = []
 
     async def start(app: Any) -> str:
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="on",
-            timeout_graceful_shutdown=2,
-        )
-        server = uvicorn.Server(config)
-        task = asyncio.ensure_future(server.serve())
-        for _ in range(500):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.01)
-        assert server.started, "uvicorn did not start"
-        started.append((server, task))
-        port = server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
+        return await start_uvicorn(app, started, lifespan="on", timeout_graceful_shutdown=2)
 
     yield start
-    for server, task in started:
-        server.should_exit = True
-        await task
+    await stop_all(started)
