@@ -15,6 +15,8 @@ from ._contents import (
     FunctionResultContent,
     TextContent,
     TextReasoningContent,
+    ToolCallContent,
+    ToolResultContent,
     UriContent,
     UsageContent,
 )
@@ -53,6 +55,11 @@ from ._hitl_contents import (
     InterruptResponseContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+)
+from ._hosted_contents import (
+    HostedMcpServerTool,
+    McpServerToolCallContent,
+    McpServerToolResultContent,
 )
 from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage
@@ -121,6 +128,7 @@ __all__ = [
     "FunctionInvokingChatClient",
     "FunctionResultContent",
     "HTTPStatusError",
+    "HostedMcpServerTool",
     "HumanInTheLoopError",
     "InputAnswer",
     "InputRequestContent",
@@ -130,6 +138,8 @@ __all__ = [
     "InterruptResponseContent",
     "InvalidResponseError",
     "LoggingChatClient",
+    "McpServerToolCallContent",
+    "McpServerToolResultContent",
     "ProtocolError",
     "RateLimitError",
     "RefusalError",
@@ -144,7 +154,9 @@ __all__ = [
     "ToolApprovalRequestContent",
     "ToolApprovalResponseContent",
     "ToolArgumentsError",
+    "ToolCallContent",
     "ToolError",
+    "ToolResultContent",
     "TransientError",
     "TransportError",
     "TruncatedStreamError",

@@ -27,6 +27,8 @@ __all__ = [
     "FunctionResultContent",
     "TextContent",
     "TextReasoningContent",
+    "ToolCallContent",
+    "ToolResultContent",
     "UriContent",
     "UsageContent",
 ]
@@ -271,16 +273,34 @@ def _strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
 
 
-class FunctionCallContent(AIContent):
+class ToolCallContent(AIContent):
+    """Base of every tool call: a function call we may run (``FunctionCallContent``) or a
+    call the service runs itself (``McpServerToolCallContent``)."""
+
+    __slots__ = ("call_id",)
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+
+class ToolResultContent(AIContent):
+    """Base of every tool result, paired with its call by ``call_id``."""
+
+    __slots__ = ("call_id",)
+    call_id: str
+
+
+class FunctionCallContent(ToolCallContent):
     """A request from the model to call a tool.
 
-    ``arguments`` is the parsed argument object; if the model sent text that is not a JSON
-    object, ``arguments`` is ``None`` and ``raw_arguments`` holds the text (``exception``
-    says why). ``informational_only`` marks a call already handled elsewhere (by the
-    server, or by an earlier loop), so no invoker runs it.
+    ``arguments`` is the parsed argument object: ``None`` (or ``{}``) means the call has no
+    arguments. If the model sent text that is not a JSON object, the call is
+    :attr:`unparseable`: ``arguments`` is ``None``, ``raw_arguments`` holds the text and
+    ``exception`` says why. ``informational_only`` marks a call already handled elsewhere
+    (by the server, or by an earlier loop), so no invoker runs it.
     """
 
-    __slots__ = ("arguments", "call_id", "exception", "informational_only", "name", "raw_arguments")
+    __slots__ = ("arguments", "exception", "informational_only", "name", "raw_arguments")
     type = "function_call"
 
     def __init__(
@@ -328,6 +348,14 @@ class FunctionCallContent(AIContent):
             return cls(call_id, name, None, raw_arguments=text, exception=err, **kwargs)
         return cls(call_id, name, parsed, **kwargs)
 
+    @property
+    def unparseable(self) -> bool:
+        """Whether the model sent argument text that is not a JSON object (the call cannot
+        run; the tool loop answers it with an error). A call with no arguments is not."""
+        return self.arguments is None and (
+            self.raw_arguments is not None or self.exception is not None
+        )
+
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"call_id": self.call_id, "name": self.name}
         out["arguments"] = to_jsonable(self.arguments) if self.arguments is not None else None
@@ -361,14 +389,14 @@ class FunctionCallUpdateContent(AIContent):
         return {"call_id": self.call_id, "name": self.name, "arguments_delta": self.arguments_delta}
 
 
-class FunctionResultContent(AIContent):
+class FunctionResultContent(ToolResultContent):
     """The result of a tool call, paired with the call by ``call_id``.
 
     ``exception`` is set when the tool failed (it is not serialized; ``result`` holds the
     text the model was given).
     """
 
-    __slots__ = ("call_id", "exception", "result")
+    __slots__ = ("exception", "result")
     type = "function_result"
 
     def __init__(

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from ._contents import (
     AIContent,
-    FunctionCallContent,
+    ToolCallContent,
     _check_bool,
     _check_id,
     _check_mapping,
@@ -82,7 +82,10 @@ class InputResponseContent(AIContent):
 class ToolApprovalRequestContent(InputRequestContent):
     """A tool call that waits for a person's approval before it may run.
 
-    Answer it with :meth:`create_response`, or withdraw it undecided with :meth:`cancel`.
+    ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); it may
+    also be a call the service runs itself (``McpServerToolCallContent``), whose request and
+    answer the loop passes through to the service. Answer it with :meth:`create_response`,
+    or withdraw it undecided with :meth:`cancel`.
     ``requires_confirmation`` is false for a request
     that is shown only for context; ``allow_edits`` says whether the person may change the
     arguments.
@@ -94,7 +97,7 @@ class ToolApprovalRequestContent(InputRequestContent):
     def __init__(
         self,
         request_id: str,
-        tool_call: FunctionCallContent,
+        tool_call: ToolCallContent,
         *,
         message: str | None = None,
         requires_confirmation: bool = True,
@@ -103,9 +106,10 @@ class ToolApprovalRequestContent(InputRequestContent):
         **kwargs: Any,
     ) -> None:
         super().__init__(request_id, expires_at=expires_at, **kwargs)
-        if not isinstance(tool_call, FunctionCallContent):
+        if not isinstance(tool_call, ToolCallContent):
             raise TypeError(
-                f"tool_call must be a FunctionCallContent, got {type(tool_call).__name__}"
+                "tool_call must be a FunctionCallContent (or another ToolCallContent), got "
+                f"{type(tool_call).__name__}"
             )
         _check_str(message, "message", optional=True)
         self.tool_call = tool_call
@@ -195,7 +199,7 @@ class ToolApprovalResponseContent(InputResponseContent):
         self,
         request_id: str,
         approved: bool,
-        tool_call: FunctionCallContent,
+        tool_call: ToolCallContent,
         reason: str | None = None,
         edited_arguments: Mapping[str, Any] | None = None,
         *,
@@ -207,9 +211,10 @@ class ToolApprovalResponseContent(InputResponseContent):
             raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
         if _check_bool(cancelled, "cancelled") and (approved or edited_arguments is not None):
             raise ValueError("a cancelled approval approves nothing and edits nothing")
-        if not isinstance(tool_call, FunctionCallContent):
+        if not isinstance(tool_call, ToolCallContent):
             raise TypeError(
-                f"tool_call must be a FunctionCallContent, got {type(tool_call).__name__}"
+                "tool_call must be a FunctionCallContent (or another ToolCallContent), got "
+                f"{type(tool_call).__name__}"
             )
         _check_str(reason, "reason", optional=True)
         _check_mapping(edited_arguments, "edited_arguments")

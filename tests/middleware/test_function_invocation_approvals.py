@@ -118,10 +118,12 @@ async def test_rule1_in_a_mixed_batch_only_the_gated_call_waits(ask: Ask) -> Non
     assert tools.listed == ["/tmp"]
     assert tools.deleted == ["/tmp/a"]
     assert final.text == "Deleted it."
+    # MEAI's shape: the approved call is rebuilt after the batch's answered calls.
     assert seen(model) == [
         "user: clean up",
-        'assistant: call c1 list_files {"folder": "/tmp"} | call c2 delete_file {"path": "/tmp/a"}',
+        'assistant: call c1 list_files {"folder": "/tmp"}',
         "tool: result c1 /tmp: a.txt b.txt",
+        'assistant: call c2 delete_file {"path": "/tmp/a"}',
         "tool: result c2 deleted /tmp/a",
     ]
 
@@ -167,7 +169,11 @@ async def test_an_approved_call_runs_once_and_the_model_gets_its_result(ask: Ask
         'assistant: call c1 delete_file {"path": "/tmp/a"}',
         "tool: result c1 deleted /tmp/a",
     ]
-    assert describe(final.messages) == ["tool: result c1 deleted /tmp/a", "assistant: Done."]
+    assert describe(final.messages) == [
+        'assistant: call c1 delete_file {"path": "/tmp/a"}',
+        "tool: result c1 deleted /tmp/a",
+        "assistant: Done.",
+    ]
     assert final.finish_reason == ChatFinishReason.STOP
 
 
@@ -270,7 +276,7 @@ async def test_rule7_a_rejection_reason_reaches_the_model(ask: Ask) -> None:
         client, resume(history, paused, request.create_response(False, "keep it")), tools.options
     )
     assert tools.deleted == []
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. keep it"]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Keep it."]
     assert final.text == "Understood."
 
 
@@ -299,7 +305,7 @@ async def test_answers_are_paired_with_requests_by_id_whatever_their_order(ask: 
     await ask(client, resume(history, paused, *answers), tools.options)
 
     assert tools.deleted == ["/tmp/b"]
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. not a"]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Not a."]
     assert results_for(model.calls[-1][0], "c2") == ["deleted /tmp/b"]
 
 
@@ -415,7 +421,7 @@ async def test_rule5_an_expired_request_can_be_rejected(ask: Ask) -> None:
         client, resume(history, paused, request.create_response(False, "late")), tools.options
     )
     assert tools.deleted == []
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. late"]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Late."]
 
 
 # -- persistence -----------------------------------------------------------------------------
@@ -449,10 +455,12 @@ async def test_a_paused_conversation_stored_as_json_resumes_correctly(ask: Ask) 
     assert final.text == "Done."
     assert seen(model) == [
         "user: clean up",
-        'assistant: call l1 list_files {"folder": "/tmp"} | call d1 delete_file {"path": "/tmp/a"}'
-        ' | call d2 delete_file {"path": "/tmp/b"}',
+        'assistant: call l1 list_files {"folder": "/tmp"}',
         "tool: result l1 /tmp: a.txt b.txt",
-        "tool: result d2 Tool call invocation rejected. keep b | result d1 deleted /tmp/a",
+        'assistant: call d1 delete_file {"path": "/tmp/a"}'
+        ' | call d2 delete_file {"path": "/tmp/b"}',
+        "tool: result d2 Tool call invocation rejected. Keep b.",
+        "tool: result d1 deleted /tmp/a",
     ]
 
 

@@ -28,13 +28,14 @@ async def test_by_default_the_loop_makes_40_round_trips_and_the_last_has_no_tool
             return [call(f"c{len(messages)}", "step", n=len(messages))]
         return "I stop here."
 
-    inner = scripted(*([model] * 40))
+    inner = scripted(*([model] * 41))
     response = await ask(FunctionInvokingChatClient(inner), "go", ChatOptions(tools=[step]))
 
-    assert len(inner.calls) == 40
-    assert all(o is not None and o.tools == [step] for _, o in inner.calls[:39])
-    assert inner.calls[39][1] is not None and inner.calls[39][1].tools is None
-    assert len(runs) == 39
+    # MEAI's semantics: 40 round trips whose calls run, then one for the answer.
+    assert len(inner.calls) == 41
+    assert all(o is not None and o.tools == [step] for _, o in inner.calls[:40])
+    assert inner.calls[40][1] is not None and inner.calls[40][1].tools is None
+    assert len(runs) == 40
     assert response.messages[-1].text == "I stop here."
 
 

@@ -74,9 +74,11 @@ async def _pause_and_answer(
     approve: bool,
     reply: Any = "blue",
     max_iterations: int = 40,
+    before: tuple[Any, ...] = (),
 ) -> tuple[Any, list[Any]]:
-    """The model's first turn pauses the run; a person answers every request shown."""
-    model = scripted(first_turn, "Done.", "Done.")
+    """The model's first turn (after the tool rounds ``before``) pauses the run; a person
+    answers every request shown."""
+    model = scripted(*before, first_turn, "Done.", "Done.")
     client = FunctionInvokingChatClient(model, max_iterations=max_iterations)
     history = [ChatMessage("user", "tidy up")]
     paused = await ask(client, history, tools.options)
@@ -102,7 +104,7 @@ async def test_a_question_bound_to_a_rejected_gated_call_runs_nothing(ask: Ask) 
     )
     assert [type(r) for r in shown] == [ToolApprovalRequestContent, InterruptRequestContent]
     assert tools.invoked == []
-    assert results_for(model.calls[-1][0], "c9") == ["Tool call invocation rejected. no"]
+    assert results_for(model.calls[-1][0], "c9") == ["Tool call invocation rejected. No."]
 
 
 async def test_a_question_bound_to_an_informational_call_runs_nothing(ask: Ask) -> None:
@@ -159,7 +161,8 @@ async def test_a_question_sent_on_the_last_round_trip_cannot_run_its_call(ask: A
             InterruptRequestContent("q1", message="Favourite colour?", tool_call_id="c9"),
         ],
         approve=True,
-        max_iterations=1,
+        max_iterations=1,  # one tool round, then the last round trip
+        before=([call("c0", "lookup", query="disk usage")],),
     )
     assert [type(r) for r in shown] == [InterruptRequestContent]
     assert tools.invoked == []

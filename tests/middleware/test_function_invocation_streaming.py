@@ -166,7 +166,7 @@ async def test_a_question_pause_ends_the_stream_with_input_required() -> None:
     assert len(model.calls) == 1
 
 
-async def test_a_resumed_stream_sends_the_results_of_the_answered_calls_first() -> None:
+async def test_a_resumed_stream_sends_the_rebuilt_call_then_its_result_first() -> None:
     @approval_required
     def delete_file(path: str) -> str:
         """Delete."""
@@ -183,6 +183,10 @@ async def test_a_resumed_stream_sends_the_results_of_the_answered_calls_first() 
     history += [*paused.messages, ChatMessage("user", [request.create_response(True)])]  # type: ignore[attr-defined]
 
     updates = [u async for u in client.get_streaming_response(history, options)]
-    assert updates[0].role == ChatRole.TOOL
-    assert updates[0].contents[0].result == "deleted /tmp/a"  # type: ignore[attr-defined]
+    # MEAI's shape: the rebuilt call (keeping the request message's id), then its result.
+    assert updates[0].role == ChatRole.ASSISTANT
+    assert updates[0].contents[0].call_id == "c1"  # type: ignore[attr-defined]
+    assert updates[0].message_id == paused.messages[0].message_id
+    assert updates[1].role == ChatRole.TOOL
+    assert updates[1].contents[0].result == "deleted /tmp/a"  # type: ignore[attr-defined]
     assert ChatResponse.from_updates(updates).finish_reason == ChatFinishReason.STOP

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._client import ChatClient, ChatMessages, check_options
@@ -30,7 +29,7 @@ from .._hitl_contents import (
     ToolApprovalRequestContent,
 )
 from .._messages import ChatMessage, as_messages
-from .._options import ChatOptions, ChatToolMode
+from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
@@ -47,11 +46,29 @@ from ._history import (
 )
 from ._invocation import (
     FunctionInvocationContext,
+    FunctionInvoker,
     InvocationOutcome,
     invoke_call,
     not_found_text,
+    raise_failures,
 )
-from ._resume import ScheduledCall, approval_request_id, input_request_id, plan_resume
+from ._loop_parts import (
+    TurnRecorder,
+    bad_arguments,
+    informational,
+    new_id,
+    next_options,
+    tool_map,
+    tool_message,
+    without_functions,
+)
+from ._resume import (
+    ResumePlan,
+    ScheduledCall,
+    approval_request_id,
+    input_request_id,
+    plan_resume,
+)
 
 __all__ = ["FunctionInvokingChatClient"]
 
@@ -64,21 +81,28 @@ _SETTINGS = (
     "include_detailed_errors",
     "terminate_on_unknown_calls",
     "additional_tools",
+    "function_invoker",
 )
 
 
 class FunctionInvokingChatClient(DelegatingChatClient):
     """Runs the tools the model calls, and pauses for a person where a tool needs one.
 
-    - ``max_iterations`` (40): round trips to the inner client per request; on the last one
-      the tools are withdrawn so the model must answer.
-    - ``max_consecutive_errors`` (3): round trips in a row with a failing tool before the
-      tool's exception is raised to the caller.
+    - ``max_iterations`` (40): round trips whose tool calls run, per request (MEAI's
+      ``MaximumIterationsPerRequest``); one more round trip follows for the answer, with the
+      function tools withdrawn (hosted tools stay).
+    - ``max_consecutive_errors`` (3): round trips in a row with a failed call (a tool that
+      raised, arguments that cannot be parsed) before the failure is raised to the caller:
+      the exception itself, or an ``ExceptionGroup`` of all of the batch's.
     - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
     - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller instead of
       telling the model the tool does not exist.
     - ``additional_tools``: tools that can run but are not advertised to the model.
+    - ``function_invoker``: replaces how every function is invoked (MEAI's
+      ``FunctionInvoker``; for sandboxes, auditing): called with the
+      ``FunctionInvocationContext``, it returns the result (or an awaitable of it); call
+      ``context.function.invoke(context.arguments)`` to run the function itself.
 
     Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller:
     the loop stops and the response holds the calls (that is how client-side tools work).
@@ -94,6 +118,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         include_detailed_errors: bool = False,
         terminate_on_unknown_calls: bool = False,
         additional_tools: Iterable[AITool] = (),
+        function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
         self.telemetry = find_telemetry(inner_client)  # tracing hooks (no-op without otel)
@@ -121,6 +146,9 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         for i, tool in enumerate(self.additional_tools):
             if not isinstance(tool, AITool):
                 raise TypeError(f"additional_tools[{i}] must be an AITool")
+        if function_invoker is not None and not callable(function_invoker):
+            raise TypeError("function_invoker must be a callable taking the invocation context")
+        self.function_invoker = function_invoker
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
@@ -181,11 +209,12 @@ class _Loop:
         self.history = history
         self.options = options
         self.streaming = streaming
-        self.tools = _tool_map(owner.additional_tools, options)
+        self.tools = tool_map(owner.additional_tools, options)
         self.usage: UsageDetails | None = None
         self.finish_reason: ChatFinishReason | None = None
         self.last_response: ChatResponse | None = None
         self.consecutive_errors = 0
+        self.stopped = False  # the resumed part ended the request
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -196,7 +225,49 @@ class _Loop:
         """A message the loop adds to the transcript, as the caller receives it."""
         if not self.streaming:
             return message
-        return ChatResponseUpdate(message.role, message.contents, message_id=message.message_id)
+        return ChatResponseUpdate(
+            message.role,
+            message.contents,
+            message_id=message.message_id,
+            author_name=message.author_name,
+            additional_properties=message.additional_properties,
+        )
+
+    async def _resume(
+        self, plan: ResumePlan, history: list[ChatMessage]
+    ) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        """Answer the paused run (MEAI's transcript shape): the rebuilt call messages first,
+        then the rejections' results, then the approved calls' results; the model's history
+        gets the same block at the plan's anchor (without the calls when the service keeps
+        the history: it holds them already)."""
+        at = plan.anchor
+        options = self.options
+        if not (options is not None and options.conversation_id):
+            history[at:at] = plan.rebuilt
+            at += len(plan.rebuilt)
+        for message in plan.rebuilt:
+            yield self._out(message)
+        outcomes = await self._invoke(plan.to_run, history, iteration=0)
+        done = [r.call_id for r in plan.rejected]
+        done += [o.call.call_id for o in outcomes if o.result is not None]
+        plan.mark_handled(done)
+        results: list[AIContent] = [o.result for o in outcomes if o.result is not None]
+        rejected: list[AIContent] = list(plan.rejected)
+        for batch in (rejected, results):
+            if batch:
+                message = tool_message(batch)
+                history.insert(at, message)
+                at += 1
+                yield self._out(message)
+        questions = self._questions(outcomes)
+        if questions:
+            yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id()))
+            if update := self._finish(ChatFinishReason.INPUT_REQUIRED):
+                yield update
+            self.stopped = True
+            return
+        self._count_errors(results)
+        self.stopped = any(o.terminate for o in outcomes)
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
         try:
@@ -207,27 +278,18 @@ class _Loop:
         history = plan.model_history
         if plan.has_work:
             self.owner.telemetry.resumed(self.history, plan)
-            outcomes = await self._invoke(plan.to_run, history, iteration=0)
-            resumed: list[AIContent] = list(plan.rejected)
-            resumed += [o.result for o in outcomes if o.result is not None]
-            questions = self._questions(outcomes)
-            if resumed:
-                message = _tool_message(resumed)
-                history.insert(plan.anchor, message)
-                yield self._out(message)
-            if questions:
-                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id()))
-                if done := self._finish(ChatFinishReason.INPUT_REQUIRED):
-                    yield done
-                return
-            self._count_errors(outcomes)
-            if any(o.terminate for o in outcomes):
+            async for item in self._resume(plan, history):
+                yield item
+            if self.stopped:
                 return
 
         options = self.options
-        for iteration in range(self.owner.max_iterations):
-            last_round = iteration == self.owner.max_iterations - 1
-            turn_options = _without_functions(options) if last_round else options
+        max_iterations = self.owner.max_iterations
+        # MEAI's semantics: up to max_iterations round trips whose calls run, then one more
+        # for the answer, with the function tools withdrawn (hosted tools stay).
+        for iteration in range(max_iterations + 1):
+            last_round = iteration == max_iterations
+            turn_options = without_functions(options) if last_round else options
             if self.streaming:
                 stream = self.owner.inner_client.get_streaming_response(history, turn_options)
                 try:
@@ -238,7 +300,7 @@ class _Loop:
                     # A hand-off stream (the retry middleware) steps aside after the first
                     # update: read the stream it wraps directly from here on.
                     rest = getattr(stream, "handed_over", None) or stream
-                    recorder = _TurnRecorder()
+                    recorder = TurnRecorder()
                     deltas = recorder.deltas
                     # Calls on the last round trip are never run, so never gated either
                     # (they are marked informational instead).
@@ -312,8 +374,8 @@ class _Loop:
                     continue
                 tool = self.tools.get(call.name)
                 if isinstance(tool, AIFunction):
-                    if call.arguments is None:
-                        results.append(_bad_arguments(call))
+                    if call.unparseable:
+                        results.append(bad_arguments(call))
                     else:
                         to_run.append(ScheduledCall(call, tool))
                 elif isinstance(tool, AIFunctionDeclaration) or (
@@ -326,15 +388,18 @@ class _Loop:
                     self.owner.telemetry.tool_not_found(call)
 
             history = [*history, *turn.messages]
-            outcomes = await self._invoke(to_run, history, iteration=iteration + 1)
+            outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
+            for o in outcomes:
+                if o.result is not None:  # ran: a stacked loop or a replay must not run it
+                    o.call.informational_only = True
             results += [o.result for o in outcomes if o.result is not None]
             questions = self._questions(outcomes)
             if results:
-                message = _tool_message(results)
+                message = tool_message(results)
                 history.append(message)
                 yield self._out(message)
             if questions:
-                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=_new_id()))
+                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id()))
             if questions or requests or handed_off:
                 reason = (
                     ChatFinishReason.INPUT_REQUIRED
@@ -344,10 +409,10 @@ class _Loop:
                 if done := self._finish(reason):
                     yield done
                 return
-            self._count_errors(outcomes, bad_arguments=any(_is_error(r) for r in results))
+            self._count_errors(results)
             if any(o.terminate for o in outcomes):
                 return
-            options = _next_options(options, turn)
+            options = next_options(options, turn)
             if options is not None and options.conversation_id:
                 # The service keeps the history: send it only what is new.
                 history = [history[-1]] if results else []
@@ -366,11 +431,11 @@ class _Loop:
                 continue
             saw_call = True
             call: FunctionCallContent = c
-            if call.informational_only or call.arguments is None:
+            if call.informational_only or call.unparseable:
                 continue
             tool = self.tools.get(call.name)
             wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
-            if wrapper is not None and wrapper.requires_approval(call.arguments):
+            if wrapper is not None and wrapper.requires_approval(call.arguments or {}):
                 contents[i] = request = ToolApprovalRequestContent(
                     approval_request_id(call.call_id),
                     call,
@@ -394,12 +459,20 @@ class _Loop:
                 and not c.informational_only
                 and isinstance(self.tools.get(c.name), AIFunction)
             ):
-                contents[i] = _informational(c)
+                contents[i] = informational(c)
         return False
 
     async def _invoke(
-        self, scheduled: Sequence[ScheduledCall], history: Sequence[ChatMessage], *, iteration: int
+        self,
+        scheduled: Sequence[ScheduledCall],
+        history: Sequence[ChatMessage],
+        *,
+        iteration: int,
+        early: Sequence[AIContent] = (),
     ) -> list[InvocationOutcome]:
+        """Run a batch. Serially, once the error limit is reached, the first failure is
+        raised at once (with ``early``'s, the batch's results so far) and later calls do
+        not run, as MEAI does; concurrently, every call runs first."""
         count = len(scheduled)
 
         def context(index: int, item: ScheduledCall) -> FunctionInvocationContext:
@@ -423,15 +496,19 @@ class _Loop:
                 context(index, item),
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,
+                invoker=self.owner.function_invoker,
             )
             return await self.owner.telemetry.tool(item.call, item.function, invocation)
 
         if self.owner.allow_concurrent_invocation and count > 1:
             return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(scheduled))))
+        at_limit = self.consecutive_errors >= self.owner.max_consecutive_errors
         outcomes: list[InvocationOutcome] = []
         for i, item in enumerate(scheduled):
             outcome = await one(i, item)
             outcomes.append(outcome)
+            if at_limit and outcome.failed and outcome.result is not None:
+                self._count_errors([*early, *(o.result for o in outcomes if o.result)])
             if outcome.terminate:
                 break
         return outcomes
@@ -457,11 +534,16 @@ class _Loop:
             self.owner.telemetry.requested(questions[-1])  # type: ignore[arg-type]
         return questions
 
-    def _count_errors(
-        self, outcomes: Sequence[InvocationOutcome], *, bad_arguments: bool = False
-    ) -> None:
-        failures = [o for o in outcomes if o.failed]
-        if not failures and not bad_arguments:
+    def _count_errors(self, results: Sequence[AIContent]) -> None:
+        """MEAI's rule: a round trip with any failed result (a tool that raised, arguments
+        that cannot be parsed, a duplicate call id) counts; a clean one resets the count;
+        past ``max_consecutive_errors`` the batch's exceptions are raised."""
+        failures = [
+            r.exception
+            for r in results
+            if isinstance(r, FunctionResultContent) and isinstance(r.exception, Exception)
+        ]
+        if not failures:
             self.consecutive_errors = 0
             return
         self.consecutive_errors += 1
@@ -469,124 +551,4 @@ class _Loop:
             _log.warning(
                 "tool calls failed %d round trips in a row; giving up", self.consecutive_errors
             )
-            for outcome in failures:
-                if outcome.exception is not None:
-                    raise outcome.exception
-
-
-class _TurnRecorder:
-    """Remembers a streamed turn cheaply, in case it ends with tool calls.
-
-    The loop appends to ``deltas`` each text delta (the ``TextContent``) that continues the
-    last recorded update's message (same id, role and author, or none given); every other
-    update goes through :meth:`add` and is kept whole. :meth:`build` folds them into the
-    turn's messages exactly as ``ChatResponse.from_updates`` would; the turn's response-level
-    fields (response and conversation ids, finish reason) come from the updates kept whole.
-
-    The deltas are kept as the contents that arrived, not as their strings: reaching into
-    each one for its string touches memory the caller may never touch, and costs about 5%
-    of a stream (bench/README.md).
-    """
-
-    __slots__ = ("deltas", "updates")
-
-    def __init__(self) -> None:
-        self.updates: list[ChatResponseUpdate] = []
-        self.deltas: list[AIContent] = []
-
-    def add(
-        self,
-        update: ChatResponseUpdate,
-        gate: Callable[[list[AIContent]], bool] | None,
-    ) -> bool:
-        """Keep ``update`` whole, after ``gate`` (if any) turned its approval-needing calls
-        into requests. Returns whether the update holds a tool call."""
-        self._flush()
-        self.updates.append(update)
-        return gate is not None and bool(update.contents) and gate(update.contents)
-
-    def _flush(self) -> None:
-        if self.deltas:
-            last = self.updates[-1]
-            self.updates.append(
-                ChatResponseUpdate(last.role, list(self.deltas), message_id=last.message_id)
-            )
-            self.deltas.clear()  # in place: the loop holds this list
-
-    def build(self) -> ChatResponse:
-        self._flush()
-        return ChatResponse.from_updates(self.updates)
-
-
-def _tool_map(additional: Sequence[AITool], options: ChatOptions | None) -> dict[str, AITool]:
-    tools = {t.name: t for t in additional}
-    if options is not None and options.tools:
-        tools.update((t.name, t) for t in options.tools)
-    return tools
-
-
-def _informational(call: FunctionCallContent) -> FunctionCallContent:
-    return FunctionCallContent(
-        call.call_id,
-        call.name,
-        call.arguments,
-        raw_arguments=call.raw_arguments,
-        informational_only=True,
-        exception=call.exception,
-        additional_properties=call.additional_properties,
-        raw_representation=call.raw_representation,
-    )
-
-
-def _bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
-    why = call.exception or ValueError("arguments are not a JSON object")
-    return FunctionResultContent(
-        call.call_id,
-        f"Error: invalid arguments for {call.name!r}: {why}",
-        exception=why,
-    )
-
-
-def _is_error(result: AIContent) -> bool:
-    return isinstance(result, FunctionResultContent) and result.exception is not None
-
-
-def _tool_message(results: list[AIContent]) -> ChatMessage:
-    return ChatMessage(ChatRole.TOOL, results, message_id=_new_id())
-
-
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def _without_functions(options: ChatOptions | None) -> ChatOptions | None:
-    """Options for the last round trip: no function tools, so the model must answer."""
-    if options is None or not options.tools:
-        return options
-    trimmed = options.clone()
-    trimmed.tools = [t for t in options.tools if not isinstance(t, AIFunctionDeclaration)]
-    if not trimmed.tools:
-        trimmed.tools = None
-        trimmed.tool_mode = None
-    return trimmed
-
-
-def _next_options(options: ChatOptions | None, turn: ChatResponse) -> ChatOptions | None:
-    """Options for the next round trip: a required tool mode is relaxed (or the model would
-    call tools forever) and a conversation id the service reported is kept."""
-    needs_mode_reset = (
-        options is not None
-        and options.tool_mode is not None
-        and (options.tool_mode.mode == "required")
-    )
-    new_conversation = turn.conversation_id and (
-        options is None or options.conversation_id != turn.conversation_id
-    )
-    if not needs_mode_reset and not new_conversation:
-        return options
-    updated = options.clone() if options is not None else ChatOptions()
-    if needs_mode_reset:
-        updated.tool_mode = ChatToolMode.AUTO
-    if new_conversation:
-        updated.conversation_id = turn.conversation_id
-    return updated
+            raise_failures(failures, self.consecutive_errors)

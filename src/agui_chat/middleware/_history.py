@@ -53,7 +53,8 @@ def acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
     for m in messages:
         for c in m.contents:
             if isinstance(c, ToolApprovalRequestContent):
-                calls.append(c.tool_call)
+                if isinstance(c.tool_call, FunctionCallContent):
+                    calls.append(c.tool_call)
             elif isinstance(c, FunctionCallContent) and id(c) in pending:
                 calls.append(c)
     return calls

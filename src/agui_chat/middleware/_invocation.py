@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
+import importlib
+import inspect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from .._contents import FunctionCallContent, FunctionResultContent
 from .._exceptions import ToolArgumentsError
@@ -17,7 +20,13 @@ from .._options import ChatOptions
 from .._tool_start import tool_starting
 from .._tools import AIFunction
 
-__all__ = ["FunctionInvocationContext", "InvocationOutcome", "current_invocation"]
+__all__ = [
+    "FunctionInvocationContext",
+    "FunctionInvoker",
+    "InvocationOutcome",
+    "current_invocation",
+    "raise_failures",
+]
 
 _log = logging.getLogger("agui_chat.tools")
 
@@ -31,7 +40,33 @@ def not_found_text(name: str) -> str:
 
 
 def rejected_text(reason: str | None) -> str:
-    return f"{REJECTED_TEXT} {reason.strip()}" if reason and reason.strip() else REJECTED_TEXT
+    """MEAI's text for a rejected call: ``"Tool call invocation rejected."`` alone for a
+    blank reason; a given reason appended as a sentence (first letter capitalised, a final
+    period added when it has no end punctuation)."""
+    text = reason.strip() if reason else ""
+    if not text:
+        return REJECTED_TEXT
+    text = text[0].upper() + text[1:]
+    if text[-1] not in ".!?…":
+        text += "."
+    return f"{REJECTED_TEXT} {text}"
+
+
+def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
+    """Raise what a batch of calls failed with once the error limit is past: the exception
+    itself when there is one, else an ``ExceptionGroup`` of all of them (MEAI's
+    ``AggregateException``)."""
+    if len(exceptions) == 1:
+        raise exceptions[0]
+    group = _exception_group()
+    raise group(f"{len(exceptions)} tool calls failed ({rounds} round trips in a row)", exceptions)
+
+
+def _exception_group() -> Any:
+    found = getattr(builtins, "ExceptionGroup", None)
+    if found is None:  # Python 3.10: the backport (a dependency there)
+        found = importlib.import_module("exceptiongroup").ExceptionGroup
+    return found
 
 
 @dataclass
@@ -52,6 +87,12 @@ class FunctionInvocationContext:
     function_count: int = 1
     is_streaming: bool = False
     terminate: bool = False
+
+
+#: Replaces how every function is invoked (MEAI's ``FunctionInvoker``): called with the
+#: invocation context, returns the function's result (or an awaitable of it). The default
+#: is ``context.function.invoke(context.arguments)``.
+FunctionInvoker = Callable[[FunctionInvocationContext], "Awaitable[Any] | Any"]
 
 
 _current: ContextVar[FunctionInvocationContext | None] = ContextVar(
@@ -84,6 +125,7 @@ async def invoke_call(
     *,
     answers: Mapping[str, InputAnswer] | None = None,
     include_detailed_errors: bool = False,
+    invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:
     """Run ``function`` for ``call`` and turn what happens into an ``InvocationOutcome``.
 
@@ -97,7 +139,12 @@ async def invoke_call(
     try:
         with provide_answers(answers or {}):
             _log.debug("invoking %s", function.name)
-            value = await function.invoke(arguments)
+            if invoker is None:
+                value = await function.invoke(arguments)
+            else:
+                value = invoker(context)
+                if inspect.isawaitable(value):
+                    value = await value
     except InputRequired as question:
         return InvocationOutcome(call, input_required=question, terminate=context.terminate)
     except ToolArgumentsError as exc:

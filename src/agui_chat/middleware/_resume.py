@@ -63,16 +63,34 @@ class ScheduledCall:
 
 @dataclass
 class ResumePlan:
-    """What to do with the answers found in a history."""
+    """What to do with the answers found in a history.
+
+    ``rebuilt`` are the assistant messages that hold the approved and rejected calls again
+    (one per message that held their requests, keeping its id and metadata), as MEAI
+    rebuilds them; they open the resumed transcript and go into the model's history at
+    ``anchor`` (before the tool results), unless the service keeps the history.
+    ``handled`` maps each call id to the call objects of its request and answer, which are
+    marked ``informational_only`` once the call has its result.
+    """
 
     model_history: list[ChatMessage]
     to_run: list[ScheduledCall] = field(default_factory=list)
     rejected: list[FunctionResultContent] = field(default_factory=list)
     anchor: int = 0
+    rebuilt: list[ChatMessage] = field(default_factory=list)
+    handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
 
     @property
     def has_work(self) -> bool:
         return bool(self.to_run or self.rejected)
+
+    def mark_handled(self, call_ids: Sequence[str]) -> None:
+        """Mark the request's and the answer's calls of each of ``call_ids`` (which now have
+        a result) ``informational_only``, in place, as MEAI does: a stacked loop or a replay
+        then skips them by flag."""
+        for call_id in call_ids:
+            for call in self.handled.get(call_id, ()):
+                call.informational_only = True
 
 
 def _local_function(tools: Mapping[str, AITool], name: str) -> AIFunction | None:
@@ -94,6 +112,8 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
     """
     answered: set[str] = set()
+    flagged: set[str] = set()  # calls whose request or answer says it was handled
+    handled: dict[str, list[FunctionCallContent]] = {}
     calls: dict[str, list[FunctionCallContent]] = {}
     informational: set[str] = set()
     approvals: dict[str, ToolApprovalRequestContent] = {}
@@ -111,7 +131,13 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             elif isinstance(c, FunctionCallContent):
                 _add_call(calls, informational, c)
             elif isinstance(c, ToolApprovalRequestContent):
+                if not isinstance(c.tool_call, FunctionCallContent):
+                    continue  # a call the service runs: its approval passes through
+                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
+                if c.tool_call.informational_only:
+                    flagged.add(c.tool_call.call_id)
                 first = approvals.setdefault(c.request_id, c)
+                assert isinstance(first.tool_call, FunctionCallContent)
                 if not _same_call(first.tool_call, c.tool_call):
                     ambiguous_requests.add(c.request_id)
                 _add_call(calls, informational, c.tool_call)
@@ -123,11 +149,18 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             elif not from_person:
                 continue  # an answer only a person gives: never one in a model's message
             elif isinstance(c, ToolApprovalResponseContent):
+                if not isinstance(c.tool_call, FunctionCallContent):
+                    continue  # an answer for the service: passed through
+                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
+                if c.tool_call.informational_only:
+                    flagged.add(c.tool_call.call_id)
                 approval_answers.setdefault(c.request_id, []).append(c)
                 if c.approved:
                     approved_at.setdefault(c.request_id, index)
             elif isinstance(c, InterruptResponseContent):
                 interrupt_answers.setdefault(c.request_id, []).append(c)
+
+    _forget_edited_copies(calls, approvals, approval_answers)
 
     def local_call(call_id: str | None) -> bool:
         return call_id is not None and any(
@@ -140,7 +173,7 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
         call_id = question.tool_call_id
         assert call_id is not None
         [call] = calls[call_id]
-        if call_id in informational or call.arguments is None:
+        if call_id in informational or call.unparseable:
             return False
         gated = [r for r in approvals.values() if r.tool_call.call_id == call_id]
         return not gated or any(
@@ -156,7 +189,9 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     _check_unknown(interrupt_answers, interrupts, "question")
 
     pending_approvals = {
-        rid: r for rid, r in local_approvals.items() if r.tool_call.call_id not in answered
+        rid: r
+        for rid, r in local_approvals.items()
+        if r.tool_call.call_id not in answered and r.tool_call.call_id not in flagged
     }
     candidates = {
         rid: r
@@ -197,7 +232,7 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
         )
 
     effective_args: dict[str, dict[str, Any] | None] = {}
-    plan = ResumePlan(model_history=[])
+    plan = ResumePlan(model_history=[], handled=handled)
     approved_calls: dict[str, ScheduledCall] = {}
     for rid, request in pending_approvals.items():
         answer = approval_answers[rid][0]
@@ -257,10 +292,17 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
         scheduled.answers = answers
     plan.to_run = list(approved_calls.values())
 
-    touched = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
-    plan.model_history, plan.anchor = _model_history(
-        history, local_approvals, local_interrupts, effective_args, touched
+    shown = {s.call.call_id: s.call for s in plan.to_run}
+    for result in plan.rejected:
+        [call] = calls[result.call_id]
+        shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
+    plan.model_history, plan.anchor, plan.rebuilt = _model_history(
+        history, local_approvals, local_interrupts, shown
     )
+    for message in plan.rebuilt:
+        for c in message.contents:
+            assert isinstance(c, FunctionCallContent)
+            handled.setdefault(c.call_id, []).append(c)
     return plan
 
 
@@ -271,6 +313,29 @@ def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
         and a.arguments == b.arguments
         and a.raw_arguments == b.raw_arguments
     )
+
+
+def _forget_edited_copies(
+    calls: dict[str, list[FunctionCallContent]],
+    approvals: Mapping[str, ToolApprovalRequestContent],
+    answers: Mapping[str, list[ToolApprovalResponseContent]],
+) -> None:
+    """Drop the rebuilt copy of an approved, edited call (the loop returned it with the
+    edited arguments): it is that call, not another call with the same id."""
+    for rid, given in answers.items():
+        request = approvals.get(rid)
+        if request is None:
+            continue
+        for answer in given:
+            if not (answer.approved and answer.edited_arguments is not None):
+                continue
+            variants = calls.get(request.tool_call.call_id, [])
+            calls[request.tool_call.call_id] = [
+                c
+                for c in variants
+                if _same_call(c, request.tool_call)  # type: ignore[arg-type]
+                or not (c.name == request.tool_call.name and c.arguments == answer.edited_arguments)
+            ]
 
 
 def _same_question(a: InterruptRequestContent, b: InterruptRequestContent) -> bool:
@@ -347,56 +412,82 @@ def _model_history(
     history: Sequence[ChatMessage],
     approvals: Mapping[str, ToolApprovalRequestContent],
     interrupts: Mapping[str, InterruptRequestContent],
-    effective_args: Mapping[str, dict[str, Any] | None],
-    touched: set[str],
-) -> tuple[list[ChatMessage], int]:
-    """The history as the model must see it, and where new tool results go.
+    shown: Mapping[str, FunctionCallContent],
+) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
+    """The history as the model must see it, where the resumed block goes, and the
+    rebuilt call messages (MEAI's placement, ``ProcessFunctionApprovalResponses``).
 
-    Local approval requests become the calls they hold (with the approved arguments);
-    answers and local questions are removed; a call that appears twice is kept once.
+    Local approval requests and their answers, and local questions and theirs, are removed
+    (a message left empty goes). The calls of the requests handled now (``shown``, by call
+    id) are rebuilt as assistant messages, one per message that held the requests (its
+    id, author and metadata kept); a call the history already holds as a plain call is not
+    rebuilt. A request whose call was answered before is turned back into its call in place
+    (so its result follows a call). The block is anchored just before the last message that
+    held such content if something of it survives, else where it stood: tool results stay
+    next to their calls, ahead of anything the caller sent after the answers. A call that
+    appears twice is kept once.
     """
+    plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
+    rebuilt: dict[str | None, ChatMessage] = {}
     seen_calls: set[str] = set()
     anchor = -1
     for message in history:
         contents: list[AIContent] = []
-        changed = False
-        holds_touched = False
+        changed = relevant = holds_shown = False
         for c in message.contents:
             if isinstance(c, ToolApprovalRequestContent) and c.request_id in approvals:
-                changed = True
-                call = c.tool_call
-                if call.call_id in effective_args:
-                    call = FunctionCallContent(
-                        call.call_id, call.name, effective_args[call.call_id]
-                    )
-                c = call
+                changed = relevant = True
+                call_id = c.tool_call.call_id
+                if call_id in shown and call_id not in plain:
+                    if call_id not in seen_calls:
+                        _rebuilt_message(rebuilt, message).contents.append(shown[call_id])
+                        seen_calls.add(call_id)
+                    continue
+                assert isinstance(c.tool_call, FunctionCallContent)
+                c = c.tool_call
             elif (isinstance(c, ToolApprovalResponseContent) and c.request_id in approvals) or (
                 isinstance(c, (InterruptRequestContent, InterruptResponseContent))
                 and c.request_id in interrupts
             ):
-                changed = True
+                changed = relevant = True
                 continue
             if isinstance(c, FunctionCallContent):
                 if c.call_id in seen_calls:
                     changed = True
                     continue
                 seen_calls.add(c.call_id)
-                if c.call_id in touched:
-                    holds_touched = True
+                holds_shown = holds_shown or c.call_id in shown
             contents.append(c)
+        if relevant:
+            anchor = max(anchor, len(out))
         if not contents:
             continue
         if changed:
-            message = ChatMessage(
-                message.role,
-                contents,
-                author_name=message.author_name,
-                message_id=message.message_id,
-                additional_properties=message.additional_properties,
-                raw_representation=message.raw_representation,
-            )
+            message = _copy_message(message, contents)
         out.append(message)
-        if holds_touched or (anchor == len(out) - 1 and message.role == ChatRole.TOOL):
-            anchor = len(out)
-    return out, (anchor if anchor >= 0 else len(out))
+        if holds_shown:
+            anchor = max(anchor, len(out))
+        elif not relevant and anchor == len(out) - 1 and message.role == ChatRole.TOOL:
+            anchor = len(out)  # after the results of the same batch
+    return out, (anchor if anchor >= 0 else len(out)), list(rebuilt.values())
+
+
+def _copy_message(message: ChatMessage, contents: list[AIContent]) -> ChatMessage:
+    return ChatMessage(
+        message.role,
+        contents,
+        author_name=message.author_name,
+        message_id=message.message_id,
+        additional_properties=message.additional_properties,
+        raw_representation=message.raw_representation,
+    )
+
+
+def _rebuilt_message(rebuilt: dict[str | None, ChatMessage], source: ChatMessage) -> ChatMessage:
+    """The rebuilt call message for the requests of ``source``: one per message id (one in
+    all for requests whose message had none), with ``source``'s metadata."""
+    key = source.message_id
+    if key not in rebuilt:
+        rebuilt[key] = _copy_message(source, [])
+    return rebuilt[key]

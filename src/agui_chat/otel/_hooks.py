@@ -227,7 +227,7 @@ class OpenTelemetryHooks(Telemetry):
                 decision, event = "approved", n.EVENT_APPROVED
             kind = "approval"
             self._approvals.add(1, {n.DECISION: decision})
-            if decision == "rejected":
+            if decision == "rejected" and isinstance(call, FunctionCallContent):
                 self._unrun_tool(call, "rejected")
         else:
             if request.tool_call_id is not None:  # type: ignore[attr-defined]

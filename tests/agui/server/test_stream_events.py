@@ -629,11 +629,12 @@ async def test_a_pipeline_with_its_own_function_invocation_is_not_wrapped_again(
 
 async def test_function_invocation_settings_reach_the_loop(tools: Tools) -> None:
     call = FunctionCallContent("c1", "lookup", {"city": "Oslo"})
-    model = scripted([call], "final")
+    again = FunctionCallContent("c2", "lookup", {"city": "Rome"})
+    model = scripted([call], [again], "final")
     app = server(model, tools=[tools.lookup()], function_invocation={"max_iterations": 1})
     events = await run_agui(app, run_input())
-    # One round trip only: the tools are withdrawn, so the call is not run.
-    assert tools.count("lookup") == 0
+    # One tool round (MEAI's max_iterations), then the tools are withdrawn: c2 is not run.
+    assert tools.count("lookup") == 1
     assert of_type(events, "TOOL_CALL_END")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..._hitl_contents import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
+from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
 from ..._schema import dump_json, to_jsonable
 from ..._values import ChatFinishReason
@@ -115,8 +116,11 @@ class RunEncoder:
         issue_interrupts: IssueInterrupts,
         client_tools: frozenset[str] = frozenset(),
         parent_run_id: str | None = None,
+        known_calls: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
+        # Calls the client already holds (set on a resume): not emitted again.
+        self.known_calls = known_calls
         self.run_id = run_id
         self.parent_run_id = parent_run_id
         self.client_tools = client_tools
@@ -211,12 +215,16 @@ class RunEncoder:
             elif kind is FunctionCallUpdateContent:
                 self._call_update(update, content, out)  # type: ignore[arg-type]
             elif isinstance(content, FunctionCallContent):
-                self._call(update, content, out)
+                if content.call_id not in self.known_calls:
+                    self._call(update, content, out)
             elif isinstance(content, FunctionResultContent):
                 self._result(content.call_id, _result_text(content.result), out)
             elif isinstance(content, TextReasoningContent):
                 self._reasoning(content, out)
-            elif isinstance(content, ToolApprovalRequestContent):
+            elif isinstance(content, ToolApprovalRequestContent) and isinstance(
+                content.tool_call,
+                FunctionCallContent,  # not a call the service runs itself
+            ):
                 self._call(update, content.tool_call, out)
                 self._requests.append(content)
             elif isinstance(content, InterruptRequestContent):
@@ -399,6 +407,16 @@ class RunEncoder:
             return
         if event.get("type") in PASS_THROUGH_TYPES:
             out.append(frame(event))
+
+
+def known_call_ids(messages: Iterable[ChatMessage]) -> frozenset[str]:
+    """The ids of the tool calls (and of the calls of approval requests) in ``messages``."""
+    return frozenset(
+        (c.tool_call if isinstance(c, ToolApprovalRequestContent) else c).call_id
+        for m in messages
+        for c in m.contents
+        if isinstance(c, (FunctionCallContent, ToolApprovalRequestContent))
+    )
 
 
 def _request_call_id(request: InputRequestContent) -> str | None:

@@ -40,7 +40,7 @@ from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body
 from ._claims import ClaimGuard, open_store
-from ._encode import RunEncoder
+from ._encode import RunEncoder, known_call_ids
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
 from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, CheckedResume, ResumeRejected, check_resume
@@ -268,6 +268,9 @@ class AGUIServer:
                         return
                     messages, claimed = checked.messages, checked.claimed
                     guard = ClaimGuard(self.approval_store, checked.owner, claimed)
+                    # The calls a resume rebuilt (the tool loop returns them again) are
+                    # the client's already: never re-emitted.
+                    encoder.known_calls = known_call_ids(messages)
                 stream = self.pipeline.get_streaming_response(messages, run.options)
                 try:
                     async for update in stream:
