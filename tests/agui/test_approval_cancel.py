@@ -4,6 +4,7 @@ our server the call never runs either."""
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -64,7 +65,8 @@ class Deletes:
 
 
 def model(seen: list[list[ChatMessage]]) -> ScriptedChatClient:
-    replies: list[Any] = [[CALL], "ok"]
+    # A fresh call each time: the tool loop marks a handled call informational in place.
+    replies: list[Any] = [[copy.deepcopy(CALL)], "ok"]
 
     def handler(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
         seen.append(list(messages))
