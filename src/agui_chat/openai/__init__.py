@@ -1,5 +1,6 @@
 """``OpenAIChatClient``: agui_chat over the ``openai`` SDK's Chat Completions API, for OpenAI
-and every OpenAI-compatible server (Ollama, vLLM, llama.cpp server, LM Studio).
+and every OpenAI-compatible server (Ollama, vLLM, llama.cpp server, LM Studio); and
+``OpenAIResponsesChatClient`` over its Responses API.
 
 Needs the ``openai`` extra: ``pip install 'agui-chat[openai]'``.
 """
@@ -14,5 +15,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._client import OpenAIChatClient
+from ._responses_client import OpenAIResponsesChatClient
 
-__all__ = ["OpenAIChatClient"]
+__all__ = ["OpenAIChatClient", "OpenAIResponsesChatClient"]

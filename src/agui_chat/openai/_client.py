@@ -28,7 +28,84 @@ _NO_KEY = "no-key-needed"
 _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
-class OpenAIChatClient(BaseChatClient):
+class OpenAIClientBase(BaseChatClient):
+    """What the Chat Completions and Responses clients share: the model name and the
+    ``openai.AsyncOpenAI`` they send through (given, or made from its settings)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 0,
+        organization: str | None = None,
+        project: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+        if client is not None:
+            if not isinstance(client, openai.AsyncOpenAI):
+                raise TypeError(
+                    f"client must be an openai.AsyncOpenAI, got {type(client).__name__}"
+                )
+            given = [
+                name
+                for name, value in (
+                    ("api_key", api_key),
+                    ("base_url", base_url),
+                    ("timeout", timeout),
+                    ("organization", organization),
+                    ("project", project),
+                    ("default_headers", default_headers),
+                )
+                if value is not None
+            ]
+            if given:
+                raise TypeError(
+                    f"pass either client or its settings, not both (got client and "
+                    f"{', '.join(given)}); configure the AsyncOpenAI you pass instead"
+                )
+        self.model = model
+        self._owns_client = client is None
+        self._client = client or _make_client(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            organization=organization,
+            project=project,
+            default_headers=default_headers,
+        )
+
+    @property
+    def is_openai(self) -> bool:
+        """Whether the base URL is OpenAI's own (or Azure OpenAI), not a compatible server."""
+        return str(self._client.base_url.host).endswith(_OPENAI_HOSTS)
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client requests go through."""
+        return self._client
+
+    def get_service(self, kind: type[_T]) -> _T | None:
+        """This client, or the ``openai.AsyncOpenAI`` it sends through."""
+        if isinstance(self, kind):
+            return self
+        if isinstance(self._client, kind):
+            return self._client
+        return None
+
+    async def aclose(self) -> None:
+        """Close the SDK client if this client made it (one you passed in stays open)."""
+        if self._owns_client:
+            await self._client.close()
+
+
+class OpenAIChatClient(OpenAIClientBase):
     """A ``ChatClient`` that talks to a model through the ``openai`` SDK's Chat Completions.
 
     Give it ``client`` (an ``openai.AsyncOpenAI`` you configured and close yourself), or the
@@ -63,38 +140,14 @@ class OpenAIChatClient(BaseChatClient):
         max_tokens_parameter: MaxTokensParameter | None = None,
         stream_usage: bool = True,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
-        if client is not None:
-            if not isinstance(client, openai.AsyncOpenAI):
-                raise TypeError(
-                    f"client must be an openai.AsyncOpenAI, got {type(client).__name__}"
-                )
-            given = [
-                name
-                for name, value in (
-                    ("api_key", api_key),
-                    ("base_url", base_url),
-                    ("timeout", timeout),
-                    ("organization", organization),
-                    ("project", project),
-                    ("default_headers", default_headers),
-                )
-                if value is not None
-            ]
-            if given:
-                raise TypeError(
-                    f"pass either client or its settings, not both (got client and "
-                    f"{', '.join(given)}); configure the AsyncOpenAI you pass instead"
-                )
         if max_tokens_parameter not in (None, "max_completion_tokens", "max_tokens"):
             raise ValueError(
                 "max_tokens_parameter must be 'max_completion_tokens' or 'max_tokens', got "
                 f"{max_tokens_parameter!r}"
             )
-        self.model = model
-        self._owns_client = client is None
-        self._client = client or _make_client(
+        super().__init__(
+            model,
+            client=client,
             api_key=api_key,
             base_url=base_url,
             timeout=timeout,
@@ -105,16 +158,9 @@ class OpenAIChatClient(BaseChatClient):
         )
         self._service = f"Chat Completions at {self._client.base_url}"
         self._max_tokens_parameter: MaxTokensParameter = max_tokens_parameter or (
-            "max_completion_tokens"
-            if str(self._client.base_url.host).endswith(_OPENAI_HOSTS)
-            else "max_tokens"
+            "max_completion_tokens" if self.is_openai else "max_tokens"
         )
         self._stream_usage = stream_usage
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client requests go through."""
-        return self._client
 
     def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
         return build_request(
@@ -162,19 +208,6 @@ class OpenAIChatClient(BaseChatClient):
         finally:
             await stream.close()
         yield assembler.finish()
-
-    def get_service(self, kind: type[_T]) -> _T | None:
-        """This client, or the ``openai.AsyncOpenAI`` it sends through."""
-        if isinstance(self, kind):
-            return self
-        if isinstance(self._client, kind):
-            return self._client
-        return None
-
-    async def aclose(self) -> None:
-        """Close the SDK client if this client made it (one you passed in stays open)."""
-        if self._owns_client:
-            await self._client.close()
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model={self.model!r}, base_url={str(self._client.base_url)!r})"

@@ -24,7 +24,7 @@ from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of
 from .._tools import AIFunctionDeclaration
 
-__all__ = ["MaxTokensParameter", "build_request", "to_openai_messages"]
+__all__ = ["MaxTokensParameter", "build_request", "call_arguments", "to_openai_messages"]
 
 #: The request field that carries ``ChatOptions.max_output_tokens``.
 MaxTokensParameter = Literal["max_completion_tokens", "max_tokens"]
@@ -155,16 +155,19 @@ def _assistant_message(message: ChatMessage) -> Json | None:
     return out
 
 
-def _tool_call(call: FunctionCallContent) -> Json:
+def call_arguments(call: FunctionCallContent) -> str:
+    """A call's arguments as JSON text (what the model wrote, if it did not parse, so it can
+    see its own mistake)."""
     if call.arguments is None and call.raw_arguments is not None:
-        # Send back exactly what the model wrote, so it can see its own mistake.
-        arguments = call.raw_arguments
-    else:
-        arguments = dump_json(call.arguments or {})
+        return call.raw_arguments
+    return dump_json(call.arguments or {})
+
+
+def _tool_call(call: FunctionCallContent) -> Json:
     return {
         "id": call.call_id,
         "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
+        "function": {"name": call.name, "arguments": call_arguments(call)},
     }
 
 

@@ -1,0 +1,116 @@
+"""``OpenAIResponsesChatClient``: a chat client over OpenAI's Responses API."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import openai
+
+from .._client import ChatMessages, check_options
+from .._messages import as_messages
+from .._options import ChatOptions
+from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._structured import get_structured_response, wants_structured
+from ._client import OpenAIClientBase
+from ._errors import map_error
+from ._responses_parse import ResponsesStreamAssembler, to_chat_response
+from ._responses_request import build_responses_request
+
+__all__ = ["OpenAIResponsesChatClient"]
+
+
+class OpenAIResponsesChatClient(OpenAIClientBase):
+    """A ``ChatClient`` over the ``openai`` SDK's Responses API (``responses.create``).
+
+    The connection settings are those of ``OpenAIChatClient`` (``client``, or ``api_key``,
+    ``base_url``, ``timeout``, ``max_retries``...). Text, reasoning summaries (as
+    ``TextReasoningContent``), function calls (parallel ones too), usage and finish reasons
+    are mapped, streamed or not; ``ChatOptions.instructions`` goes as ``instructions`` and
+    ``response_format`` as ``text.format``.
+
+    ``store`` is off by default: nothing is kept at the provider, and every request carries
+    the whole conversation. With ``store=True`` the response id comes back as the response's
+    ``conversation_id``; pass it as ``ChatOptions(conversation_id=...)`` (the tool loop does)
+    and it goes as ``previous_response_id``, with only the new messages sent, as in
+    Microsoft.Extensions.AI. Approvals and questions work through
+    ``FunctionInvokingChatClient`` on top, as with Chat Completions.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 0,
+        organization: str | None = None,
+        project: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        store: bool = False,
+    ) -> None:
+        if not isinstance(store, bool):
+            raise TypeError(f"store must be a bool, got {type(store).__name__}")
+        super().__init__(
+            model,
+            client=client,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            organization=organization,
+            project=project,
+            default_headers=default_headers,
+        )
+        self.store = store
+        self._service = f"the Responses API at {self._client.base_url}"
+
+    def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
+        return build_responses_request(
+            as_messages(messages), check_options(options), model=self.model, store=self.store
+        )
+
+    async def get_response(
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
+        request = self._request(messages, options)
+        try:
+            response = await self._client.responses.create(**request, stream=False)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        return to_chat_response(response, store=request["store"], service=self._service)
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        request = self._request(messages, options)
+        assembler = ResponsesStreamAssembler(store=request["store"], service=self._service)
+        try:
+            stream = await self._client.responses.create(**request, stream=True)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        try:
+            async for event in stream:
+                update = assembler.add(event)
+                if update is not None:
+                    yield update
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        finally:
+            await stream.close()
+        assembler.finish()
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIResponsesChatClient(model={self.model!r}, "
+            f"base_url={str(self._client.base_url)!r}, store={self.store})"
+        )
