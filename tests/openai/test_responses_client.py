@@ -187,7 +187,7 @@ async def test_history_becomes_input_items(
     assert len(items) == 5
 
 
-async def test_store_returns_the_response_id_as_the_conversation_and_the_tool_loop_sends_only_new_items(
+async def test_store_gives_a_conversation_and_the_tool_loop_then_sends_only_new_items(
     router: respx.MockRouter, sdk: openai.AsyncOpenAI
 ) -> None:
     ran: list[str] = []
