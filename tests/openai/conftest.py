@@ -15,9 +15,9 @@ import openai
 import pytest
 import respx
 from openai_wire import BASE_URL, Wire, legacy_http_client
-from real_components import CACHE, require, require_path
 
 from agui_chat.openai import OpenAIChatClient
+from real_components import CACHE, require, require_path
 
 
 @pytest.fixture

@@ -97,7 +97,9 @@ async def test_parallel_tool_calls_run_through_the_tool_loop(
         return f"sunny in {city}"
 
     client = FunctionInvokingChatClient(model)
-    response = await ask(client, "weather in two cities", ChatOptions(tools=[get_weather]), streaming)
+    response = await ask(
+        client, "weather in two cities", ChatOptions(tools=[get_weather]), streaming
+    )
     assert sorted(asked) == ["Lyon", "Paris"]
     assert response.text.endswith("Sunny in Paris and in Lyon.")
     assert len(recorder.bodies) == 2

@@ -53,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="use this OpenAI (or OPENAI_BASE_URL-compatible) model instead of the offline one",
     )
+    _add_api(demo)
     demo.add_argument(
         "--browser",
         action="store_true",
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
+    _add_api(serve)
     which.add_argument(
         "--app",
         metavar="MODULE:ATTR",
@@ -131,20 +133,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- models ------------------------------------------------------------------------------
 
 
-def _model(name: str | None) -> tuple[ChatClient, str]:
+def _add_api(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--api",
+        choices=("responses", "chat"),
+        help="the OpenAI API --model speaks: the Responses API or Chat Completions (default: "
+        "chat for a custom OPENAI_BASE_URL, responses for OpenAI's own)",
+    )
+
+
+def _model(name: str | None, api: str | None = None) -> tuple[ChatClient, str]:
     if name is None:
+        if api is not None:
+            raise CommandError("--api chooses the API of --model; give --model too")
         return demo_model(), "the built-in offline demo model (no network, no key)"
     if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
         raise CommandError(
             "--model needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
         )
     try:
-        from ..openai import OpenAIChatClient
+        from ..openai import OpenAIChatClient, OpenAIResponsesChatClient
     except ImportError as exc:
         raise CommandError(
             "--model needs the openai extra: pip install 'agui-chat[openai]'"
         ) from exc
-    return OpenAIChatClient(name), f"the OpenAI model {name!r}"
+    if api is None:
+        host = urlparse(os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com").hostname
+        api = (
+            "responses"
+            if (host or "").endswith(("api.openai.com", ".openai.azure.com"))
+            else "chat"
+        )
+    if api == "responses":
+        return OpenAIResponsesChatClient(name), f"the OpenAI model {name!r} (Responses API)"
+    return OpenAIChatClient(name), f"the OpenAI model {name!r} (Chat Completions)"
 
 
 def _free_port(host: str) -> int:
@@ -160,7 +182,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from ..agui import AGUIChatClient, AGUIServer
     from ._background import BackgroundServer
 
-    model, described = _model(args.model)
+    model, described = _model(args.model, args.api)
     if args.browser:
         return await _demo_in_browser(model, described)
     term = Terminal(auto=args.yes or not sys.stdin.isatty())
@@ -284,7 +306,7 @@ def _serve(args: argparse.Namespace) -> int:
                 app.ui = True
             described = args.app
         else:
-            model, described = _model(args.model)
+            model, described = _model(args.model, args.api)
             app = AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
     except ValueError as exc:
         raise CommandError(f"--store: {exc}") from exc
