@@ -221,6 +221,11 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
             raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
         self.allow_edits = allow_edits
 
+    def approval_message(self, call_name: str) -> str:
+        """The text a person sees when asked to approve a call (subclasses may name more,
+        such as the MCP server a tool comes from)."""
+        return f"Approve {call_name}?"
+
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
         """Whether this call needs a person's approval.
 

@@ -439,7 +439,7 @@ class _Loop:
                 contents[i] = request = ToolApprovalRequestContent(
                     approval_request_id(call.call_id),
                     call,
-                    message=f"Approve {call.name}?",
+                    message=wrapper.approval_message(call.name),
                     allow_edits=wrapper.allow_edits,
                 )
                 self.owner.telemetry.requested(request)

@@ -1,0 +1,27 @@
+"""``MCPToolset``: the tools of any MCP server in the tool loop, destructive ones gated by
+default, the server's elicitations as questions for the person (see docs/mcp.md).
+
+Needs the ``mcp`` extra: ``pip install 'agui-chat[mcp]'``.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp as _mcp  # noqa: F401 - fail here, with a hint, if the extra is missing
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "agui_chat.mcp needs the 'mcp' package: pip install 'agui-chat[mcp]'"
+    ) from exc
+
+from ._policy import ApprovalPolicy, auto_requires_approval
+from ._tool import MCPApprovalRequired, MCPTool
+from ._toolset import MCPToolset, elicitation_callback
+
+__all__ = [
+    "ApprovalPolicy",
+    "MCPApprovalRequired",
+    "MCPTool",
+    "MCPToolset",
+    "auto_requires_approval",
+    "elicitation_callback",
+]
