@@ -1,5 +1,5 @@
-"""Shared helpers of the MCP tests: our own server over stdio or streamable HTTP, a scripted
-model, the history a caller sends back after a pause, and the npm servers' location."""
+"""Shared helpers of the MCP tests: our own server's command, uvicorn on 127.0.0.1, the
+history a caller sends back after a pause, what the model saw, and the npm servers."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import uvicorn
 
 from agui_chat import (
     ChatMessage,
-    ChatOptions,
     ChatResponse,
     FunctionCallContent,
     FunctionResultContent,
@@ -46,19 +45,6 @@ def npm_server(name: str) -> Path:
             "run 'make test-deps' (mk/mcp.mk installs it into the cache)",
         )
     return entry
-
-
-def scripted(*replies: Any) -> ScriptedChatClient:
-    """A model answering with ``replies`` in order; more calls than scripted fail."""
-    queue = list(replies)
-
-    def handler(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
-        if not queue:
-            raise AssertionError("the model was called more often than scripted")
-        reply = queue.pop(0)
-        return reply(messages, options) if callable(reply) else reply
-
-    return ScriptedChatClient(handler)
 
 
 def call(call_id: str, name: str, /, **arguments: Any) -> list[FunctionCallContent]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from mcp_servers import read_log
-from mcp_support import call, model_saw, scripted, serving, stdio_command
+from mcp_support import call, model_saw, serving, stdio_command
 
 from agui_chat import (
     ChatMessage,
@@ -22,6 +22,7 @@ from agui_chat.agui.server import AGUIServer
 from agui_chat.mcp import MCPToolset
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_streams import scripted
 
 KEY = b"k" * 32
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mcp_servers import read_log
-from mcp_support import call, model_saw, resume, scripted, stdio_command
+from mcp_support import call, model_saw, resume, stdio_command
 
 from agui_chat import (
     ChatFinishReason,
@@ -20,6 +20,7 @@ from agui_chat import (
     ToolApprovalRequestContent,
 )
 from agui_chat.mcp import MCPToolset
+from agui_streams import scripted
 
 
 @pytest.fixture(params=["stdio", "http"])

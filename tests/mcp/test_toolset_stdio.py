@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mcp_servers import read_log
-from mcp_support import call, model_saw, results, resume, scripted, stdio_command
+from mcp_support import call, model_saw, results, resume, stdio_command
 
 from agui_chat import (
     ChatFinishReason,
@@ -21,6 +21,7 @@ from agui_chat import (
     UriContent,
 )
 from agui_chat.mcp import MCPApprovalRequired, MCPTool, MCPToolset
+from agui_streams import scripted
 
 
 async def test_tools_carry_the_servers_names_descriptions_and_schemas(env: dict[str, str]) -> None:
