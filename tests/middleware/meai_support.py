@@ -139,3 +139,61 @@ class Funcs:
 
         self.func1 = func1
         self.func2 = func2
+
+
+class PlanClient(BaseChatClient):
+    """MEAI's plan-driven test client: on each round trip it answers with the plan's message
+    at the index of the number of messages it received (so the plan alternates the model's
+    turns and the tool results the loop must add), and records what it received."""
+
+    def __init__(self, plan: Sequence[ChatMessage]) -> None:
+        self.plan = list(plan)
+        self.received: list[list[ChatMessage]] = []
+        self.options: list[ChatOptions | None] = []
+
+    def _next(self, messages: ChatMessages, options: ChatOptions | None) -> ChatResponse:
+        assert isinstance(messages, list)
+        self.received.append(copy.deepcopy(messages))
+        self.options.append(options.clone() if options is not None else None)
+        assert shape(messages) == shape(self.plan[: len(messages)])
+        turn = copy.deepcopy(self.plan[len(messages)])
+        turn.message_id = uuid.uuid4().hex
+        usage = UsageDetails(input_token_count=3, output_token_count=3, total_token_count=3)
+        return ChatResponse([turn], usage=usage)
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        return self._next(messages, options)
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        for update in self._next(messages, options).to_updates():
+            yield update
+
+
+async def invoke_plan(
+    options: ChatOptions | None,
+    plan: Sequence[ChatMessage],
+    *,
+    streaming: bool,
+    expected: Sequence[ChatMessage] | None = None,
+    **settings: Any,
+) -> tuple[list[ChatMessage], PlanClient]:
+    """MEAI's ``InvokeAndAssertAsync(options, plan, expected)``: sends the plan's first
+    message and checks that the transcript (it plus the response) is ``expected`` (by
+    default the whole plan)."""
+    inner = PlanClient(plan)
+    client = FunctionInvokingChatClient(inner, **settings)
+    chat = [copy.deepcopy(plan[0])]
+    if streaming:
+        updates = [u async for u in client.get_streaming_response(list(chat), options)]
+        response = ChatResponse.from_updates(updates)
+    else:
+        response = await client.get_response(list(chat), options)
+    chat += response.messages
+    assert shape(chat) == shape(expected if expected is not None else plan)
+    if response.usage is not None:
+        assert response.usage.input_token_count == 3 * len(inner.received)
+    return chat, inner

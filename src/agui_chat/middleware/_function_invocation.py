@@ -215,6 +215,7 @@ class _Loop:
         self.last_response: ChatResponse | None = None
         self.consecutive_errors = 0
         self.stopped = False  # the resumed part ended the request
+        self.current_options = options  # the options of the round trip under way
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -290,6 +291,8 @@ class _Loop:
         for iteration in range(max_iterations + 1):
             last_round = iteration == max_iterations
             turn_options = without_functions(options) if last_round else options
+            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+                self.tools = tool_map(self.owner.additional_tools, options)
             if self.streaming:
                 stream = self.owner.inner_client.get_streaming_response(history, turn_options)
                 try:
@@ -362,7 +365,7 @@ class _Loop:
                 if isinstance(c, ToolApprovalRequestContent)
                 and c.tool_call.call_id not in duplicated
             ]
-            calls = pending_calls(turn.messages)
+            calls = pending_calls(turn.messages)  # marks the calls the service ran itself
             if last_round or (not calls and not requests and not duplicated):
                 return
 
@@ -412,7 +415,7 @@ class _Loop:
             self._count_errors(results)
             if any(o.terminate for o in outcomes):
                 return
-            options = next_options(options, turn)
+            options = self.current_options = next_options(options, turn)
             if options is not None and options.conversation_id:
                 # The service keeps the history: send it only what is new.
                 history = [history[-1]] if results else []
@@ -481,7 +484,7 @@ class _Loop:
                 arguments=dict(item.call.arguments or {}),
                 call=item.call,
                 messages=history,
-                options=self.options,
+                options=self.current_options,
                 iteration=iteration,
                 function_call_index=index,
                 function_count=count,

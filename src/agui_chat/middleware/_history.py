@@ -23,18 +23,21 @@ _log = logging.getLogger("agui_chat.tools")
 
 def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
     """Calls in a turn that still need running: not informational, not already answered in
-    the same turn (a service that ran the tool itself)."""
+    the same turn. A call the turn answers itself (the service ran the tool) is marked
+    ``informational_only`` in place, as MEAI marks it (``MarkServerHandledFunctionCalls``)."""
     answered = {
         c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
     }
-    return [
-        c
-        for m in messages
-        for c in m.contents
-        if c.__class__ is FunctionCallContent
-        and not c.informational_only
-        and c.call_id not in answered
-    ]
+    pending: list[FunctionCallContent] = []
+    for m in messages:
+        for c in m.contents:
+            if c.__class__ is not FunctionCallContent or c.informational_only:
+                continue
+            if c.call_id in answered:
+                c.informational_only = True
+            else:
+                pending.append(c)
+    return pending
 
 
 def duplicated_call_ids(messages: Sequence[ChatMessage]) -> set[str]:
