@@ -27,7 +27,25 @@ from agui_chat import (
 from agui_chat._client import ChatMessages
 
 
-class MEAITestClient(BaseChatClient):
+class _Answering(BaseChatClient):
+    """A test client whose round trips are answered by ``_next``, streamed or not."""
+
+    def _next(self, messages: ChatMessages, options: ChatOptions | None) -> ChatResponse:
+        raise NotImplementedError
+
+    async def get_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse:
+        return self._next(messages, options)
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        for update in self._next(messages, options).to_updates():
+            yield update
+
+
+class MEAITestClient(_Answering):
     """Answers each round trip with the next of ``outputs``; records (a deep copy of) what it
     received, and checks it against ``expected_inputs`` when given."""
 
@@ -55,17 +73,6 @@ class MEAITestClient(BaseChatClient):
         self.usage_total += 7
         usage = UsageDetails(input_token_count=7, output_token_count=7, total_token_count=7)
         return ChatResponse(output, usage=usage)
-
-    async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
-        return self._next(messages, options)
-
-    async def get_streaming_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        for update in self._next(messages, options).to_updates():
-            yield update
 
 
 def _content(c: AIContent) -> Any:
@@ -141,7 +148,7 @@ class Funcs:
         self.func2 = func2
 
 
-class PlanClient(BaseChatClient):
+class PlanClient(_Answering):
     """MEAI's plan-driven test client: on each round trip it answers with the plan's message
     at the index of the number of messages it received (so the plan alternates the model's
     turns and the tool results the loop must add), and records what it received."""
@@ -160,17 +167,6 @@ class PlanClient(BaseChatClient):
         turn.message_id = uuid.uuid4().hex
         usage = UsageDetails(input_token_count=3, output_token_count=3, total_token_count=3)
         return ChatResponse([turn], usage=usage)
-
-    async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> ChatResponse:
-        return self._next(messages, options)
-
-    async def get_streaming_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        for update in self._next(messages, options).to_updates():
-            yield update
 
 
 async def invoke_plan(
