@@ -77,6 +77,8 @@ class Agent:
 
         self.tools = [delete_file, deploy]
         self.model = ScriptedChatClient(_reply)
+        #: Slow replies ("go slowly") whose stream the server cut because the client left.
+        self.slow_streams_cut = 0
 
     def results_seen_by_model(self) -> list[Any]:
         """Every tool result the model received, in order, without repeats."""
@@ -110,13 +112,29 @@ def _reply(messages: list[ChatMessage], options: ChatOptions | None) -> str | li
 
 
 class _WithState(DelegatingChatClient):
-    """Reports the shared state (how many messages it was sent) before each turn."""
+    """Reports the shared state (how many messages it was sent) before each turn; a prompt
+    with "slowly" in it gets a long stream of ticks instead of the model's reply."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__(agent.model)
+        self.agent = agent
 
     async def get_streaming_response(  # type: ignore[override]
         self, messages: Any, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         snapshot = {"type": "STATE_SNAPSHOT", "snapshot": {"messages_seen": len(messages)}}
         yield ChatResponseUpdate(raw_representation=snapshot)
+        if "slowly" in messages[-1].text:
+            finished = False
+            try:  # about 20 s of ticks, unless the client leaves first
+                for _ in range(400):
+                    yield ChatResponseUpdate(role="assistant", contents=[TextContent("tick ")])
+                    await asyncio.sleep(0.05)
+                finished = True
+            finally:
+                if not finished:
+                    self.agent.slow_streams_cut += 1
+            return
         async for update in self.inner_client.get_streaming_response(messages, options):
             yield update
 
@@ -133,17 +151,11 @@ def _recording_headers(app: Any, agent: Agent) -> Any:
 
 
 @contextmanager
-def live_agent() -> Iterator[tuple[str, Agent]]:
-    """Serve a fresh ``Agent`` on 127.0.0.1; yields its URL and the agent. Always stopped."""
-    agent = Agent()
-    app = AGUIServer(
-        _WithState(agent.model),
-        tools=agent.tools,
-        signing_key=b"k" * 32,
-        approval_store=InMemoryApprovalStore(),
-    )
+def serving(app: Any) -> Iterator[str]:
+    """Serve any ASGI ``app`` with uvicorn on a free port of 127.0.0.1, in a background
+    thread; yields its URL. Always stopped."""
     config = uvicorn.Config(
-        _recording_headers(app, agent),
+        app,
         host="127.0.0.1",
         port=0,
         log_level="warning",
@@ -160,7 +172,25 @@ def live_agent() -> Iterator[tuple[str, Agent]]:
             threading.Event().wait(0.01)
         assert server.started, "uvicorn did not start"
         port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}/", agent
+        yield f"http://127.0.0.1:{port}/"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def agent_server(agent: Agent, signing_key: bytes = b"k" * 32) -> AGUIServer:
+    """The AG-UI server hosting ``agent``."""
+    return AGUIServer(
+        _WithState(agent),
+        tools=agent.tools,
+        signing_key=signing_key,
+        approval_store=InMemoryApprovalStore(),
+    )
+
+
+@contextmanager
+def live_agent() -> Iterator[tuple[str, Agent]]:
+    """Serve a fresh ``Agent`` on 127.0.0.1; yields its URL and the agent. Always stopped."""
+    agent = Agent()
+    with serving(_recording_headers(agent_server(agent), agent)) as url:
+        yield url, agent

@@ -62,8 +62,8 @@ def test_a_question_is_answered_through_a_form_built_from_its_schema() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert "question: Which build of web?" in text
-    assert "Build number* (integer)" in text
-    assert "Release note (string)" in text
+    assert "Build number (integer, required): " in text
+    assert "Release note (string, optional): " in text
     assert "expected integer, got 'seven'" in text
     assert "minimum of 1" in text
     assert "<- deployed web build 7 (hotfix)" in text

@@ -34,10 +34,20 @@ def test_demo_completes_the_round_trip_offline_with_yes() -> None:
     assert "Round trip complete" in text
 
 
-def test_demo_answers_prompts_read_from_a_piped_stdin_as_automatic() -> None:
+def test_demo_on_an_empty_piped_stdin_answers_nothing_itself_and_deletes_nothing() -> None:
     out = run("demo", stdin="")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "[auto]" not in out.stdout
+    assert "end of input: rejected delete_file (no answer from the person)" in out.stdout
+    assert "deleted reports" not in out.stdout
+    assert "a prompt got no answer, so nothing was approved" in out.stdout
+
+
+def test_demo_reads_its_answers_from_a_piped_stdin() -> None:
+    out = run("demo", stdin="y\n7\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "[auto]" in out.stdout
+    assert "deleted reports/q3-draft.txt" in out.stdout
+    assert "deployed web build 7" in out.stdout
 
 
 @pytest.mark.parametrize("command", ["demo", "serve", "chat"])

@@ -36,10 +36,10 @@ def test_rejecting_with_a_reason_and_answering_the_form(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = demo("r\nkeep the draft\n7\nhotfix\n", capsys, monkeypatch)
-    assert "[a]pprove / [r]eject / [e]dit?" in out
+    assert "? [y]es / [n]o / [e]dit: " in out
     assert "Tool call invocation rejected. Keep the draft." in out
     assert "deleted reports" not in out
-    assert "Build number to deploy* (integer)" in out
+    assert "Build number to deploy (integer, required) [42]: " in out
     assert "deployed web build 7 (hotfix)" in out
     assert "Round trip complete" in out
 

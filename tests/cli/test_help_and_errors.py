@@ -159,7 +159,11 @@ def test_chat_with_an_unreachable_server_reports_one_line_per_failed_turn(
     assert "Traceback" not in out.stdout + out.stderr
     errors = [line for line in out.stdout.splitlines() if "error:" in line]
     assert len(errors) == 1
-    assert "could not connect" in errors[0]
+    assert errors[0].endswith(
+        f"error: cannot connect to 127.0.0.1:{port}: nothing answers there. Is the server "
+        "running? (start one with: agui-chat serve)"
+    )
+    assert out.returncode == 1  # the last turn failed
 
 
 def test_serve_with_a_port_out_of_range_is_one_line(agui_chat: Callable[..., Outcome]) -> None:

@@ -100,7 +100,7 @@ def _forged_token(key: str) -> str:
     ("interrupt_id", "code"),
     [
         ("approval_c9", "RESUME_UNKNOWN_INTERRUPT"),
-        (_forged_token("an-attackers-own-key-0123456789"), "APPROVAL_FORGED"),
+        (_forged_token("an-attackers-own-key-0123456789"), "APPROVAL_KEY_CHANGED"),
     ],
     ids=["made-up id", "token under another key"],
 )

@@ -1,7 +1,13 @@
-"""One conversation turn in the terminal: stream the reply, and answer any pause."""
+"""One conversation turn in the terminal: stream the reply, and answer any pause.
+
+The streaming runs through :meth:`CtrlC.run`: Ctrl-C cancels it, which closes the stream
+(the server sees the client leave) and raises ``Interrupted`` for the caller to drop the
+turn. A stream that shows nothing for a second says it is still connecting.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from .._client import ChatClient
@@ -18,6 +24,9 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._values import ChatFinishReason, ChatRole
 from ._prompts import Terminal, answer_requests
 
+#: How long a turn waits for its first update before saying it is still connecting.
+CONNECTING_AFTER = 1.0
+
 __all__ = ["Transcript", "take_turn"]
 
 
@@ -27,6 +36,8 @@ class Transcript:
     def __init__(self) -> None:
         self.tool_results: list[str] = []
         self.requests_answered = 0
+        #: Requests declined because the person gave no answer (end of input, Ctrl-C).
+        self.requests_unanswered = 0
         self.text = ""
 
 
@@ -65,7 +76,7 @@ class _Printer:
                 self.line(f"<- {content.result}")
                 self.transcript.tool_results.append(str(content.result))
             elif isinstance(content, ErrorContent):
-                self.line(f"error: {content.message}")
+                pass  # raised as RunError at the end of the stream, and reported once then
         event = update.raw_representation
         if isinstance(event, dict) and event.get("type") in ("STATE_SNAPSHOT", "STATE_DELTA"):
             state = (update.additional_properties or {}).get("agui_state")
@@ -86,27 +97,53 @@ async def take_turn(
     options: ChatOptions | None = None,
     *,
     echo: bool = True,
+    address: str = "the server",
 ) -> ChatResponse:
     """Send ``user_text``, print the streamed reply, and answer pauses until the run ends.
 
     ``history`` is extended in place with everything the turn adds; ``echo`` prints the
     user's line first (the demo does; at an interactive prompt the person typed it).
+    Raises ``Interrupted`` when Ctrl-C cancelled the streaming (the caller drops the turn).
     """
     history.append(ChatMessage(ChatRole.USER, user_text))
     if echo:
         term.say(f"\nyou> {user_text}")
     while True:
         printer = _Printer(term, transcript)
-        updates: list[ChatResponseUpdate] = []
-        async for update in client.get_streaming_response(history, options):
-            printer.update(update)
-            updates.append(update)
-        printer.end()
-        response = ChatResponse.from_updates(updates)
+        response = await term.ctrl_c.run(_stream(client, history, options, printer, address))
         history.extend(response.messages)
         requests = response.input_requests
         if response.finish_reason != ChatFinishReason.INPUT_REQUIRED or not requests:
             return response
-        answers = answer_requests(requests, term)
-        transcript.requests_answered += len(answers)
+        answers, given = await answer_requests(requests, term)
+        if given:
+            transcript.requests_answered += len(answers)
+        else:
+            transcript.requests_unanswered += len(answers)
         history.append(ChatMessage(ChatRole.USER, answers))
+
+
+async def _stream(
+    client: ChatClient,
+    history: list[ChatMessage],
+    options: ChatOptions | None,
+    printer: _Printer,
+    address: str,
+) -> ChatResponse:
+    """One request's streamed reply, printed as it comes."""
+    loop = asyncio.get_running_loop()
+    notice = loop.call_later(CONNECTING_AFTER, lambda: printer.line(f"connecting to {address}…"))
+    updates: list[ChatResponseUpdate] = []
+    stream = client.get_streaming_response(history, options)
+    try:
+        async for update in stream:
+            notice.cancel()
+            printer.update(update)
+            updates.append(update)
+    finally:
+        notice.cancel()
+        printer.end()
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    return ChatResponse.from_updates(updates)

@@ -19,7 +19,9 @@ from .._exceptions import AGUIChatError
 from .._messages import ChatMessage
 from ._conversation import Transcript, take_turn
 from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
+from ._input import Interrupted
 from ._prompts import Terminal
+from ._session import is_loopback, run_chat
 
 __all__ = ["main"]
 
@@ -63,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--yes",
         action="store_true",
-        help="answer every prompt automatically (also the default when stdin is not a terminal)",
+        help="answer every prompt automatically (for unattended runs; otherwise the prompts "
+        "read your answers from stdin, and no answer rejects)",
     )
 
     serve = sub.add_parser(
@@ -109,7 +112,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME:VALUE",
         help="an HTTP header to send (repeatable), e.g. 'Authorization: Bearer x'",
     )
-    chat.add_argument("--yes", action="store_true", help="approve and answer automatically")
+    chat.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve and answer automatically (only for a loopback URL, unless "
+        "--yes-i-mean-it is also given)",
+    )
+    chat.add_argument(
+        "--yes-i-mean-it",
+        action="store_true",
+        help="allow --yes against a server on another machine",
+    )
     return parser
 
 
@@ -179,13 +192,14 @@ def _free_port(host: str) -> int:
 
 
 async def _demo(args: argparse.Namespace) -> int:
-    from ..agui import AGUIChatClient, AGUIServer
+    AGUIServer = _server_extra().AGUIServer
+    from ..agui import AGUIChatClient
     from ._background import BackgroundServer
 
     model, described = _model(args.model, args.api)
     if args.browser:
         return await _demo_in_browser(model, described)
-    term = Terminal(auto=args.yes or not sys.stdin.isatty())
+    term = Terminal(auto=args.yes)
     # One process serves and talks to itself, so a key made here is all the demo needs.
     app = AGUIServer(
         model,
@@ -201,18 +215,28 @@ async def _demo(args: argparse.Namespace) -> int:
         history: list[ChatMessage] = []
         transcript = Transcript()
         async with AGUIChatClient(url) as client:
-            for prompt in DEMO_PROMPTS:
-                await take_turn(client, history, prompt, term, transcript)
+            with term.ctrl_c:
+                for prompt in DEMO_PROMPTS:
+                    kept = len(history)
+                    try:
+                        await take_turn(client, history, prompt, term, transcript)
+                    except Interrupted:
+                        del history[kept:]
+                        term.say("  turn cancelled (Ctrl-C); the demo goes on")
     done = (
         transcript.requests_answered >= 2
         and any("delete" in r or "rejected" in r for r in transcript.tool_results)
         and any("deploy" in r for r in transcript.tool_results)
     )
-    term.say(
-        "\nRound trip complete: approval and question answered over AG-UI."
-        if done
-        else "\nThe round trip did not complete."
-    )
+    if done:
+        term.say("\nRound trip complete: approval and question answered over AG-UI.")
+    elif transcript.requests_unanswered:
+        term.say(
+            "\nThe round trip did not complete: a prompt got no answer, so nothing was "
+            "approved. Answer the prompts, or pass --yes to answer them automatically."
+        )
+    else:
+        term.say("\nThe round trip did not complete.")
     return 0 if done else 1
 
 
@@ -279,16 +303,51 @@ def _is_factory(obj: Any) -> bool:
     return not any(p.default is p.empty for p in params.values())
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from ..agui import AGUIServer, serve
+def _is_asgi(obj: Any) -> bool:
+    """Callable with ``(scope, receive, send)``, as an ASGI 3 application is."""
+    import inspect
 
-    if not 0 <= args.port <= 65535:
-        raise CommandError(f"--port must be between 0 and 65535, got {args.port}")
+    if not callable(obj):
+        return False
+    try:
+        inspect.signature(obj).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): give it the benefit of the doubt
+        return True
+    return True
+
+
+def _server_extra() -> Any:
+    """``agui_chat.agui.server``, or one line naming the extra to install."""
+    try:
+        import uvicorn  # noqa: F401
+
+        from ..agui import server
+    except ImportError as exc:
+        raise CommandError(
+            f"this command needs the server extra ({exc}): pip install 'agui-chat[server]'"
+        ) from None
+    return server
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail in one line unless ``host:port`` can be listened on. ``SO_REUSEADDR``, as the
+    server itself sets it: a port a stopped server left in TIME-WAIT is free to use."""
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind((args.host, args.port))
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
     except OSError as exc:
-        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be between 0 and 65535, got {args.port}")
+    server = _server_extra()
+    AGUIServer, serve = server.AGUIServer, server.serve
+    check_port(args.host, args.port)
     port = args.port or _free_port(args.host)  # --port 0: a free port, announced below
     # A fixed key needs a store every worker shares and a restart keeps; an ephemeral one
     # dies with the process, and memory is enough.
@@ -297,6 +356,11 @@ def _serve(args: argparse.Namespace) -> int:
         if args.app:
             target = _load_app(args.app)
             is_client = isinstance(target, ChatClient)
+            if not is_client and not _is_asgi(target):
+                raise CommandError(
+                    f"--app {args.app} is a {type(target).__name__}, neither a ChatClient nor "
+                    "an ASGI app (nor a factory returning one)"
+                )
             app = AGUIServer(target, approval_store=store) if is_client else target
             if args.ui and not isinstance(app, AGUIServer):
                 raise CommandError(
@@ -335,20 +399,13 @@ async def _chat(args: argparse.Namespace) -> int:
     url = urlparse(args.url)
     if url.scheme not in ("http", "https") or not url.netloc:
         raise CommandError(f"not an http(s) URL: {args.url!r}")
+    if args.yes and not args.yes_i_mean_it and not is_loopback(args.url):
+        raise CommandError(
+            f"--yes would approve every tool call of {url.hostname}, another machine, without "
+            "asking; drop --yes to decide yourself, or add --yes-i-mean-it"
+        )
     headers = _headers(args.header)
     term = Terminal(auto=args.yes)
-    history: list[ChatMessage] = []
-    transcript = Transcript()
     term.say(f"agui-chat: talking to {args.url} (empty line or Ctrl-D to quit)")
     async with AGUIChatClient(args.url, headers=headers) as client:
-        while True:
-            term.say("\nyou> ", end="")
-            line = sys.stdin.readline()
-            if not line.strip():
-                return 0
-            history_len = len(history)
-            try:
-                await take_turn(client, history, line.strip(), term, transcript, echo=False)
-            except AGUIChatError as exc:
-                del history[history_len:]
-                term.say(f"\n  error: {exc}")
+        return await run_chat(client, args.url, term)

@@ -1,4 +1,12 @@
-"""Terminal prompts for a paused run: approvals and questions built from a JSON schema."""
+"""Terminal prompts for a paused run: approvals and questions built from a JSON schema.
+
+Consent fails closed: an approval prompt that gets no answer (end of input, an unreadable
+stream, Ctrl-C) rejects the call with the reason :data:`NO_ANSWER` and says so; a question
+without an answer is cancelled. Only ``auto`` (``--yes``) answers by itself.
+
+The approval prompt reads ``approve NAME(ARGS)? [y]es / [n]o`` (`` / [e]dit`` when edits
+are offered), then ``reason (optional):`` on a rejection; the samples ask the same way.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from .._contents import (
-    AIContent,
-)
+from .._contents import AIContent
 from .._exceptions import HumanInTheLoopError
 from .._hitl_contents import (
     InputRequestContent,
@@ -17,78 +23,138 @@ from .._hitl_contents import (
     ToolApprovalRequestContent,
 )
 from .._schema import schema_errors
+from ._input import CtrlC, Interrupted, LineReader
 
-__all__ = ["Terminal", "answer_requests"]
+__all__ = ["NO_ANSWER", "Terminal", "answer_requests", "approval_prompt"]
+
+#: The reason a call is rejected with when the person gave no answer. The tool loop turns
+#: it into the sentence the model reads ("Tool call invocation rejected. No answer ...").
+NO_ANSWER = "no answer from the person"
+
+
+def approval_prompt(name: str, arguments: str, *, allow_edits: bool) -> str:
+    """The one approval question, shared by the CLI and the samples."""
+    edit = " / [e]dit" if allow_edits else ""
+    return f"approve {name}({arguments})? [y]es / [n]o{edit}: "
 
 
 class Terminal:
     """Where the prompts read and write. With ``auto`` every prompt answers itself (approve,
-    take the schema's defaults) and says so, which is what ``--yes`` and a non-interactive
-    stdin get."""
+    take the schema's defaults) and says so: that is ``--yes``, and nothing else."""
 
     def __init__(
-        self, *, auto: bool, stdin: TextIO | None = None, stdout: TextIO | None = None
+        self,
+        *,
+        auto: bool,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        ctrl_c: CtrlC | None = None,
     ) -> None:
         self.auto = auto
-        self.stdin = stdin or sys.stdin
+        self.reader = LineReader(stdin or sys.stdin)
         self.stdout = stdout or sys.stdout
+        self.ctrl_c = ctrl_c or CtrlC()
 
     def say(self, text: str = "", *, end: str = "\n") -> None:
         self.stdout.write(text + end)
         self.stdout.flush()
 
-    def ask(self, prompt: str, auto_answer: str) -> str:
-        """Read one line (EOF reads as the automatic answer)."""
+    async def read(self, prompt: str) -> str | None:
+        """One line typed after ``prompt``; ``None`` at the end of input or when the input
+        cannot be read; :class:`Interrupted` on Ctrl-C."""
+        self.say(prompt, end="")
+        try:
+            line = await self.ctrl_c.run(self.reader.readline())
+        except OSError:
+            return None
+        return None if line is None else line.strip()
+
+    async def ask(self, prompt: str, auto_answer: str) -> str | None:
+        """Like :meth:`read`, but with ``auto`` the automatic answer is given (and shown)."""
         if self.auto:
             self.say(f"{prompt}{auto_answer}  [auto]")
             return auto_answer
-        self.say(prompt, end="")
-        line = self.stdin.readline()
-        if not line:
-            self.say(f"{auto_answer}  [end of input]")
-            return auto_answer
-        return line.strip()
+        return await self.read(prompt)
 
 
-def answer_requests(requests: list[InputRequestContent], term: Terminal) -> list[AIContent]:
-    """Ask the person about every request of a pause and return their answers."""
+async def answer_requests(
+    requests: list[InputRequestContent], term: Terminal
+) -> tuple[list[AIContent], bool]:
+    """Ask the person about every request of a pause: (their answers, whether every
+    request got one). Ctrl-C declines the rest of the pause (approvals rejected, questions
+    cancelled), said aloud."""
     answers: list[AIContent] = []
-    for request in requests:
-        if isinstance(request, ToolApprovalRequestContent):
-            answers.append(_ask_approval(request, term))
-        elif isinstance(request, InterruptRequestContent):
-            answers.append(_ask_question(request, term))
-    return answers
+    answered = True
+    try:
+        for request in requests:
+            if isinstance(request, ToolApprovalRequestContent):
+                answer, given = await _ask_approval(request, term)
+            elif isinstance(request, InterruptRequestContent):
+                answer, given = await _ask_question(request, term)
+            else:
+                continue
+            answers.append(answer)
+            answered = answered and given
+    except Interrupted:
+        term.say("^C")
+        answers = [_decline(r, term) for r in requests if _askable(r)]
+        answered = False
+    return answers, answered
 
 
-def _ask_approval(request: ToolApprovalRequestContent, term: Terminal) -> AIContent:
+def _askable(request: InputRequestContent) -> bool:
+    return isinstance(request, (ToolApprovalRequestContent, InterruptRequestContent))
+
+
+def _decline(request: InputRequestContent, term: Terminal) -> AIContent:
+    if isinstance(request, ToolApprovalRequestContent):
+        term.say(f"  rejected {request.tool_call.name}: {NO_ANSWER}")
+        return request.create_response(False, NO_ANSWER)
+    assert isinstance(request, InterruptRequestContent)
+    term.say(f"  question cancelled: {NO_ANSWER}")
+    return request.cancel()
+
+
+async def _ask_approval(
+    request: ToolApprovalRequestContent, term: Terminal
+) -> tuple[AIContent, bool]:
     call = request.tool_call
     args = json.dumps(call.arguments or {}, ensure_ascii=False)
     term.say(f"  approval needed: {call.name}({args})")
     if request.message:
         term.say(f"  {request.message}")
-    options = "[a]pprove / [r]eject" + (" / [e]dit" if request.allow_edits else "")
+    prompt = "  " + approval_prompt(call.name, args, allow_edits=request.allow_edits)
     while True:
-        choice = term.ask(f"  {options}? ", "a").lower()
-        if choice in ("a", "approve", "y", "yes"):
-            return request.create_response(True)
-        if choice in ("r", "reject", "n", "no"):
-            reason = term.ask("  reason (optional): ", "")
-            return request.create_response(False, reason or None)
+        choice = await term.ask(prompt, "y")
+        if choice is None:
+            term.say(f"\n  end of input: rejected {call.name} ({NO_ANSWER})")
+            return request.create_response(False, NO_ANSWER), False
+        choice = choice.lower()
+        if choice in ("y", "yes", "a", "approve"):
+            return request.create_response(True), True
+        if choice in ("n", "no", "r", "reject"):
+            reason = await term.ask("  reason (optional): ", "")
+            if reason is None:
+                term.say()
+            # The person's own words; the tool loop makes a sentence of them.
+            return request.create_response(False, reason or None), True
         if choice in ("e", "edit") and request.allow_edits:
-            text = term.ask("  new arguments as JSON: ", args)
+            text = await term.ask("  new arguments as JSON: ", args)
+            if text is None:
+                term.say(f"\n  end of input: rejected {call.name} ({NO_ANSWER})")
+                return request.create_response(False, NO_ANSWER), False
             try:
                 edited = json.loads(text)
                 if not isinstance(edited, dict):
                     raise ValueError("arguments must be a JSON object")
-                return request.create_response(True, edited_arguments=edited)
+                return request.create_response(True, edited_arguments=edited), True
             except (ValueError, HumanInTheLoopError) as exc:
                 term.say(f"  not accepted: {exc}")
                 continue
-        term.say("  please answer a, r" + (" or e" if request.allow_edits else ""))
+        term.say("  please answer y or n" + (" (or e to edit)" if request.allow_edits else ""))
 
 
-def _ask_question(request: InterruptRequestContent, term: Terminal) -> AIContent:
+async def _ask_question(request: InterruptRequestContent, term: Terminal) -> tuple[AIContent, bool]:
     term.say(f"  question: {request.message or request.reason or request.request_id}")
     schema = request.response_schema
     while True:
@@ -97,48 +163,72 @@ def _ask_question(request: InterruptRequestContent, term: Terminal) -> AIContent
             and schema.get("type") == "object"
             and isinstance(schema.get("properties"), Mapping)
         ):
-            payload: Any = _ask_form(schema, term)
+            payload: Any = await _ask_form(schema, term)
         else:
-            text = term.ask("  answer (JSON, or 'cancel'): ", json.dumps(_auto_value(schema or {})))
-            if text.lower() == "cancel":
+            text = await term.ask(
+                "  answer (JSON, or 'cancel'): ", json.dumps(_auto_value(schema or {}))
+            )
+            if text is None:
+                payload = _NO_ANSWER
+            elif text.lower() == "cancel":
                 payload = None
             else:
                 try:
                     payload = json.loads(text)
                 except ValueError:
                     payload = text
+        if payload is _NO_ANSWER:
+            term.say(f"\n  end of input: question cancelled ({NO_ANSWER})")
+            return request.cancel(), False
         if payload is None:
-            return request.cancel()
+            return request.cancel(), True
         try:
-            return request.create_response(payload)
+            return request.create_response(payload), True
         except HumanInTheLoopError as exc:
             term.say(f"  not accepted: {exc}")
             if term.auto:
-                return request.cancel()
+                return request.cancel(), True
 
 
-def _ask_form(schema: Mapping[str, Any], term: Terminal) -> dict[str, Any] | None:
-    """One prompt per property; an empty answer skips an optional field, 'cancel' declines."""
+#: A form left without an answer (end of input), as opposed to ``None`` (cancelled).
+_NO_ANSWER: Any = object()
+
+
+def field_prompt(name: str, prop: Mapping[str, Any], required: bool) -> str:
+    """``  Build number (integer, required) [42]: ``: the label, the type or choices,
+    whether it must be answered, and the default an empty answer takes."""
+    label = prop.get("description") or name
+    kind = "/".join(map(str, prop["enum"])) if "enum" in prop else str(prop.get("type", "string"))
+    default = f" [{_show(prop['default'])}]" if "default" in prop else ""
+    return f"  {label} ({kind}, {'required' if required else 'optional'}){default}: "
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+async def _ask_form(schema: Mapping[str, Any], term: Terminal) -> Any:
+    """One prompt per property; an empty answer takes the default or skips an optional
+    field, 'cancel' declines (``None``), end of input leaves it unanswered."""
     required = set(schema.get("required", ()))
     payload: dict[str, Any] = {}
     for name, prop in schema["properties"].items():
         prop = prop if isinstance(prop, Mapping) else {}
-        label = prop.get("description") or name
         kind = prop.get("type", "string")
-        hint = f" ({'/'.join(map(str, prop['enum']))})" if "enum" in prop else f" ({kind})"
-        default = prop.get("default")
-        auto = "" if default is None and name not in required else json.dumps(_auto_value(prop))
+        must = name in required
+        auto = _show(_auto_value(prop)) if must or "default" in prop else ""
         while True:
-            mark = "*" if name in required else ""
-            text = term.ask(f"  {label}{mark}{hint}: ", auto.strip('"'))
+            text = await term.ask(field_prompt(name, prop, must), auto)
+            if text is None:
+                return _NO_ANSWER
             if text.lower() == "cancel":
                 return None
             if not text:
-                if name in required and default is None:
+                if "default" in prop:
+                    payload[name] = prop["default"]
+                elif must:
                     term.say("  this field is required (or type 'cancel')")
                     continue
-                if default is not None:
-                    payload[name] = default
                 break
             try:
                 value = _coerce(text, kind)

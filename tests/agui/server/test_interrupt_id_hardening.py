@@ -528,9 +528,9 @@ async def test_our_client_turns_a_refused_resume_into_the_same_run_error_as_befo
         switch.app = restarted
         new_error = await outcomes(True)
         new_content = await outcomes(False)
-        assert new_error[2] == "APPROVAL_FORGED"
-        message = new_error[1].removesuffix(" (code APPROVAL_FORGED)")
-        switch.app = old_shape(message, "APPROVAL_FORGED")
+        assert new_error[2] == "APPROVAL_KEY_CHANGED"
+        message = new_error[1].removesuffix(" (code APPROVAL_KEY_CHANGED)")
+        switch.app = old_shape(message, "APPROVAL_KEY_CHANGED")
         assert await outcomes(True) == new_error
         assert await outcomes(False) == new_content
         assert tools.count("delete_file") == 0

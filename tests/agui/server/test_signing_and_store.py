@@ -67,10 +67,20 @@ def test_the_same_claims_in_another_key_order_give_the_same_token() -> None:
     assert canonical_json({"b": 1, "a": {"d": 2, "c": 3}}) == '{"a":{"c":3,"d":2},"b":1}'
 
 
-def test_a_token_from_another_key_is_forged() -> None:
+def test_a_token_from_another_key_is_told_apart_from_an_altered_one() -> None:
     token = InterruptSigner("other-key-0123456789abcdefgh").sign(claims())
     with pytest.raises(TokenError) as caught:
         InterruptSigner(KEY).verify(token)
+    assert (caught.value.reason, caught.value.kind) == ("other_key", "approval")
+
+
+def test_a_token_naming_our_key_whose_mac_fails_is_forged() -> None:
+    """Claims re-signed under another key but naming ours: altered, whatever it says."""
+    ours = InterruptSigner(KEY)
+    theirs = InterruptSigner("other-key-0123456789abcdefgh")
+    theirs.key_id = ours.key_id
+    with pytest.raises(TokenError) as caught:
+        ours.verify(theirs.sign(claims()))
     assert (caught.value.reason, caught.value.kind) == ("forged", "approval")
 
 

@@ -193,6 +193,12 @@ def _verify(
                 "shares this server's signing key; only the server that asked can take the "
                 "answer",
             ) from None
+        if exc.reason == "other_key":
+            raise ResumeRejected(
+                f"{prefix}_KEY_CHANGED",
+                f"{where}.interruptId was issued under another signing key (the server was "
+                "restarted with a new key, or its key changed); ask the person again",
+            ) from None
         raise ResumeRejected(
             f"{prefix}_FORGED",
             f"{where}.interruptId was altered or not issued by this server",

@@ -54,6 +54,7 @@ _FINGERPRINT_CONTEXT = b"agui_chat consumed interrupt v1\x00"
 _AUDIENCE_KEY_CONTEXT = b"agui_chat audience key v1\x00"
 _AUDIENCE_ID_CONTEXT = b"agui_chat audience id v1\x00"
 _PAUSE_CONTEXT = b"agui_chat pause v1\x00"
+_KEY_ID_CONTEXT = b"agui_chat signing key id v1\x00"
 InterruptKind = Literal["approval", "question"]
 
 
@@ -62,13 +63,15 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-TokenProblem = Literal["unknown", "forged", "audience"]
+TokenProblem = Literal["unknown", "forged", "audience", "other_key"]
 
 
 class TokenError(Exception):
     """A token is not one this server issued: ``reason`` is ``"unknown"`` (not a token of
     ours at all), ``"forged"`` (shaped like one, but the MAC does not match) or
-    ``"audience"`` (authentic, but issued by another server sharing the key)."""
+    ``"audience"`` (authentic, but issued by another server sharing the key) or
+    ``"other_key"`` (the MAC does not match, and the token names another signing key: it
+    was issued before the server restarted with a new key, or its key changed)."""
 
     def __init__(self, reason: TokenProblem, kind: str | None = None) -> None:
         super().__init__(f"{reason} interrupt token")
@@ -235,6 +238,10 @@ class InterruptSigner:
         self.audience = audience
         self.audience_id = audience_id(audience) if audience is not None else None
         self._own_key = self._subkey(self.audience_id)
+        #: A short public name for the key (a digest, domain-separated; it reveals nothing
+        #: a token's MAC does not already): tokens carry it, so that one signed under
+        #: another key is told apart from one that was altered.
+        self.key_id = _b64encode(hashlib.sha256(_KEY_ID_CONTEXT + raw).digest()[:6])
 
     @classmethod
     def ephemeral(cls, *, audience: str | None = None) -> InterruptSigner:
@@ -253,7 +260,9 @@ class InterruptSigner:
 
     def sign(self, claims: InterruptClaims) -> str:
         """The token for ``claims``, issued for this signer's audience."""
-        wire = claims._to_wire()
+        # "i" names the signing key (not a claim: it only tells a token issued under
+        # another key apart from an altered one when the MAC fails).
+        wire = {**claims._to_wire(), "i": self.key_id}
         if self.audience_id is not None:
             wire["au"] = self.audience_id
         payload = _b64encode(canonical_json(wire).encode("utf-8"))
@@ -277,7 +286,9 @@ class InterruptSigner:
         key = self._own_key if named == self.audience_id else self._subkey(named)
         kind_name = "approval" if kind == "a" else "question"
         if not hmac.compare_digest(given, self._mac(payload, key)):
-            raise TokenError("forged", kind_name)
+            signer = claims_json.get("i")
+            other = isinstance(signer, str) and signer != self.key_id
+            raise TokenError("other_key" if other else "forged", kind_name)
         if self.audience_id is not None and named != self.audience_id:
             raise TokenError("audience", kind_name)
         try:

@@ -1,0 +1,99 @@
+"""What the terminal says when a turn fails: one line, once, with what to do about it.
+
+:func:`explain` turns any of our errors into that line. ``RUN_ERROR`` codes are the stable
+ones documented in ``docs/errors.md``; a code not listed here is shown with the server's
+own message.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from .._exceptions import (
+    AGUIChatError,
+    AuthenticationError,
+    ConnectError,
+    HTTPStatusError,
+    ProtocolError,
+    RunError,
+    TimeoutError,
+    TransportError,
+    TruncatedStreamError,
+)
+
+__all__ = ["address", "explain"]
+
+#: What a person can do about each ``RUN_ERROR`` code (docs/errors.md has the full table).
+_RUN_ERRORS = {
+    "APPROVAL_KEY_CHANGED": "the server no longer recognises this approval: it was restarted "
+    "or its key changed — ask again",
+    "INTERRUPT_KEY_CHANGED": "the server no longer recognises this question: it was restarted "
+    "or its key changed — ask again",
+    "APPROVAL_FORGED": "the server refused the approval because its id was altered on the way "
+    "(APPROVAL_FORGED); nothing ran — ask again",
+    "INTERRUPT_FORGED": "the server refused the answer because the question's id was altered "
+    "on the way (INTERRUPT_FORGED); nothing ran — ask again",
+    "APPROVAL_EXPIRED": "the approval request expired before you approved it; nothing ran — "
+    "ask again",
+    "INTERRUPT_EXPIRED": "the question expired before you answered it — ask again",
+    "RESUME_ALREADY_CONSUMED": "this approval was already used; nothing ran twice — ask again "
+    "if you want it to run again",
+    "MODEL_ERROR": "the agent's model service failed (MODEL_ERROR); try again, and if it "
+    "persists tell whoever runs the server",
+    "AGENT_ERROR": "the agent failed inside the server (AGENT_ERROR); try again, and if it "
+    "persists tell whoever runs the server",
+}
+
+
+def address(url: str) -> str:
+    """``host:port`` of ``url`` (the port the scheme implies if none is given)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def explain(exc: AGUIChatError, url: str) -> str:
+    """The one line to print for ``exc``, raised while talking to ``url``."""
+    where = address(url)
+    if isinstance(exc, ConnectError):
+        return (
+            f"cannot connect to {where}: nothing answers there. Is the server running? "
+            "(start one with: agui-chat serve)"
+        )
+    if isinstance(exc, TimeoutError):
+        return f"{where} did not answer in time; try again, or check the server"
+    if isinstance(exc, AuthenticationError):
+        return (
+            f"{where} refused the credentials (HTTP {exc.status_code}); pass them with "
+            "--header 'Authorization: Bearer …'"
+        )
+    if isinstance(exc, HTTPStatusError):
+        if exc.body.lstrip()[:1] == "<":
+            return f"{url} answered {exc.status_code} with an HTML page: is this an AG-UI endpoint?"
+        detail = exc.body.strip().splitlines()[0][:200] if exc.body.strip() else ""
+        return (
+            f"{url} answered HTTP {exc.status_code}"
+            + (f" ({detail})" if detail else "")
+            + ": is this an AG-UI endpoint, and does it accept this request?"
+        )
+    if isinstance(exc, TruncatedStreamError):
+        return (
+            f"{where} closed the stream before the run finished (the server is at fault); try again"
+        )
+    if isinstance(exc, ProtocolError):
+        text = str(exc)
+        if "Content-Type" in text:
+            return f"{url} did not answer with an event stream ({text}): is this an AG-UI endpoint?"
+        return (
+            f"the server at {where} broke the AG-UI protocol: {text}. The server is at fault, "
+            "not your input; tell whoever runs it"
+        )
+    if isinstance(exc, TransportError):
+        return f"the connection to {where} broke: {exc}; try again"
+    if isinstance(exc, RunError):
+        known = _RUN_ERRORS.get(exc.code or "")
+        if known is not None:
+            return known
+        code = f" ({exc.code}; see docs/errors.md)" if exc.code else ""
+        return f"the agent's run failed: {exc.message}{code}"
+    return str(exc)

@@ -1,0 +1,303 @@
+"""Every way a ``chat`` turn can fail is one line, printed once, saying what to do, and a
+piped ``chat`` whose last turn failed exits 1. Against real servers on 127.0.0.1: an
+AG-UI server restarted with another key (distinct from a token altered on the way), a plain
+HTTP server (501 with an HTML page), nothing listening, a server that breaks the protocol,
+and a run that fails. The remaining messages are checked on the errors themselves."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from live_agent import Agent, agent_server, serving
+from test_chat_command import chat
+from test_terminal_under_a_pty import finish, terminal
+
+from agui_chat import (
+    AuthenticationError,
+    ConnectError,
+    HTTPStatusError,
+    ProtocolError,
+    RunError,
+    TimeoutError,
+    TransportError,
+    TruncatedStreamError,
+)
+from agui_chat.cli._errors import explain
+
+URL = "http://127.0.0.1:8000/"
+
+
+def error_lines(stdout: str) -> list[str]:
+    """Each line saying ``error:``, from there on (a piped stdin echoes no newline after
+    ``you>``, so the line may start with the prompt)."""
+    return [
+        line[line.index("error:") :].strip() for line in stdout.splitlines() if "error:" in line
+    ]
+
+
+class Switch:
+    """An ASGI app passing each request to whichever app it holds now."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+def altering_interrupt_ids(app: Any) -> Any:
+    """The app, behind something that alters every resume's interrupt id on the way."""
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        data = json.loads(body)
+        for entry in data.get("resume") or []:
+            head, mac = entry["interruptId"].rsplit(".", 1)
+            entry["interruptId"] = f"{head}.{'B' if mac[0] == 'A' else 'A'}{mac[1:]}"
+        altered = json.dumps(data).encode()
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": altered, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return asgi
+
+
+def approve_at_a_terminal(url: str, before_answering: Any) -> tuple[int, str]:
+    with terminal("chat", url) as child:
+        child.expect_exact("you> ")
+        child.sendline("clean up the draft")
+        child.expect_exact("[y]es / [n]o / [e]dit: ")
+        before_answering()
+        child.sendline("y")
+        child.expect_exact("you> ")
+        child.sendeof()
+        return finish(child)
+
+
+def test_an_approval_to_a_server_restarted_with_another_key_says_ask_again() -> None:
+    agent = Agent()
+    switch = Switch(agent_server(agent))
+
+    def restart() -> None:
+        switch.app = agent_server(agent, signing_key=b"n" * 32)
+
+    with serving(switch) as url:
+        status, output = approve_at_a_terminal(url, restart)
+    assert error_lines(output) == [
+        "error: the server no longer recognises this approval: it was restarted or its key "
+        "changed — ask again"
+    ]
+    assert status == 1
+    assert agent.deleted == []
+
+
+def test_an_approval_whose_id_was_altered_on_the_way_says_so() -> None:
+    agent = Agent()
+    switch = Switch(agent_server(agent))
+
+    def start_altering() -> None:
+        switch.app = altering_interrupt_ids(switch.app)
+
+    with serving(switch) as url:
+        status, output = approve_at_a_terminal(url, start_altering)
+    assert error_lines(output) == [
+        "error: the server refused the approval because its id was altered on the way "
+        "(APPROVAL_FORGED); nothing ran — ask again"
+    ]
+    assert status == 1
+    assert agent.deleted == []
+
+
+@contextmanager
+def plain_http_server() -> Iterator[str]:
+    """Python's own file server, which answers a POST with 501 and an HTML page."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_plain_http_server_is_asked_about_not_dumped() -> None:
+    with plain_http_server() as url:
+        out = chat(url, "hello\n")
+    assert error_lines(out.stdout) == [
+        f"error: {url} answered 501 with an HTML page: is this an AG-UI endpoint?"
+    ]
+    assert "<html" not in out.stdout.lower()
+    assert out.returncode == 1
+
+
+def test_a_server_that_is_down_says_connecting_then_gives_up_naming_the_address() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = chat(f"http://127.0.0.1:{port}/", "hello\n")
+    assert f"  connecting to 127.0.0.1:{port}…" in out.stdout
+    assert error_lines(out.stdout) == [
+        f"error: cannot connect to 127.0.0.1:{port}: nothing answers there. Is the server "
+        "running? (start one with: agui-chat serve)"
+    ]
+    assert out.returncode == 1
+
+
+def sse_app(*events: dict[str, Any]) -> Any:
+    """An endpoint answering every POST with these events (threadId and runId filled in)."""
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        ids = json.loads(body)
+        filled = [
+            {**e, "threadId": ids["threadId"], "runId": ids["runId"]}
+            if e["type"].startswith("RUN_") and e["type"] != "RUN_ERROR"
+            else e
+            for e in events
+        ]
+        data = "".join(f"data: {json.dumps(e)}\n\n" for e in filled).encode()
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+    return asgi
+
+
+def test_a_server_that_breaks_the_protocol_is_named_as_at_fault() -> None:
+    app = sse_app(
+        {"type": "RUN_STARTED"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"},
+        {"type": "RUN_FINISHED"},
+    )
+    with serving(app) as url:
+        out = chat(url, "hello\n")
+    (line,) = error_lines(out.stdout)
+    assert line.startswith("error: the server at 127.0.0.1:")
+    assert " broke the AG-UI protocol: " in line
+    assert "TEXT_MESSAGE_CONTENT" in line  # the rule it broke
+    assert line.endswith("The server is at fault, not your input; tell whoever runs it")
+    assert out.returncode == 1
+
+
+def test_a_failed_run_is_reported_once_and_a_later_success_exits_0() -> None:
+    app = sse_app(
+        {"type": "RUN_STARTED"}, {"type": "RUN_ERROR", "message": "x", "code": "MODEL_ERROR"}
+    )
+    with serving(app) as url:
+        failed = chat(url, "hello\n")
+    assert error_lines(failed.stdout) == [
+        "error: the agent's model service failed (MODEL_ERROR); try again, and if it persists "
+        "tell whoever runs the server"
+    ]
+    assert failed.returncode == 1
+    with serving(agent_server(Agent())) as url:
+        recovered = chat(url, "hello\n")
+    assert recovered.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            ConnectError("x"),
+            "cannot connect to 127.0.0.1:8000: nothing answers there. Is the server running? "
+            "(start one with: agui-chat serve)",
+        ),
+        (
+            TimeoutError("x"),
+            "127.0.0.1:8000 did not answer in time; try again, or check the server",
+        ),
+        (
+            AuthenticationError("x", status_code=401),
+            "127.0.0.1:8000 refused the credentials (HTTP 401); pass them with --header "
+            "'Authorization: Bearer …'",
+        ),
+        (
+            HTTPStatusError("x", status_code=501, body="<!DOCTYPE HTML>\n<html>..."),
+            f"{URL} answered 501 with an HTML page: is this an AG-UI endpoint?",
+        ),
+        (
+            HTTPStatusError("x", status_code=404, body="Not Found"),
+            f"{URL} answered HTTP 404 (Not Found): is this an AG-UI endpoint, and does it accept "
+            "this request?",
+        ),
+        (
+            ProtocolError("AG-UI endpoint answered Content-Type 'text/html', not ..."),
+            f"{URL} did not answer with an event stream (AG-UI endpoint answered Content-Type "
+            "'text/html', not ...): is this an AG-UI endpoint?",
+        ),
+        (
+            ProtocolError("RUN_STARTED must come first"),
+            "the server at 127.0.0.1:8000 broke the AG-UI protocol: RUN_STARTED must come "
+            "first. The server is at fault, not your input; tell whoever runs it",
+        ),
+        (
+            TruncatedStreamError("x"),
+            "127.0.0.1:8000 closed the stream before the run finished (the server is at "
+            "fault); try again",
+        ),
+        (TransportError("reset"), "the connection to 127.0.0.1:8000 broke: reset; try again"),
+        (
+            RunError("m", code="INTERRUPT_KEY_CHANGED"),
+            "the server no longer recognises this question: it was restarted or its key "
+            "changed — ask again",
+        ),
+        (
+            RunError("m", code="INTERRUPT_FORGED"),
+            "the server refused the answer because the question's id was altered on the way "
+            "(INTERRUPT_FORGED); nothing ran — ask again",
+        ),
+        (
+            RunError("m", code="APPROVAL_EXPIRED"),
+            "the approval request expired before you approved it; nothing ran — ask again",
+        ),
+        (
+            RunError("m", code="INTERRUPT_EXPIRED"),
+            "the question expired before you answered it — ask again",
+        ),
+        (
+            RunError("m", code="RESUME_ALREADY_CONSUMED"),
+            "this approval was already used; nothing ran twice — ask again if you want it to "
+            "run again",
+        ),
+        (
+            RunError("m", code="AGENT_ERROR"),
+            "the agent failed inside the server (AGENT_ERROR); try again, and if it persists "
+            "tell whoever runs the server",
+        ),
+        (
+            RunError("The resume answers a request twice.", code="RESUME_DUPLICATE_ANSWER"),
+            "the agent's run failed: The resume answers a request twice. "
+            "(RESUME_DUPLICATE_ANSWER; see docs/errors.md)",
+        ),
+        (RunError("it broke"), "the agent's run failed: it broke"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else "",
+)
+def test_each_failure_reads_as_one_line_saying_what_to_do(error: Exception, line: str) -> None:
+    assert explain(error, URL) == line  # type: ignore[arg-type]
+    assert "\n" not in line
