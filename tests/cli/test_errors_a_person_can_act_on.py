@@ -52,15 +52,20 @@ class Switch:
         await self.app(scope, receive, send)
 
 
+async def read_body(receive: Any) -> bytes:
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
 def altering_interrupt_ids(app: Any) -> Any:
     """The app, behind something that alters every resume's interrupt id on the way."""
 
     async def asgi(scope: Any, receive: Any, send: Any) -> None:
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         data = json.loads(body)
         for entry in data.get("resume") or []:
             head, mac = entry["interruptId"].rsplit(".", 1)
@@ -167,11 +172,7 @@ def sse_app(*events: dict[str, Any]) -> Any:
     """An endpoint answering every POST with these events (threadId and runId filled in)."""
 
     async def asgi(scope: Any, receive: Any, send: Any) -> None:
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         ids = json.loads(body)
         filled = [
             {**e, "threadId": ids["threadId"], "runId": ids["runId"]}
