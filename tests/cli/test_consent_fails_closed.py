@@ -21,8 +21,9 @@ def test_end_of_piped_input_at_an_approval_rejects_and_says_so() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     assert agent.deleted == []
     assert "end of input: rejected delete_file (no answer from the person)" in out.stdout
-    (seen,) = agent.results_seen_by_model()
-    assert "no answer from the person" in str(seen).lower()
+    assert agent.results_seen_by_model() == [
+        "Tool call invocation rejected. No answer from the person."
+    ]
 
 
 def test_end_of_piped_input_in_a_question_cancels_it() -> None:
@@ -46,9 +47,7 @@ def test_the_persons_reason_reaches_the_model_in_their_words() -> None:
         out = chat(url, "clean up the draft\nn\nkeep it\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
     assert agent.deleted == []
-    (seen,) = agent.results_seen_by_model()
-    assert str(seen).startswith("Tool call invocation rejected.")
-    assert "keep it" in str(seen).lower()
+    assert agent.results_seen_by_model() == ["Tool call invocation rejected. Keep it."]
 
 
 @pytest.mark.parametrize(
