@@ -4,7 +4,7 @@ that fails, one that kills the server, one that adds a tool (list-changed).
 
 Every tool that does something appends a line ``name json(arguments)`` to the file named by
 ``$MCP_TEST_LOG`` (or the path given to :func:`build`), so a test counts side effects even
-when the server is a subprocess. ``python mcp_servers.py`` serves it over stdio.
+when the server is a subprocess. ``python mcp_servers.py [LOG]`` serves it over stdio.
 """
 
 from __future__ import annotations
@@ -159,4 +159,4 @@ def build(log: Path | None = None) -> MCPServer:
 
 
 if __name__ == "__main__":
-    build().run()
+    build(Path(sys.argv[1]) if len(sys.argv) > 1 else None).run()

@@ -96,6 +96,16 @@ def _parser() -> argparse.ArgumentParser:
         f"memory:// (default: sqlite:///{DEFAULT_STORE_FILE} when {_KEY_ENV} is set, else memory)",
     )
 
+    serve.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="also host an MCP server's tools (repeatable): a command line such as "
+        "'npx @modelcontextprotocol/server-filesystem /tmp' (stdio) or an http(s):// URL; "
+        "destructive tools ask for approval",
+    )
+
     chat = sub.add_parser(
         "chat",
         help="chat with any AG-UI server in the terminal",
@@ -361,23 +371,51 @@ def _serve(args: argparse.Namespace) -> int:
                     f"--app {args.app} is a {type(target).__name__}, neither a ChatClient nor "
                     "an ASGI app (nor a factory returning one)"
                 )
-            app = AGUIServer(target, approval_store=store) if is_client else target
-            if args.ui and not isinstance(app, AGUIServer):
+            if args.mcp and not is_client:
+                raise CommandError("--mcp needs --app to name a ChatClient, not a server")
+            app = (
+                _with_mcp(args, target, [], store)
+                if args.mcp
+                else AGUIServer(target, approval_store=store)
+                if is_client
+                else target
+            )
+            if args.ui and not isinstance(app, AGUIServer) and not args.mcp:
                 raise CommandError(
                     "--ui needs a ChatClient or an AGUIServer; pass ui=True yourself"
                 )
-            if args.ui:
+            if args.ui and not args.mcp:
                 app.ui = True
             described = args.app
         else:
             model, described = _model(args.model, args.api)
-            app = AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
+            app = (
+                _with_mcp(args, model, demo_tools(), store)
+                if args.mcp
+                else AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
+            )
     except ValueError as exc:
         raise CommandError(f"--store: {exc}") from exc
     page = " (and its web page on GET /)" if args.ui else ""
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
+
+
+def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], store: Any) -> Any:
+    """The app for ``serve --mcp``: the AGUIServer is built once the MCP sessions are open."""
+    from ._mcp import WithMCPTools
+
+    AGUIServer = _server_extra().AGUIServer
+    try:
+        return WithMCPTools(
+            args.mcp,
+            lambda mcp_tools: AGUIServer(
+                model, tools=[*tools, *mcp_tools], approval_store=store, ui=args.ui
+            ),
+        )
+    except (ValueError, TypeError, ImportError) as exc:
+        raise CommandError(f"--mcp: {exc}") from exc
 
 
 # -- chat --------------------------------------------------------------------------------
