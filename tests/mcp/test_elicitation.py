@@ -150,3 +150,25 @@ async def test_a_gated_tool_that_elicits_asks_for_approval_first(
         )
     assert model_saw(model)["c1"] == "Hello, Bo!"
     assert ("greet", {"name": "Bo"}) in read_log(log)
+
+
+async def test_a_session_of_your_own_with_our_elicitation_callback(log: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from agui_chat.mcp import elicitation_callback
+
+    server = StdioServerParameters(
+        command=stdio_command()[0], args=[*stdio_command()[1:], str(log)]
+    )
+    async with (
+        stdio_client(server) as (read, write),
+        ClientSession(read, write, elicitation_callback=elicitation_callback) as session,
+        MCPToolset(session=session, approval="never") as toolset,
+    ):
+        model, client, history, options, paused = await _ask(toolset, [call("c1", "greet"), "ok"])
+        [question] = paused.input_requests
+        assert isinstance(question, InterruptRequestContent)
+        await client.get_response(
+            resume(history, paused, question.create_response({"name": "Cy"})), options
+        )
+    assert model_saw(model)["c1"] == "Hello, Cy!"
