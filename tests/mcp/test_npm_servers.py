@@ -6,6 +6,7 @@ loop and through AGUIServer + AGUIChatClient over HTTP."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp_support import call, model_saw, npm_server, resume, serving
@@ -13,6 +14,7 @@ from mcp_support import call, model_saw, npm_server, resume, serving
 from agui_chat import (
     ChatMessage,
     ChatOptions,
+    FunctionCallContent,
     FunctionInvokingChatClient,
     InterruptRequestContent,
     ToolApprovalRequestContent,
@@ -56,23 +58,30 @@ async def test_reading_runs_at_once(root: Path) -> None:
     assert "remember the milk" in model_saw(model)["c1"]
 
 
-@pytest.mark.parametrize("approved", [True, False])
-async def test_write_file_waits_for_approval(root: Path, approved: bool) -> None:
-    target = root / "new.txt"
+async def _gated(root: Path, calls: list[FunctionCallContent], approved: bool) -> Any:
+    """Run ``calls`` against the filesystem server: check the call waits (nothing changed
+    in the folder), answer it, and return the model (to see what it was told)."""
     async with filesystem(root) as toolset:
-        model = scripted(call("c1", "write_file", path=str(target), content="hi"), "Done.")
+        model = scripted(calls, "Done.")
         client = FunctionInvokingChatClient(model)
-        history = [ChatMessage("user", "write new.txt")]
+        history = [ChatMessage("user", "change the folder")]
         options = ChatOptions(tools=toolset.tools)
         paused = await client.get_response(history, options)
         [request] = paused.input_requests
         assert isinstance(request, ToolApprovalRequestContent)
-        assert request.tool_call.name == "write_file"
+        assert request.tool_call.name == calls[0].name
         assert "secure-filesystem-server" in (request.message or "")
-        assert _listing(root) == ["notes.txt"]  # nothing written while waiting
+        assert _listing(root) == ["notes.txt"]  # nothing changed while waiting
         await client.get_response(
             resume(history, paused, request.create_response(approved)), options
         )
+    return model
+
+
+@pytest.mark.parametrize("approved", [True, False])
+async def test_write_file_waits_for_approval(root: Path, approved: bool) -> None:
+    target = root / "new.txt"
+    model = await _gated(root, call("c1", "write_file", path=str(target), content="hi"), approved)
     if approved:
         assert target.read_text() == "hi"
         assert _listing(root) == ["new.txt", "notes.txt"]
@@ -83,27 +92,9 @@ async def test_write_file_waits_for_approval(root: Path, approved: bool) -> None
 
 @pytest.mark.parametrize("approved", [True, False])
 async def test_move_file_waits_for_approval(root: Path, approved: bool) -> None:
-    async with filesystem(root) as toolset:
-        model = scripted(
-            call(
-                "c1",
-                "move_file",
-                source=str(root / "notes.txt"),
-                destination=str(root / "moved.txt"),
-            ),
-            "Done.",
-        )
-        client = FunctionInvokingChatClient(model)
-        history = [ChatMessage("user", "rename notes.txt")]
-        options = ChatOptions(tools=toolset.tools)
-        paused = await client.get_response(history, options)
-        [request] = paused.input_requests
-        assert isinstance(request, ToolApprovalRequestContent)
-        assert _listing(root) == ["notes.txt"]
-        await client.get_response(
-            resume(history, paused, request.create_response(approved)), options
-        )
-    assert _listing(root) == (["moved.txt"] if approved else ["notes.txt"])
+    move = call("c1", "move_file", source=str(root / "notes.txt"), destination=str(root / "b"))
+    await _gated(root, move, approved)
+    assert _listing(root) == (["b"] if approved else ["notes.txt"])
 
 
 @pytest.mark.parametrize("answered", [True, False])
