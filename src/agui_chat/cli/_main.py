@@ -133,6 +133,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow --yes against a server on another machine",
     )
+    chat.add_argument(
+        "--dialect",
+        choices=["auto", "agui", "langgraph", "langchain-hitl"],
+        default="auto",
+        help="how the server's pauses are read and answered (default: chosen from what it "
+        "sends; see docs/interop.md)",
+    )
+    chat.add_argument(
+        "--accept-foreign-thread-ids",
+        action="store_true",
+        help="tolerate a server whose runs name another thread than the request's",
+    )
     return parser
 
 
@@ -445,5 +457,10 @@ async def _chat(args: argparse.Namespace) -> int:
     headers = _headers(args.header)
     term = Terminal(auto=args.yes)
     term.say(f"agui-chat: talking to {args.url} (empty line or Ctrl-D to quit)")
-    async with AGUIChatClient(args.url, headers=headers) as client:
+    async with AGUIChatClient(
+        args.url,
+        headers=headers,
+        dialect=None if args.dialect == "auto" else args.dialect,
+        accept_foreign_thread_ids=args.accept_foreign_thread_ids,
+    ) as client:
         return await run_chat(client, args.url, term)

@@ -285,3 +285,20 @@ async def test_a_refused_dialect_answer_is_the_peers_run_error_and_nothing_is_re
     with pytest.raises(RunError, match="union_tag_not_found"):
         await pause_and_answer(agent, approve_all)
     assert len(agent.bodies) == 2
+
+
+async def test_a_decision_schema_on_the_interrupt_does_not_hold_the_persons_answer() -> None:
+    decision_schema = {
+        "type": "object",
+        "properties": {"type": {"enum": ["approve", "reject"]}},
+        "required": ["type"],
+    }
+
+    def pause(body: dict[str, Any]) -> list[dict[str, Any]]:
+        events = hitl_per_call(body)
+        events[-1]["outcome"]["interrupts"][0]["responseSchema"] = decision_schema
+        return events
+
+    agent = Agent(pause, done)
+    await pause_and_answer(agent, approve_all)
+    assert agent.bodies[1]["resume"][0]["payload"] == {"type": "approve"}

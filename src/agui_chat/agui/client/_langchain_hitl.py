@@ -24,6 +24,7 @@ from typing import Any
 
 from ..._contents import FunctionCallContent
 from ..._hitl_contents import CANCELLED_REASON, ToolApprovalRequestContent
+from ._updates import INTERRUPT_KEY
 
 __all__ = ["BATCH_KEY", "approvals_for", "decision", "hitl_value"]
 
@@ -59,6 +60,12 @@ def approvals_for(
     args)`` finds the call the stream showed; ``props`` are the request's properties."""
     interrupt_id = str(interrupt["id"])
     expires_at = interrupt.get("expiresAt")
+    # A schema the interrupt carries describes LangChain's decisions, not the AG-UI answer the
+    # person gives (which becomes a decision when it is sent): the answer is not held to it.
+    props = {
+        **props,
+        INTERRUPT_KEY: {k: v for k, v in interrupt.items() if k != "responseSchema"},
+    }
     if value.get("type") == "tool_approval":
         call_id = value.get("tool_call_id")
         call = find_call(call_id if isinstance(call_id, str) else None, value["name"], value)
