@@ -119,7 +119,9 @@ class OpenAIChatClient(OpenAIClientBase):
     (which reject ``max_tokens`` for reasoning models) and as ``max_tokens`` to any other
     ``base_url`` (the field every compatible server knows); ``max_tokens_parameter``
     overrides that. ``stream_usage=False`` stops asking for usage in streams, for servers
-    that reject ``stream_options``.
+    that reject ``stream_options``. ``json_schema=False`` sends a structured-output schema as
+    instructions instead of ``response_format``, for servers that take no JSON schema (the
+    reply is validated all the same).
 
     ``ChatOptions.conversation_id`` is not used: Chat Completions keeps no history, so send
     the whole conversation each time.
@@ -139,6 +141,7 @@ class OpenAIChatClient(OpenAIClientBase):
         default_headers: Mapping[str, str] | None = None,
         max_tokens_parameter: MaxTokensParameter | None = None,
         stream_usage: bool = True,
+        json_schema: bool = True,
     ) -> None:
         if max_tokens_parameter not in (None, "max_completion_tokens", "max_tokens"):
             raise ValueError(
@@ -161,6 +164,7 @@ class OpenAIChatClient(OpenAIClientBase):
             "max_completion_tokens" if self.is_openai else "max_tokens"
         )
         self._stream_usage = stream_usage
+        self._json_schema = bool(json_schema)
 
     def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
         return build_request(
@@ -168,6 +172,7 @@ class OpenAIChatClient(OpenAIClientBase):
             check_options(options),
             model=self.model,
             max_tokens_parameter=self._max_tokens_parameter,
+            schema_as_instructions=not self._json_schema,
         )
 
     async def get_response(

@@ -21,7 +21,7 @@ from .._exceptions import ToolError
 from .._messages import ChatMessage
 from .._options import ChatOptions, ChatToolMode
 from .._schema import dump_json
-from .._structured import format_to_wire, response_format_of
+from .._structured import format_to_wire, response_format_of, schema_instructions
 from .._tools import AIFunctionDeclaration
 
 __all__ = ["MaxTokensParameter", "build_request", "call_arguments", "to_openai_messages"]
@@ -48,8 +48,13 @@ def build_request(
     *,
     model: str,
     max_tokens_parameter: MaxTokensParameter,
+    schema_as_instructions: bool = False,
 ) -> Json:
     """The keyword arguments for ``chat.completions.create`` (without ``stream``).
+
+    With ``schema_as_instructions``, a JSON-schema response format goes as instructions
+    instead of ``response_format`` (for servers that take no schema); the reply is still
+    validated by structured output.
 
     Fields we have no value for are left out, so the server's defaults apply. Keys of
     ``options.additional_properties`` (and ``top_k``, which Chat Completions does not define
@@ -58,9 +63,15 @@ def build_request(
     server passes its run input that way) and are never sent.
     """
     options = options or ChatOptions()
+    response_format = response_format_of(options)
+    instructions = options.instructions
+    if schema_as_instructions and response_format is not None and response_format.schema:
+        asked = schema_instructions(response_format)
+        instructions = f"{instructions}\n\n{asked}" if instructions else asked
+        response_format = None
     body: Json = {
         "model": options.model_id or model,
-        "messages": to_openai_messages(messages, instructions=options.instructions),
+        "messages": to_openai_messages(messages, instructions=instructions),
     }
     for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed"):
         value = getattr(options, name)
@@ -70,7 +81,6 @@ def build_request(
         body[max_tokens_parameter] = options.max_output_tokens
     if options.stop_sequences:
         body["stop"] = list(options.stop_sequences)
-    response_format = response_format_of(options)
     if response_format is not None:
         body["response_format"] = format_to_wire(response_format)
     tools = _tools(options)
