@@ -1,29 +1,18 @@
 """An AG-UI agent inside a FastAPI app, behind a bearer-token check.
 
 ``AGUIServer`` is a plain ASGI application and does no authentication: that is the host
-application's job. Two ways to put it in front:
+application's job. ``agui_chat.agui.server`` has the two public ways to put it in front:
 
-1. A FastAPI dependency (what this sample does). The route checks the token with
-   ``Depends(...)`` and then hands the untouched request to the server::
+1. FastAPI (what this sample does): ``fastapi_router`` gives an ``APIRouter`` whose endpoint
+   runs your dependencies first, then hands the untouched request to the server::
 
-       @app.post("/agui", dependencies=[Depends(require_token)])
-       async def agui(request: Request) -> Response:
-           return HandOff(agent)
+       app.include_router(fastapi_router(agent, "/agui", dependencies=[Depends(require_token)]))
 
-   The endpoint must not read the body (take only ``request: Request``): the server reads it.
+2. Starlette, or any ASGI host: ``protect`` wraps the server in a check of the request's
+   headers (``bearer_token(...)``, or your own function), answering 401 when it fails::
 
-2. A Starlette (ASGI) middleware around the server, for a plain Starlette app or any ASGI
-   host::
-
-       class BearerAuth:
-           def __init__(self, app, token): self.app, self.token = app, token
-           async def __call__(self, scope, receive, send):
-               if Headers(scope=scope).get("authorization") != f"Bearer {self.token}":
-                   await JSONResponse({"code": "UNAUTHORIZED"}, 401)(scope, receive, send)
-                   return
-               await self.app(scope, receive, send)
-
-       app = Starlette(routes=[Route("/agui", BearerAuth(agent, TOKEN), methods=["POST"])])
+       app = Starlette(routes=[Route("/agui", protect(agent, bearer_token(TOKEN)),
+                                     methods=["POST"])])
 
 The model here is a ``ScriptedChatClient``, so the sample runs offline: ``delete_file`` needs
 approval, and the agent's run pauses with an approval interrupt.
@@ -42,12 +31,11 @@ import sys
 from typing import Annotated
 
 import httpx
-from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi import Depends, FastAPI, HTTPException
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agui_chat import AIContent, ChatMessage, ChatOptions, FunctionCallContent, approval_required
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui.server import AGUIServer, fastapi_router, serve
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
@@ -92,24 +80,9 @@ def require_token(
         raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
 
 
-class HandOff(Response):
-    """A response that lets an ASGI app (the agent) answer the request itself."""
-
-    def __init__(self, asgi_app: ASGIApp) -> None:
-        super().__init__()
-        self.asgi_app = asgi_app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.asgi_app(scope, receive, send)
-
-
 app = FastAPI(title="AG-UI agent")
-
-
-@app.post("/agui", dependencies=[Depends(require_token)])
-async def agui(request: Request) -> Response:
-    """The AG-UI endpoint: authenticated by the dependency, answered by the agent."""
-    return HandOff(agent)
+# The AG-UI endpoint: authenticated by the dependency, answered by the agent.
+app.include_router(fastapi_router(agent, "/agui", dependencies=[Depends(require_token)]))
 
 
 async def demo() -> None:
@@ -135,6 +108,4 @@ if __name__ == "__main__":
     if "--demo" in sys.argv:
         asyncio.run(demo())
     else:
-        from agui_chat.agui.server._serve import serve
-
         serve(app, "127.0.0.1", 8000)

@@ -286,6 +286,25 @@ def test_a_failed_run_is_reported_once_and_a_later_success_exits_0() -> None:
             "run again",
         ),
         (
+            RunError("m", code="APPROVAL_STORE_UNAVAILABLE"),
+            "the server cannot record approvals right now (APPROVAL_STORE_UNAVAILABLE); "
+            "nothing ran — ask again shortly",
+        ),
+        (
+            RunError("m", code="APPROVAL_AUDIENCE_MISMATCH"),
+            "this approval was issued by another server that shares the key "
+            "(APPROVAL_AUDIENCE_MISMATCH); nothing ran — ask this server again",
+        ),
+        (
+            RunError("m", code="APPROVAL_STALE"),
+            "the approval request expired long ago and can no longer be answered; nothing ran "
+            "— ask again",
+        ),
+        (
+            RunError("m", code="INTERRUPT_STALE"),
+            "the question expired long ago and can no longer be answered — ask again",
+        ),
+        (
             RunError("m", code="AGENT_ERROR"),
             "the agent failed inside the server (AGENT_ERROR); try again, and if it persists "
             "tell whoever runs the server",

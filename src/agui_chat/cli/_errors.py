@@ -38,6 +38,13 @@ _RUN_ERRORS = {
     "INTERRUPT_EXPIRED": "the question expired before you answered it — ask again",
     "RESUME_ALREADY_CONSUMED": "this approval was already used; nothing ran twice — ask again "
     "if you want it to run again",
+    "APPROVAL_STORE_UNAVAILABLE": "the server cannot record approvals right now "
+    "(APPROVAL_STORE_UNAVAILABLE); nothing ran — ask again shortly",
+    "APPROVAL_AUDIENCE_MISMATCH": "this approval was issued by another server that shares "
+    "the key (APPROVAL_AUDIENCE_MISMATCH); nothing ran — ask this server again",
+    "APPROVAL_STALE": "the approval request expired long ago and can no longer be answered; "
+    "nothing ran — ask again",
+    "INTERRUPT_STALE": "the question expired long ago and can no longer be answered — ask again",
     "MODEL_ERROR": "the agent's model service failed (MODEL_ERROR); try again, and if it "
     "persists tell whoever runs the server",
     "AGENT_ERROR": "the agent failed inside the server (AGENT_ERROR); try again, and if it "
