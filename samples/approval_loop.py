@@ -115,13 +115,14 @@ def answer(request: InputRequestContent, auto: bool) -> InputResponseContent:
     """The person's answer to one request: an approval decision or an answer to a question."""
     if isinstance(request, ToolApprovalRequestContent):
         call = request.tool_call
-        prompt = f"  Approve {call.name}({json.dumps(call.arguments)})? [y/N] "
+        # The agui-chat command asks the same way (no answer at all rejects).
+        prompt = f"  approve {call.name}({json.dumps(call.arguments)})? [y]es / [n]o: "
         if auto:
             print(f"{prompt}y (approved with --yes)")
             return request.create_response(True)
         if (ask(prompt) or "").lower() in ("y", "yes"):
             return request.create_response(True)
-        return request.create_response(False, ask("  Reason (optional): ") or None)
+        return request.create_response(False, ask("  reason (optional): ") or None)
     assert isinstance(request, InterruptRequestContent)
     prompt = f"  {request.message} {FOLDERS} (empty cancels): "
     if auto:

@@ -4,14 +4,12 @@ answers a tool result with "Done: ...". Served by uvicorn on 127.0.0.1 in a thre
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
+from live_agent import serving
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -75,18 +73,5 @@ class FakeOpenAI:
     def serving(self) -> Iterator[str]:
         """Serve on a free port of 127.0.0.1; yields the base URL (``.../v1``)."""
         app = Starlette(routes=[Route("/v1/chat/completions", self.completions, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-        thread.start()
-        try:
-            for _ in range(1000):
-                if server.started or not thread.is_alive():
-                    break
-                threading.Event().wait(0.01)
-            assert server.started, "uvicorn did not start"
-            port = server.servers[0].sockets[0].getsockname()[1]
-            yield f"http://127.0.0.1:{port}/v1"
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
+        with serving(app) as url:
+            yield f"{url}v1"

@@ -24,7 +24,7 @@ def test_with_yes_the_call_is_approved_the_question_answered_and_the_tool_runs_o
     out = _run("--yes")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    approval = next(i for i, line in enumerate(lines) if "Approve delete_file" in line)
+    approval = next(i for i, line in enumerate(lines) if "approve delete_file" in line)
     ran = [i for i, line in enumerate(lines) if "[tool] delete_file ran: notes.txt deleted" in line]
     assert "(approved with --yes)" in lines[approval]
     assert len(ran) == 1 and ran[0] > approval
@@ -46,3 +46,11 @@ def test_answers_typed_on_stdin_reject_the_call_and_cancel_the_question() -> Non
     assert out.stdout.rstrip().endswith(
         "delete_file ran 0 time(s); files left: draft.md, notes.txt, todo.txt"
     )
+
+
+def test_the_sample_asks_for_an_approval_as_the_agui_chat_command_does() -> None:
+    from agui_chat.cli._prompts import approval_prompt
+
+    out = _run("--yes")
+    asked = approval_prompt("delete_file", '{"path": "notes.txt"}', allow_edits=False)
+    assert f"  {asked}y (approved with --yes)" in out.stdout.splitlines()
