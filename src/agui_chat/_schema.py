@@ -1,4 +1,8 @@
-"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping."""
+"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping.
+
+``jsonschema`` and ``pydantic_core`` are imported on first use, not with the package: they
+were most of ``import agui_chat`` (``bench/import_time.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,13 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
-from pydantic_core import to_jsonable_python
-
 __all__ = ["dump_json", "is_expired", "parse_expiry", "schema_errors", "to_jsonable"]
 
 
 def to_jsonable(value: Any) -> Any:
     """Convert ``value`` (pydantic models, dataclasses, datetimes...) to plain JSON data."""
+    from pydantic_core import to_jsonable_python
+
     return to_jsonable_python(value, fallback=str)
 
 
@@ -28,6 +31,8 @@ def dump_json(value: Any) -> str:
 
 @lru_cache(maxsize=256)
 def _validator_for(schema_json: str) -> Callable[[Any], list[str]]:
+    import jsonschema.validators
+
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -48,6 +53,8 @@ def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
 
     Raises ``ValueError`` if ``schema`` itself is not a valid JSON schema.
     """
+    import jsonschema
+
     try:
         check = _validator_for(json.dumps(schema, sort_keys=True))
     except jsonschema.SchemaError as exc:

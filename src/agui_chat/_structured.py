@@ -20,9 +20,6 @@ from collections.abc import Awaitable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import TypeAdapter, ValidationError
-from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
-
 from ._contents import ErrorContent
 from ._exceptions import RefusalError, StructuredOutputError
 from ._messages import ChatMessage, as_messages
@@ -30,6 +27,8 @@ from ._options import ChatOptions, ChatResponseFormat
 from ._values import ChatRole
 
 if TYPE_CHECKING:
+    from pydantic import TypeAdapter, ValidationError
+
     from ._client import ChatMessages
     from ._responses import ChatResponse
 
@@ -54,6 +53,10 @@ class OutputSpec:
     __slots__ = ("adapter", "output_type", "response_format", "wrapped")
 
     def __init__(self, output_type: Any) -> None:
+        # pydantic is imported on first use, not with the package (bench/import_time.py).
+        from pydantic import TypeAdapter
+        from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
         try:
             adapter: TypeAdapter[Any] = TypeAdapter(output_type)
             schema = adapter.json_schema()
@@ -96,6 +99,8 @@ class OutputSpec:
             return None, [f"(root): the reply is not JSON ({exc})"]
         if self.wrapped and isinstance(data, dict) and set(data) == {_WRAP_KEY}:
             data = data[_WRAP_KEY]
+        from pydantic import ValidationError
+
         try:
             return self.adapter.validate_python(data), []
         except ValidationError as exc:

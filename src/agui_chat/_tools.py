@@ -14,11 +14,12 @@ import inspect
 import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar, overload
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._exceptions import ToolArgumentsError, ToolError
+
+if TYPE_CHECKING:  # pydantic is imported when the first tool is built (import time)
+    from pydantic import BaseModel
 
 __all__ = [
     "AIFunction",
@@ -141,6 +142,8 @@ class AIFunction(AIFunctionDeclaration):
             raise ToolArgumentsError(
                 f"arguments for {self.name!r} must be a JSON object, got {type(arguments).__name__}"
             )
+        from pydantic import ValidationError
+
         try:
             validated = self._model.model_validate(dict(arguments))
         except ValidationError as exc:
@@ -409,6 +412,8 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 def _arguments_model(
     func: Callable[..., Any], name: str, docs: Mapping[str, str]
 ) -> type[BaseModel]:
+    from pydantic import ConfigDict, Field, create_model
+
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
