@@ -108,8 +108,7 @@ def fastapi_router(
         from fastapi import APIRouter, Request
     except ImportError:  # pragma: no cover - the error is the message
         raise ImportError(
-            "fastapi_router needs FastAPI: pip install fastapi (or use protect() with "
-            "Starlette)"
+            "fastapi_router needs FastAPI: pip install fastapi (or use protect() with Starlette)"
         ) from None
     router = APIRouter(dependencies=list(dependencies or ()), **router_options)
     methods = ["POST", "GET"] if getattr(server, "ui", False) else ["POST"]
@@ -121,7 +120,5 @@ def fastapi_router(
     # are strings naming a local import, so give it the classes themselves.
     agui_endpoint.__annotations__ = {"request": Request, "return": Response}
 
-    router.add_api_route(
-        path, agui_endpoint, methods=methods, include_in_schema=True, name="agui"
-    )
+    router.add_api_route(path, agui_endpoint, methods=methods, include_in_schema=True, name="agui")
     return router
