@@ -23,7 +23,9 @@ CORE_AND_MIDDLEWARE = sorted(
     + list((PACKAGE / "middleware").glob("*.py")),
     key=str,
 )
-FORBIDDEN = ("httpx", "httpx_sse", "openai", "starlette", "uvicorn", "fastapi", "ag_ui")
+FORBIDDEN = (
+    "httpx", "httpx_sse", "openai", "starlette", "uvicorn", "fastapi", "ag_ui", "opentelemetry",
+)  # fmt: skip
 ADAPTERS = ("agui", "openai", "mcp", "otel", "stores", "cli", "testing")
 
 

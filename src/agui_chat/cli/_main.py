@@ -8,15 +8,17 @@ import importlib
 import logging
 import os
 import secrets
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 from .._client import ChatClient
 from .._exceptions import AGUIChatError
 from .._messages import ChatMessage
+from ..middleware import ChatClientBuilder
 from ._conversation import Transcript, take_turn
 from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
 from ._input import Interrupted
@@ -145,6 +147,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="tolerate a server whose runs name another thread than the request's",
     )
+    for command in (serve, chat):  # issue 17: traces and metrics via the standard OTEL_* variables
+        command.add_argument(
+            "--otel",
+            action="store_true",
+            help="export traces and metrics: OTLP if OTEL_EXPORTER_OTLP_ENDPOINT is set, else "
+            "to stderr (needs agui-chat[otel])",
+        )
     return parser
 
 
@@ -153,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="agui-chat: %(levelname)s: %(message)s")
     try:
+        if getattr(args, "otel", False):
+            _OTEL.append(_export_telemetry())
         if args.command == "demo":
             return asyncio.run(_demo(args))
         if args.command == "serve":
@@ -163,6 +174,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CommandError, AGUIChatError, OSError) as exc:
         print(f"agui-chat: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        while _OTEL:
+            _OTEL.pop()()  # flush what is left to export
+
+
+#: The shutdown of the telemetry ``--otel`` set up (flushes the exporters).
+_OTEL: list[Callable[[], None]] = []
+
+
+def _export_telemetry() -> Callable[[], None]:
+    try:
+        from ..otel import configure_export
+    except ImportError as exc:
+        raise CommandError(str(exc)) from None
+    # uvicorn re-raises a SIGTERM it caught once it has stopped: exit through ``main``'s
+    # ``finally`` then, so what is still batched gets exported.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    return configure_export()
 
 
 # -- models ------------------------------------------------------------------------------
@@ -401,6 +430,8 @@ def _serve(args: argparse.Namespace) -> int:
             described = args.app
         else:
             model, described = _model(args.model, args.api)
+            if args.otel:  # a span per model call, tool spans and the person's events
+                model = ChatClientBuilder(model).use_opentelemetry().build()
             app = (
                 _with_mcp(args, model, demo_tools(), store)
                 if args.mcp

@@ -47,7 +47,7 @@ def configure_export(*, out: TextIO | None = None) -> Callable[[], None]:
         from opentelemetry.sdk.trace.export import (
             BatchSpanProcessor,
             ConsoleSpanExporter,
-            SpanExporter,
+            SimpleSpanProcessor,
         )
     except ImportError:
         raise ImportError(
@@ -59,14 +59,13 @@ def configure_export(*, out: TextIO | None = None) -> Callable[[], None]:
     tracer_provider = TracerProvider(resource=resource)
     traces = _choice("TRACES")
     if traces != "none":
-        span_exporter: SpanExporter
         if traces == "otlp":
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            span_exporter = OTLPSpanExporter()
-        else:
-            span_exporter = ConsoleSpanExporter(out=stream)
-        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+            tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        else:  # each span as it ends: what a person watching the console expects
+            exporter = ConsoleSpanExporter(out=stream)
+            tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     readers: list[MetricReader] = []
     if _choice("METRICS") == "otlp":
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter

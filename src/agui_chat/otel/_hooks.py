@@ -43,15 +43,12 @@ def error_type(exc: BaseException) -> str:
 
 
 def metrics_enabled() -> bool:
-    """Whether a meter provider other than the API's no-op default has been set."""
-    provider = metrics.get_meter_provider()
-    if isinstance(provider, metrics.NoOpMeterProvider):
-        return False
+    """Whether a meter provider other than the API's no-op default has been set (read from
+    the API's global, not through ``get_meter_provider()``, which reads the environment)."""
     from opentelemetry.metrics import _internal
 
-    return type(provider) is not _internal._ProxyMeterProvider or (
-        getattr(_internal, "_METER_PROVIDER", None) is not None
-    )
+    provider = getattr(_internal, "_METER_PROVIDER", None)
+    return provider is not None and not isinstance(provider, metrics.NoOpMeterProvider)
 
 
 def traceparent_of_current() -> str | None:

@@ -1,0 +1,106 @@
+"""Without opentelemetry installed: the package, the tool loop and the AG-UI client and server
+work untraced; ``agui_chat.otel`` and ``use_opentelemetry()`` fail with one line naming the
+extra. An expired answer is an event on the current span."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from otel_support import Recorded
+
+from agui_chat import (
+    ChatClientBuilder,
+    ChatMessage,
+    ChatOptions,
+    ExpiredRequestError,
+    FunctionCallContent,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
+    ai_function,
+    approval_required,
+)
+from agui_chat.testing import ScriptedChatClient
+
+
+def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["opentelemetry"] = None  # as if it were not installed
+        import asyncio
+        import httpx
+        from agui_chat import ChatClientBuilder, FunctionCallContent, ai_function, ChatOptions
+        from agui_chat.agui import AGUIChatClient, AGUIServer
+        from agui_chat.testing import ScriptedChatClient
+
+        @ai_function
+        def add(a: int, b: int) -> int:
+            "Add."
+            return a + b
+
+        def model(messages, options):
+            if messages[-1].role == "tool":
+                return f"sum {messages[-1].contents[0].result}"
+            return [FunctionCallContent("c1", "add", {"a": 2, "b": 3})]
+
+        server = AGUIServer(ScriptedChatClient(model), tools=[add], signing_key=b"k" * 32)
+
+        async def main():
+            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t")
+            async with AGUIChatClient("http://t/", http_client=http) as client:
+                print((await client.get_response("add")).text)
+        asyncio.run(main())
+        try:
+            ChatClientBuilder(ScriptedChatClient(model)).use_opentelemetry()
+        except ImportError as exc:
+            print(exc)
+        try:
+            import agui_chat.otel
+        except ImportError as exc:
+            print(exc)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "sum 5"
+    assert (
+        lines[1:] == ["agui_chat.otel needs opentelemetry-api: pip install 'agui-chat[otel]'"] * 2
+    )
+
+
+async def test_an_expired_answer_is_an_event(otel: Recorded) -> None:
+    client = (
+        ChatClientBuilder(ScriptedChatClient(lambda m, o: "never"))
+        .use_function_invocation()
+        .use_opentelemetry(**otel.providers)
+        .build()
+    )
+    call = FunctionCallContent("c1", "deploy", {"target": "prod"})
+    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    request = ToolApprovalRequestContent("approval_c1", call, expires_at=past)
+    history = [
+        ChatMessage("user", "deploy"),
+        ChatMessage("assistant", [request]),
+        ChatMessage("user", [ToolApprovalResponseContent("approval_c1", True, call)]),
+    ]
+
+    @approval_required
+    @ai_function
+    def deploy(target: str) -> str:
+        "Deploy."
+        raise AssertionError("an expired approval must run nothing")
+
+    tracer = otel.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("turn"), pytest.raises(ExpiredRequestError):
+        await client.get_response(history, ChatOptions(tools=[deploy]))
+    [span] = otel.spans("turn")
+    assert [(e.name, dict(e.attributes or {})) for e in span.events] == [
+        ("agui_chat.request.expired", {"agui_chat.request.id": "approval_c1"})
+    ]
