@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -43,11 +41,11 @@ def _trace_ids(text: str, span_name: str) -> set[str]:
     return ids
 
 
-def test_serve_and_chat_with_otel_export_one_trace_across_processes() -> None:
+def test_serve_and_chat_with_otel_export_one_trace_across_processes(tmp_path: Path) -> None:
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "agui_chat", "serve", "--otel", "--port", str(port)],
-        cwd=ROOT,
+        cwd=tmp_path,  # serve keeps its approvals store in the working directory
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -74,7 +72,7 @@ def test_serve_and_chat_with_otel_export_one_trace_across_processes() -> None:
                 "--yes",
             ],
             input="Please clean up the draft report.\n\n",
-            cwd=ROOT,
+            cwd=tmp_path,
             env=_env(),
             capture_output=True,
             text=True,

@@ -47,7 +47,14 @@ def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
                 return f"sum {messages[-1].contents[0].result}"
             return [FunctionCallContent("c1", "add", {"a": 2, "b": 3})]
 
-        server = AGUIServer(ScriptedChatClient(model), tools=[add], signing_key=b"k" * 32)
+        from agui_chat.stores import InMemoryApprovalStore
+
+        server = AGUIServer(
+            ScriptedChatClient(model),
+            tools=[add],
+            signing_key=b"k" * 32,
+            approval_store=InMemoryApprovalStore(),
+        )
 
         async def main():
             http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t")
