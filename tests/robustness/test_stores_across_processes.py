@@ -1,0 +1,273 @@
+"""Exactly once beyond one process, over real HTTP: two uvicorn worker processes with the same
+signing key and the same store (a SQLite file; a real Redis), every side effect a line that
+whichever process ran it appends to one file.
+
+- 30 concurrent copies of one approval, split across both workers: the tool runs once;
+- both workers restarted, the same approval sent again: nothing runs, and the stream
+  carries the result kept the first time;
+- a worker killed in the middle of an approved tool run: no second run anywhere;
+- a worker killed after the claim, before the tool started: the claim lapses after its
+  lease and the honest resume then runs the tool once;
+- agent A's token at agent B (same key, same store, another audience): nothing runs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from robustness_http import approve, free_port, history_from, run_input, sse_events, user
+
+from redis_server import RedisServer
+
+HERE = Path(__file__).parent
+KEY = "multi-process-signing-key-0123456789"
+BOUND = 30.0
+
+
+class Worker:
+    """``uvicorn store_worker:app`` in a child process on its own port."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable, "-m", "uvicorn", "store_worker:app",
+                "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
+            ],
+            cwd=HERE,
+            env={**os.environ, **self.env, "PYTHONPATH": f"{HERE}{os.pathsep}{HERE.parent}"},
+        )  # fmt: skip
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + BOUND
+        while True:
+            assert self.process is not None and self.process.poll() is None, "worker exited"
+            try:
+                import socket
+
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "the worker did not start listening"
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+        self.wait_ready()
+
+
+class Deployment:
+    """Two workers of one agent (and, on demand, a worker of another agent), one store."""
+
+    def __init__(self, store_url: str, effects: Path) -> None:
+        self.effects = effects
+        self.env = {
+            "AGUI_CHAT_SIGNING_KEY": KEY,
+            "STORE_URL": store_url,
+            "EFFECTS_DIR": str(effects),
+            "LEASE_SECONDS": "1",
+            "HANG": "1",
+        }
+        self.workers = [Worker(self.env), Worker(self.env)]
+        self.others: list[Worker] = []
+        self.threads = 0
+
+    def start(self) -> None:
+        for worker in self.workers:
+            worker.start()
+        for worker in self.workers:
+            worker.wait_ready()
+
+    def other_agent(self) -> Worker:
+        other = Worker({**self.env, "AGUI_CHAT_AUDIENCE": "agent-b"})
+        self.others.append(other)
+        other.start()
+        other.wait_ready()
+        return other
+
+    def stop(self) -> None:
+        for worker in [*self.workers, *self.others]:
+            worker.stop()
+        self.others.clear()
+
+    def thread(self) -> str:
+        self.threads += 1
+        return f"thread-{self.threads}"
+
+    def effects_of(self, thread: str) -> list[str]:
+        log = self.effects / f"{thread}.log"
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [line.rsplit(" pid=", 1)[0] for line in lines]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "redis"])
+def deployment(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    """One deployment per store for the module (each test uses threads of its own); a test
+    that stops a worker starts it again."""
+    tmp_path = tmp_path_factory.mktemp(f"deployment-{request.param}")
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/approvals.db"
+    else:
+        redis: RedisServer = request.getfixturevalue("redis_server_process")
+        redis.flush()
+        url = redis.url
+    effects = tmp_path / "effects"
+    effects.mkdir()
+    running = Deployment(url, effects)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=BOUND) as client:
+        yield client
+
+
+async def post(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    response = await http.post(url, json=body, headers={"accept": "text/event-stream"})
+    assert response.status_code == 200, response.text
+    return sse_events(response.content)
+
+
+async def pause(
+    http: httpx.AsyncClient, url: str, thread: str, ask: str = "delete a.txt"
+) -> dict[str, Any]:
+    """Pause on ``url``; the body that approves the call (any worker may take it)."""
+    events = await post(http, url, run_input(user(ask), thread=thread))
+    finished = events[-1]
+    assert finished["type"] == "RUN_FINISHED", events
+    (interrupt,) = finished["outcome"]["interrupts"]
+    return run_input(
+        user(ask), *history_from(events), thread=thread, run="r2", resume=[approve(interrupt)]
+    )
+
+
+def results(events: list[dict[str, Any]]) -> list[str]:
+    return [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
+
+
+def codes(events: list[dict[str, Any]]) -> list[str]:
+    return [e.get("code", "") for e in events if e["type"] == "RUN_ERROR"]
+
+
+async def test_30_concurrent_copies_across_two_workers_run_the_tool_once_and_restarts_replay(
+    deployment: Deployment, http: httpx.AsyncClient
+) -> None:
+    thread = deployment.thread()
+    one, two = deployment.workers
+    body = await pause(http, one.url, thread)
+    urls = [one.url, two.url] * 15
+    answers = await asyncio.gather(*(post(http, url, body) for url in urls))
+    assert deployment.effects_of(thread) == ["delete a.txt"]
+    for events in answers:
+        # Each copy either ran the tool, replayed its kept result, or (while the tool ran)
+        # was told the approval is in use: never a second run.
+        assert results(events) == ["deleted a.txt"] or codes(events) == [
+            "RESUME_ALREADY_CONSUMED"
+        ], events
+    assert sum(results(a) == ["deleted a.txt"] for a in answers) >= 1
+
+    for worker in deployment.workers:
+        worker.restart()
+    for worker in deployment.workers:
+        again = await post(http, worker.url, body)
+        assert results(again) == ["deleted a.txt"], again
+        assert again[-1]["type"] == "RUN_FINISHED"
+    assert deployment.effects_of(thread) == ["delete a.txt"]
+
+
+async def test_a_worker_killed_while_the_tool_runs_leaves_no_second_run_anywhere(
+    deployment: Deployment, http: httpx.AsyncClient
+) -> None:
+    thread = deployment.thread()
+    one, two = deployment.workers
+    body = await pause(http, one.url, thread, ask="delete a.txt slowly")
+    running = asyncio.ensure_future(post(http, one.url, body))
+    deadline = time.monotonic() + BOUND
+    while deployment.effects_of(thread) != ["started a.txt"]:
+        assert time.monotonic() < deadline, "the tool did not start"
+        await asyncio.sleep(0.05)
+    one.kill()
+    await asyncio.gather(running, return_exceptions=True)
+    await asyncio.sleep(1.5)  # past the claim lease: a started claim must not lapse
+    elsewhere = await post(http, two.url, body)
+    assert codes(elsewhere) == ["RESUME_ALREADY_CONSUMED"], elsewhere
+    one.start()
+    one.wait_ready()
+    again = await post(http, one.url, body)
+    assert codes(again) == ["RESUME_ALREADY_CONSUMED"], again
+    assert deployment.effects_of(thread) == ["started a.txt"]
+
+
+async def test_a_worker_killed_after_the_claim_before_the_tool_leaves_the_answer_usable(
+    deployment: Deployment, http: httpx.AsyncClient
+) -> None:
+    thread = deployment.thread()
+    one, two = deployment.workers
+    body = await pause(http, one.url, thread, ask="delete a.txt, after a hang")
+    hanging = asyncio.ensure_future(post(http, one.url, body))
+    deadline = time.monotonic() + BOUND
+    while deployment.effects_of(thread) != ["hanging"]:
+        assert time.monotonic() < deadline, "the resumed run did not reach the hang"
+        await asyncio.sleep(0.05)
+    one.kill()  # the claim is made; no tool started; nothing released it
+    await asyncio.gather(hanging, return_exceptions=True)
+    await asyncio.sleep(1.5)  # the lease (1 s in these workers) runs out
+    honest = {**body, "messages": [user("delete a.txt"), *body["messages"][1:]]}
+    events = await post(http, two.url, honest)
+    assert results(events) == ["deleted a.txt"], events
+    assert deployment.effects_of(thread) == ["hanging", "delete a.txt"]
+    one.start()
+    one.wait_ready()
+
+
+async def test_agent_a_token_at_agent_b_runs_nothing(
+    deployment: Deployment, http: httpx.AsyncClient
+) -> None:
+    thread = deployment.thread()
+    body = await pause(http, deployment.workers[0].url, thread)
+    agent_b = deployment.other_agent()
+    bare = {**body, "messages": [user("hi")]}  # only a user message, and A's approval
+    try:
+        for attempt in (body, bare):
+            events = await post(http, agent_b.url, attempt)
+            assert codes(events) == ["APPROVAL_AUDIENCE_MISMATCH"], events
+    finally:
+        agent_b.stop()
+    assert deployment.effects_of(thread) == []
