@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from ._base import ApprovalStore
 from ._memory import InMemoryApprovalStore
@@ -21,7 +21,7 @@ def store_from_url(url: str) -> ApprovalStore:
     - ``memory://`` — :class:`InMemoryApprovalStore` (one process that never restarts);
     - ``sqlite:///approvals.db`` (relative to the working directory) or
       ``sqlite:////var/lib/agent/approvals.db`` (absolute; SQLAlchemy's spelling) —
-      :class:`SQLiteApprovalStore`;
+      :class:`SQLiteApprovalStore`; ``?synchronous=FULL`` makes claims survive a power loss;
     - ``redis://[:password@]host:port/db``, ``rediss://...``, ``unix://...`` —
       :class:`RedisApprovalStore` (the ``[redis]`` extra).
 
@@ -41,7 +41,16 @@ def store_from_url(url: str) -> ApprovalStore:
     if scheme == "sqlite" and not parts.netloc and len(parts.path) > 1:
         from ._sqlite import SQLiteApprovalStore
 
-        return SQLiteApprovalStore(unquote(parts.path[1:]))
+        options = parse_qs(parts.query)
+        synchronous = options.pop("synchronous", ["NORMAL"])[-1].upper()
+        if options or synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(
+                f"cannot read the approval store URL {shown!r}: the only SQLite option is "
+                "?synchronous=NORMAL or ?synchronous=FULL"
+            )
+        return SQLiteApprovalStore(
+            unquote(parts.path[1:]), synchronous="FULL" if synchronous == "FULL" else "NORMAL"
+        )
     if scheme in ("redis", "rediss", "unix"):
         from ._redis import RedisApprovalStore
 

@@ -110,3 +110,11 @@ async def test_a_store_that_cannot_be_opened_refuses_the_resume_and_names_it(
     assert effects.count("delete_file") == 0
     with pytest.raises(ApprovalStoreError, match="missing-dir"):
         await app.approval_store.claim("k", expires_at=None)
+
+
+def test_a_sqlite_url_may_ask_for_full_durability(tmp_path: Path) -> None:
+    full = store_from_url(f"sqlite:///{tmp_path}/a.db?synchronous=FULL")
+    assert isinstance(full, SQLiteApprovalStore) and full._synchronous == "FULL"
+    assert store_from_url(f"sqlite:///{tmp_path}/a.db")._synchronous == "NORMAL"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="synchronous"):
+        store_from_url(f"sqlite:///{tmp_path}/a.db?journal=off")
