@@ -63,9 +63,10 @@ def model(messages: list[ChatMessage], options: ChatOptions | None) -> str | lis
 agent = AGUIServer(
     ScriptedChatClient(model),
     tools=[delete_file],
-    # Use a fixed key from configuration in production, so approvals survive restarts.
+    # Use a fixed key from configuration in production, so approvals survive restarts, and a
+    # store every worker shares (sqlite:///approvals.db on one host, redis://... for several).
     signing_key=os.environ.get("AGUI_CHAT_SIGNING_KEY") or secrets.token_hex(32),
-    approval_store=InMemoryApprovalStore(),
+    approval_store=os.environ.get("AGUI_CHAT_APPROVAL_STORE") or InMemoryApprovalStore(),
 )
 
 bearer = HTTPBearer(auto_error=False)
