@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 
 from ..._contents import FunctionCallContent
 from ..._exceptions import ApprovalStoreError
@@ -53,12 +53,20 @@ def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[A
 
 
 class ClaimGuard:
-    """The claims one resumed run holds (call id -> store key, under ``owner``)."""
+    """The claims one resumed run holds (call id -> store key, under ``owner``); the keys in
+    ``keep`` are never released."""
 
-    def __init__(self, store: ApprovalStore, owner: str, claimed: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        store: ApprovalStore,
+        owner: str,
+        claimed: Mapping[str, str],
+        keep: Set[str] = frozenset(),
+    ) -> None:
         self.store = store
         self.owner = owner
         self.claimed = dict(claimed)
+        self.keep = keep
         self.started: set[str] = set()
 
     async def starting(self, call: FunctionCallContent) -> None:
@@ -87,7 +95,7 @@ class ClaimGuard:
         """Release every claim whose tool never started (the store keeps those with a
         result, such as a rejection's)."""
         for call_id, key in self.claimed.items():
-            if call_id in self.started:
+            if call_id in self.started or key in self.keep:
                 continue
             with contextlib.suppress(ApprovalStoreError):
                 await asyncio.shield(self.store.release(key, owner=self.owner))

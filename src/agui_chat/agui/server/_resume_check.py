@@ -100,15 +100,17 @@ class CheckedResume:
 
     ``messages`` is the history with the rebuilt requests and answers; ``claimed`` maps a
     call id to its store key (record its result there), claimed in the store under
-    ``owner``; ``replayed`` are results kept from an earlier use of the same answers, to
-    emit again; ``calls`` and ``answers`` are what a tool asking again needs to be bound to
-    (by call id). ``needs_model`` is false when the resume only replays: then nothing runs
-    and the model is not called.
+    ``owner`` (``unbound``: the keys of answers to questions no tool call asked, which stay
+    claimed whatever happens); ``replayed`` are results kept from an earlier use of the same
+    answers, to emit again; ``calls`` and ``answers`` are what a tool asking again needs to
+    be bound to (by call id). ``needs_model`` is false when the resume only replays: then
+    nothing runs and the model is not called.
     """
 
     messages: list[ChatMessage]
     owner: str = ""
     claimed: dict[str, str] = field(default_factory=dict)
+    unbound: set[str] = field(default_factory=set)
     replayed: list[tuple[str, str]] = field(default_factory=list)
     calls: dict[str, FunctionCallContent] = field(default_factory=dict)
     answers: dict[str, list[list[Any]]] = field(default_factory=dict)
@@ -158,6 +160,8 @@ async def check_resume(
                 payload = answer.payload if answer.status == "resolved" else None
                 plan.answers[call_id] = [*answer.claims.answers, [key, answer.status, payload]]
     for answer, key in fresh:
+        if answer.claims.call_id is None:
+            plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     plan.replayed = [(a.claims.call_id, result) for a, result in replayed if a.claims.call_id]
     plan.needs_model = bool(fresh) or not replayed

@@ -267,7 +267,7 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed = checked.messages, checked.claimed
-                    guard = ClaimGuard(self.approval_store, checked.owner, claimed)
+                    guard = ClaimGuard(self.approval_store, checked.owner, claimed, checked.unbound)
                     # The calls a resume rebuilt (the tool loop returns them again) are
                     # the client's already: never re-emitted.
                     encoder.known_calls = known_call_ids(messages)
