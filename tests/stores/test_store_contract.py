@@ -173,3 +173,16 @@ async def test_sqlite_uses_wal_and_survives_reopening(tmp_path: Path) -> None:
     assert await again.get_result("k") == "done"
     assert await again.claim("k", expires_at=None, owner="b") is False
     await again.aclose()
+
+
+async def test_a_redis_store_takes_a_client_it_does_not_close(redis_server: RedisServer) -> None:
+    import redis.asyncio
+
+    client = redis.asyncio.Redis.from_url(redis_server.url)
+    store = RedisApprovalStore(client, prefix="mine:")
+    assert store.url == f"redis://127.0.0.1:{redis_server.port}/0"
+    assert await store.claim("k", expires_at=None, owner="a")
+    assert await client.exists("mine:k") == 1
+    await store.aclose()
+    assert await client.ping()  # still the caller's to use, and to close
+    await client.aclose()
