@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,23 @@ async def pause(
     )
 
 
+async def kill_when(
+    deployment: Deployment,
+    worker: Worker,
+    request: Awaitable[Any],
+    thread: str,
+    effects: list[str],
+) -> None:
+    """Send ``request``; SIGKILL ``worker`` as soon as ``thread``'s effects are ``effects``."""
+    sent = asyncio.ensure_future(request)
+    deadline = time.monotonic() + BOUND
+    while deployment.effects_of(thread) != effects:
+        assert time.monotonic() < deadline, f"the worker never got to {effects}"
+        await asyncio.sleep(0.05)
+    worker.kill()
+    await asyncio.gather(sent, return_exceptions=True)
+
+
 def results(events: list[dict[str, Any]]) -> list[str]:
     return [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
 
@@ -218,13 +235,7 @@ async def test_a_worker_killed_while_the_tool_runs_leaves_no_second_run_anywhere
     thread = deployment.thread()
     one, two = deployment.workers
     body = await pause(http, one.url, thread, ask="delete a.txt slowly")
-    running = asyncio.ensure_future(post(http, one.url, body))
-    deadline = time.monotonic() + BOUND
-    while deployment.effects_of(thread) != ["started a.txt"]:
-        assert time.monotonic() < deadline, "the tool did not start"
-        await asyncio.sleep(0.05)
-    one.kill()
-    await asyncio.gather(running, return_exceptions=True)
+    await kill_when(deployment, one, post(http, one.url, body), thread, ["started a.txt"])
     await asyncio.sleep(1.5)  # past the claim lease: a started claim must not lapse
     elsewhere = await post(http, two.url, body)
     assert codes(elsewhere) == ["RESUME_ALREADY_CONSUMED"], elsewhere
@@ -241,13 +252,8 @@ async def test_a_worker_killed_after_the_claim_before_the_tool_leaves_the_answer
     thread = deployment.thread()
     one, two = deployment.workers
     body = await pause(http, one.url, thread, ask="delete a.txt, after a hang")
-    hanging = asyncio.ensure_future(post(http, one.url, body))
-    deadline = time.monotonic() + BOUND
-    while deployment.effects_of(thread) != ["hanging"]:
-        assert time.monotonic() < deadline, "the resumed run did not reach the hang"
-        await asyncio.sleep(0.05)
-    one.kill()  # the claim is made; no tool started; nothing released it
-    await asyncio.gather(hanging, return_exceptions=True)
+    # Killed once the claim is made and before any tool started: nothing released it.
+    await kill_when(deployment, one, post(http, one.url, body), thread, ["hanging"])
     await asyncio.sleep(1.5)  # the lease (1 s in these workers) runs out
     honest = {**body, "messages": [user("delete a.txt"), *body["messages"][1:]]}
     events = await post(http, two.url, honest)
