@@ -77,3 +77,19 @@ async def test_deep_bodies_are_refused_before_parsing(
 def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
     at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
     assert json_depth_exceeds(at_limit, MAX_JSON_DEPTH) is False
+
+
+@pytest.mark.parametrize("real", [9, 50, 99, 100, 101, 150])
+@pytest.mark.parametrize("shape", ["chain", "alternating", "wide and deep"])
+def test_deep_bodies_of_every_shape_read_their_real_depth(real: int, shape: str) -> None:
+    if shape == "chain":
+        text = "[" * real + "]" * real
+    elif shape == "alternating":
+        half, odd = divmod(real, 2)
+        text = '{"a":[' * half + ('{"b":1}' if odd else "1") + "]}" * half
+    else:  # many shallow siblings around one deep branch
+        text = "[" + ",".join(["[[[1]]]"] * 2000 + ["[" * (real - 1) + "]" * (real - 1)]) + "]"
+    assert depth(json.loads(text)) == real
+    assert json_depth_exceeds(text.encode(), real) is False
+    assert json_depth_exceeds(text.encode(), real - 1) is True
+    assert json_depth_exceeds(text.encode(), MAX_JSON_DEPTH) is (real > MAX_JSON_DEPTH)

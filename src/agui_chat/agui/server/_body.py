@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any
 
 from starlette.requests import Request
@@ -17,10 +16,12 @@ __all__ = ["MAX_JSON_DEPTH", "json_depth_exceeds", "parse_json", "read_body"]
 #: How deeply a request body may nest (deeper bodies are refused before anything walks them).
 MAX_JSON_DEPTH = 100
 
-# A JSON string (the unrolled form: the regex engine runs through it without backtracking).
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# Brackets kept (both kinds as ``[`` and ``]``: one pass of ``replace`` then removes exactly
+# one level), everything else deleted.
+_BRACKETS_ONLY = bytes.maketrans(b"{}", b"[]")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+# Shallow bodies (most of them) empty within this many passes of ``replace``.
+_PASSES = 8
 
 
 async def read_body(request: Request, *, max_bytes: int, timeout: float) -> bytes:
@@ -53,19 +54,44 @@ async def read_body(request: Request, *, max_bytes: int, timeout: float) -> byte
 def json_depth_exceeds(text: bytes, limit: int) -> bool:
     """Whether the JSON text nests deeper than ``limit``, read from its brackets alone.
 
-    Strings are cut out, then everything but brackets; each pass of ``_EMPTY_PAIR`` then
-    removes exactly the innermost (now empty) containers, so the passes it takes to empty
-    the text are its depth. Every step runs in C. Text whose brackets do not pair up is left
-    for ``json.loads`` to refuse."""
-    brackets = _STRING.sub(b"", text).translate(None, _NOT_BRACKETS)
-    for _ in range(limit):
-        if not brackets:
-            return False
-        shorter = _EMPTY_PAIR.sub(b"", brackets)
+    Escaped backslashes and quotes are dropped, the string contents (every other piece
+    between quotes) cut out, and only the brackets kept, both kinds as ``[]``. A pass of
+    ``replace(b"[]", b"")`` scans left to right without looking back, so it removes exactly
+    the innermost containers, one level; a shallow body is empty after a few passes. What
+    is left of a deeper one is read block by block (a run of ``[`` then a run of ``]``):
+    its depth is the highest the running count reaches. Text whose brackets or quotes do
+    not pair up is left for ``json.loads`` to refuse."""
+    unescaped = text.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])
+    brackets = outside.translate(_BRACKETS_ONLY, _NOT_BRACKETS)
+    passes = 0
+    while brackets and passes < min(limit, _PASSES):
+        shorter = brackets.replace(b"[]", b"")
         if len(shorter) == len(brackets):
             return False  # unbalanced: not JSON; json.loads says so
+        passes += 1
+        # A pass that removed little (a long chain) would be repeated as often as the text
+        # nests: read the blocks instead.
+        few = len(brackets) - len(shorter) < len(brackets) // 8
         brackets = shorter
-    return bool(brackets) and _EMPTY_PAIR.search(brackets) is not None
+        if few:
+            break
+    return bool(brackets) and _deeper_than(brackets, limit - passes)
+
+
+def _deeper_than(brackets: bytes, limit: int) -> bool:
+    """Whether a text of ``[`` and ``]`` reaches a depth over ``limit``, from its blocks: it
+    splits at every ``][`` into blocks ``[``*a ``]``*b (the split took one ``]`` from the
+    end of each block but the last and one ``[`` from the start of each but the first)."""
+    blocks = brackets.split(b"][")
+    last = len(blocks) - 1
+    depth = 0
+    for i, block in enumerate(blocks):
+        opens = block.count(b"[") + (i > 0)
+        if depth + opens > limit:
+            return True
+        depth += opens - (len(block) - opens + (i > 0) + (i < last))
+    return False
 
 
 def parse_json(body: bytes) -> Any:
