@@ -23,6 +23,7 @@ EXECUTED = {
     "asyncio.run(chat(": "tests/test_readme.py",
     "with SyncChatClient(client) as chat:": "tests/test_readme_sync_use.py",
     "make demo": "tests/test_quickstart_and_setup.py",  # make -n, on a copy of the Makefile
+    'audience="files-agent"': "tests/test_readme_production_setup.py",
 }
 
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
