@@ -1,0 +1,189 @@
+"""How the SQLite and Redis stores are configured and what they write: key prefixes, record
+values and lifetimes, timeouts, URLs named without passwords, the client a caller lends, and
+errors that name the store. Against a real SQLite file and a real ``redis-server``."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import redis.asyncio as redis_asyncio
+
+from agui_chat import ApprovalStoreUnavailableError
+from agui_chat.stores import RedisApprovalStore, SQLiteApprovalStore
+from redis_server import RedisServer
+
+NOW = 1_900_000_000.0
+
+
+def clock() -> float:
+    return NOW
+
+
+# -- Redis --------------------------------------------------------------------------------
+
+
+async def test_a_redis_claim_is_one_key_under_the_default_prefix_with_its_lifetime(
+    redis_server: RedisServer,
+) -> None:
+    store = RedisApprovalStore(redis_server.url, clock=clock)
+    raw = redis_asyncio.Redis.from_url(redis_server.url)
+    try:
+        assert await store.claim("k1", expires_at=NOW + 60, owner="w1")
+        assert await raw.get("agui_chat:approval:k1") == b"p::w1"
+        ttl = await raw.pttl("agui_chat:approval:k1")
+        assert 55_000 < ttl <= 60_000
+        assert await store.claim("k2", expires_at=None, owner="w1", lease_until=NOW + 5)
+        assert await raw.get("agui_chat:approval:k2") == f"p:{NOW + 5!r}:w1".encode()
+        assert await raw.pttl("agui_chat:approval:k2") == -1  # never expires
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_a_redis_record_moves_from_claimed_to_started_to_done_keeping_its_lifetime(
+    redis_server: RedisServer,
+) -> None:
+    store = RedisApprovalStore(redis_server.url, prefix="t:", clock=clock)
+    raw = redis_asyncio.Redis.from_url(redis_server.url)
+    try:
+        assert await store.claim("k", expires_at=NOW + 60, owner="w1")
+        assert await store.get_result("k") is None  # claimed, no result yet
+        assert not await store.mark_started("k", owner="w2")  # not the claim's owner
+        assert await store.mark_started("k", owner="w1")
+        assert await raw.get("t:k") == b"s:w1"
+        await store.record_result("k", "deleted a.txt")
+        assert await raw.get("t:k") == b"d:deleted a.txt"
+        assert await store.get_result("k") == "deleted a.txt"
+        assert 55_000 < await raw.pttl("t:k") <= 60_000
+        await store.record_result("absent", "x")  # XX: never creates a record
+        assert await raw.exists("t:absent") == 0
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_a_redis_release_deletes_only_the_owners_unstarted_claim(
+    redis_server: RedisServer,
+) -> None:
+    store = RedisApprovalStore(redis_server.url, prefix="r:", clock=clock)
+    raw = redis_asyncio.Redis.from_url(redis_server.url)
+    try:
+        await store.claim("k", expires_at=NOW + 60, owner="w1")
+        await store.release("k", owner="w2")
+        assert await raw.exists("r:k") == 1
+        await store.release("k", owner="w1")
+        assert await raw.exists("r:k") == 0
+        await store.release("never-claimed")  # releasing an unknown key does nothing
+        assert await raw.exists("r:never-claimed") == 0
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_a_redis_url_is_named_without_its_password_and_timeouts_reach_the_client() -> None:
+    store = RedisApprovalStore("redis://user:s3cret@127.0.0.1:1/2", timeout=0.25)
+    assert store.url == "redis://user:***@127.0.0.1:1/2"
+    assert "s3cret" not in repr(store)
+    kwargs = store._client.connection_pool.connection_kwargs
+    assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"]) == (0.25, 0.25)
+    default = RedisApprovalStore("redis://127.0.0.1:1/0")
+    assert default._client.connection_pool.connection_kwargs["socket_timeout"] == 2.0
+    await store.aclose()
+    await default.aclose()
+
+
+async def test_an_unreachable_redis_is_unavailable_naming_the_url_not_the_password() -> None:
+    store = RedisApprovalStore("redis://:s3cret@127.0.0.1:1/0", timeout=0.5)
+    with pytest.raises(ApprovalStoreUnavailableError) as failed:
+        await store.claim("k", expires_at=None)
+    message = str(failed.value)
+    assert "redis://:***@127.0.0.1:1/0" in message
+    assert "s3cret" not in message
+    assert message.startswith("the approval store redis://:***@127.0.0.1:1/0 is unavailable: ")
+    await store.aclose()
+
+
+def test_a_redis_url_that_does_not_parse_names_it_without_the_password() -> None:
+    with pytest.raises(ValueError, match=r"cannot read the Redis URL ftp://u:\*\*\*@h"):
+        RedisApprovalStore("ftp://u:pw@h/0")
+
+
+async def test_a_lent_redis_client_is_named_by_its_address_and_never_closed(
+    redis_server: RedisServer,
+) -> None:
+    client = redis_asyncio.Redis(host="127.0.0.1", port=redis_server.port, db=0)
+    store = RedisApprovalStore(client)
+    assert store.url == f"redis://127.0.0.1:{redis_server.port}/0"
+    assert await store.claim("lent", expires_at=None)
+    await store.aclose()
+    assert await client.ping()  # still the caller's, still open
+    await client.aclose()
+
+
+# -- SQLite -------------------------------------------------------------------------------
+
+
+async def test_a_sqlite_store_uses_wal_and_full_sync_by_default(tmp_path: Path) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
+    await store.claim("k", expires_at=NOW + 60, owner="w1", lease_until=NOW + 5)
+    mode = await store._run(lambda db: db.execute("PRAGMA journal_mode").fetchone()[0])
+    sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
+    timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
+    assert (mode, sync, timeout) == ("wal", 2, 10_000)  # 2 is FULL
+    await store.aclose()
+    with sqlite3.connect(tmp_path / "a.db") as db:
+        row = db.execute(
+            "SELECT key, owner, lease_until, expires_at, started, result FROM agui_chat_approvals"
+        ).fetchone()
+    assert row == ("k", "w1", NOW + 5, NOW + 60, 0, None)
+
+
+async def test_a_sqlite_store_may_trade_durability_for_speed(tmp_path: Path) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="NORMAL", busy_timeout=0.5)
+    await store.claim("k", expires_at=None)
+    sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
+    timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
+    assert (sync, timeout) == (1, 500)
+    await store.aclose()
+    with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', got 'OFF'"):
+        SQLiteApprovalStore(tmp_path / "b.db", synchronous="OFF")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", ["", ":memory:"])
+def test_a_sqlite_store_needs_a_file_every_worker_can_open(path: str) -> None:
+    with pytest.raises(ValueError, match="needs a file path that every worker can open"):
+        SQLiteApprovalStore(path)
+
+
+async def test_a_sqlite_file_that_cannot_be_opened_is_unavailable_naming_it(
+    tmp_path: Path,
+) -> None:
+    where = tmp_path / "missing-dir" / "a.db"
+    store = SQLiteApprovalStore(where)
+    assert repr(store) == f"SQLiteApprovalStore({str(where)!r})"
+    with pytest.raises(ApprovalStoreUnavailableError, match=f"sqlite:///{where}"):
+        await store.claim("k", expires_at=None)
+    await store.aclose()
+
+
+async def test_a_sqlite_release_with_an_owner_deletes_only_that_owners_claim(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
+    await store.claim("k", expires_at=None, owner="w1")
+    await store.release("k", owner="w2")
+    assert not await store.claim("k", expires_at=None, owner="w3")
+    await store.release("k", owner="w1")
+    assert await store.claim("k", expires_at=None, owner="w3")
+    await store.aclose()
+
+
+async def test_a_closed_sqlite_store_reopens_its_file_on_next_use(tmp_path: Path) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
+    await store.claim("k", expires_at=None)
+    await store.aclose()
+    await store.aclose()  # closing twice is harmless
+    assert not await store.claim("k", expires_at=None)
+    await store.aclose()
