@@ -80,10 +80,22 @@ def test_a_token_missing_its_mac_is_unknown() -> None:
     assert refused.value.reason == "unknown"
 
 
-def test_a_forged_token_names_its_kind() -> None:
+def test_a_token_of_another_key_names_that_and_its_kind() -> None:
     token = InterruptSigner("another-key-0123456789abcdef").sign(_claims(kind="question"))
     with pytest.raises(TokenError) as refused:
         InterruptSigner(KEY).verify(token)
+    assert (refused.value.reason, refused.value.kind) == ("other_key", "question")
+    assert str(refused.value) == "other_key interrupt token"
+
+
+def test_an_altered_token_is_forged_and_names_its_kind() -> None:
+    signer = InterruptSigner(KEY)
+    token = signer.sign(_claims(kind="question"))
+    head, mac = token.rsplit(".", 1)
+    flipped = bytearray(base64.urlsafe_b64decode(mac + "="))
+    flipped[0] ^= 1
+    with pytest.raises(TokenError) as refused:
+        signer.verify(f"{head}.{_signing._b64encode(bytes(flipped))}")
     assert (refused.value.reason, refused.value.kind) == ("forged", "question")
     assert str(refused.value) == "forged interrupt token"
 
@@ -180,6 +192,7 @@ def test_every_claim_travels_under_its_short_name_and_comes_back() -> None:
         "tp": "00-" + "a" * 32 + "-" + "b" * 16 + "-01",
         "at": 1.5,
         "au": audience_id("agent-a"),
+        "i": signer.key_id,
     }
     back = signer.verify(token)
     assert back == InterruptClaims(**{**full.__dict__, "audience": audience_id("agent-a")})
@@ -189,7 +202,7 @@ def test_a_minimal_approval_claims_only_kind_and_thread_and_defaults_come_back()
     signer = InterruptSigner(KEY)
     minimal = InterruptClaims("approval", "t1", None, None, None)
     token = signer.sign(minimal)
-    assert _payload(token) == {"k": "a", "t": "t1"}
+    assert _payload(token) == {"k": "a", "t": "t1", "i": signer.key_id}
     back = signer.verify(token)
     assert back == minimal
     assert (back.allow_edits, back.pause_size, back.answers) == (False, 1, [])
