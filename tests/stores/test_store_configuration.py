@@ -125,13 +125,13 @@ async def test_a_lent_redis_client_is_named_by_its_address_and_never_closed(
 # -- SQLite -------------------------------------------------------------------------------
 
 
-async def test_a_sqlite_store_uses_wal_and_full_sync_by_default(tmp_path: Path) -> None:
+async def test_a_sqlite_store_uses_wal_and_normal_sync_by_default(tmp_path: Path) -> None:
     store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
     await store.claim("k", expires_at=NOW + 60, owner="w1", lease_until=NOW + 5)
     mode = await store._run(lambda db: db.execute("PRAGMA journal_mode").fetchone()[0])
     sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
     timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
-    assert (mode, sync, timeout) == ("wal", 2, 10_000)  # 2 is FULL
+    assert (mode, sync, timeout) == ("wal", 1, 10_000)  # 1 is NORMAL
     await store.aclose()
     with sqlite3.connect(tmp_path / "a.db") as db:
         row = db.execute(
@@ -140,12 +140,12 @@ async def test_a_sqlite_store_uses_wal_and_full_sync_by_default(tmp_path: Path) 
     assert row == ("k", "w1", NOW + 5, NOW + 60, 0, None)
 
 
-async def test_a_sqlite_store_may_trade_durability_for_speed(tmp_path: Path) -> None:
-    store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="NORMAL", busy_timeout=0.5)
+async def test_a_sqlite_store_may_be_made_durable_across_a_power_loss(tmp_path: Path) -> None:
+    store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="FULL", busy_timeout=0.5)
     await store.claim("k", expires_at=None)
     sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
     timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
-    assert (sync, timeout) == (1, 500)
+    assert (sync, timeout) == (2, 500)  # 2 is FULL
     await store.aclose()
     with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', got 'OFF'"):
         SQLiteApprovalStore(tmp_path / "b.db", synchronous="OFF")  # type: ignore[arg-type]
