@@ -20,8 +20,11 @@ function countdown(interrupt, now) {
   if (!interrupt.expiresAt) return "";
   const at = Date.parse(interrupt.expiresAt);
   if (Number.isNaN(at)) return "";
-  const left = Math.max(0, Math.floor((at - now) / 1000));
-  if (left === 0) return "Expired.";
+  if (isExpired(interrupt, now))
+    return isApproval(interrupt)
+      ? "Expired: this request can only be rejected now."
+      : "Expired: this question can only be cancelled now.";
+  const left = Math.max(1, Math.ceil((at - now) / 1000));
   const hours = Math.floor(left / 3600);
   const minutes = Math.floor((left % 3600) / 60);
   const seconds = String(left % 60).padStart(2, "0");

@@ -21,6 +21,12 @@ export const RUN_ERROR_WORDS = {
   APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
   APPROVAL_STORE_UNAVAILABLE:
     "The server cannot record approvals right now, so nothing ran. Try again shortly.",
+  APPROVAL_FORGED: "The server did not issue this approval (or it was altered), so nothing ran.",
+  INTERRUPT_FORGED: "The server did not issue this question (or it was altered), so nothing ran.",
+  APPROVAL_THREAD_MISMATCH: "This approval belongs to another conversation.",
+  INTERRUPT_THREAD_MISMATCH: "This question belongs to another conversation.",
+  APPROVAL_CALL_MISMATCH: "The approval does not match the call it was issued for, so nothing ran.",
+  INTERRUPT_CALL_MISMATCH: "The answer does not match the call that asked, so nothing ran.",
   AUDIENCE_MISMATCH: "These requests were issued by another server and cannot be answered here.",
   INVALID_JSON: "The server could not read the request the page sent.",
   INVALID_INPUT: "The server refused the request the page sent as invalid.",

@@ -136,12 +136,11 @@ function showError(described) {
 
 // -- running -------------------------------------------------------------------------------
 
-async function run(params, { restoreText = "" } = {}) {
+async function run(params, { restoreText = "", before = structuredClone(agent.messages) } = {}) {
   if (state.running) return;
   state.running = true;
   showError(null);
   render();
-  const before = structuredClone(agent.messages);
   const interruptsBefore = state.interrupts;
   let failure = null;
   let runError = null;
@@ -206,8 +205,9 @@ composer.addEventListener("submit", (event) => {
   if (!text || state.running || state.interrupts.length) return;
   input.value = "";
   banner.hidden = true;
+  const before = structuredClone(agent.messages);
   agent.addMessage({ id: randomUUID(), role: "user", content: text });
-  run({}, { restoreText: text });
+  run({}, { restoreText: text, before });
 });
 
 input.addEventListener("keydown", (event) => {

@@ -62,7 +62,8 @@ export function validate(schema, value) {
 }
 
 function friendly(e) {
-  const m = /(-?[\d.e+]+) is (less|greater) than (?:or equal to )?(-?[\d.e+]+)/.exec(e.error);
+  const num = "(-?\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?)";
+  const m = new RegExp(`${num} is (less|greater) than (?:or equal to )?\\s*${num}`).exec(e.error);
   if (e.keyword === "minimum" && m) return `Must be at least ${m[3]}.`;
   if (e.keyword === "maximum" && m) return `Must be at most ${m[3]}.`;
   if (e.keyword === "exclusiveMinimum" && m) return `Must be greater than ${m[3]}.`;

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from agui_chat import (
 from agui_chat.testing import ScriptedChatClient
 from real_components import missing, require
 
-__all__ = ["LAUNCH_ARGS", "RecordingModel", "open_page", "serve"]
+__all__ = ["LAUNCH_ARGS", "Recorder", "RecordingModel", "open_page", "ready", "say", "serve"]
 
 #: How Chromium is started: headless, no sandbox (root in CI), and nothing that would reach
 #: the network by itself.
@@ -43,12 +44,13 @@ WAIT_MS = 20_000
 
 
 @contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its URL."""
+def serve(app: Any, port: int = 0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on ``port`` (default: a free one) of 127.0.0.1 in a thread;
+    yields its URL."""
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
-        port=0,
+        port=port,
         log_level="warning",
         lifespan="off",
         timeout_graceful_shutdown=1,
@@ -147,3 +149,56 @@ class RecordingModel:
                     contents.append(FunctionCallContent(f"call_{self._n}", name, arguments))
                 return contents
         return f"You said: {last.text}"
+
+
+class Recorder:
+    """An ASGI wrapper that keeps the JSON body of every POST (what the page sent)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.posts: list[dict[str, Any]] = []
+
+    def resumes(self) -> list[list[dict[str, Any]]]:
+        """The ``resume`` list of every POST that carried one."""
+        return [p["resume"] for p in self.posts if p.get("resume")]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_body(receive)
+        self.posts.append(json.loads(body))
+        await self.app(scope, replay(body, receive), send)
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI request."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return bytes(body)
+
+
+def replay(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives ``body`` once, then whatever ``receive`` gives."""
+    given = False
+
+    async def again() -> Any:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
+
+
+def shot(page: Any, folder: Path, name: str) -> None:
+    """A full-page screenshot ``name`` in the test's temporary folder (the composer, which
+    sticks to the bottom of the window, is put back in the flow for it)."""
+    footer = "document.querySelector('footer').style.position"
+    page.evaluate(f"{footer} = 'static'")
+    page.screenshot(path=str(folder / name), full_page=True)
+    page.evaluate(f"{footer} = ''")

@@ -5,6 +5,7 @@ and the committed bundle carries the licenses of the pinned packages it was buil
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -86,3 +87,43 @@ def test_the_committed_bundle_carries_the_licenses_of_its_pinned_packages() -> N
         assert lock[f"node_modules/{match.group(1)}"]["version"] == match.group(2)
     assert header.count("Permission is hereby granted") >= 5  # the MIT texts themselves
     assert "</script" not in bundle.lower()
+
+
+def test_the_committed_bundle_was_built_from_the_sources_in_ui() -> None:
+    """``make ui-bundle`` writes the hash of what it built from; a stale bundle fails here."""
+    folder = ROOT / "ui"
+    paths = ["build.mjs", "package.json", "package-lock.json"]
+    paths += [f"src/{p.name}" for p in (folder / "src").iterdir()]
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(path.encode() + b"\0" + (folder / path).read_bytes() + b"\0")
+    header = (UI / "app.js").read_text("utf-8").split("*/", 1)[0]
+    assert f"Built from the sources sha256:{digest.hexdigest()} " in header, (
+        "src/agui_chat/agui/server/_ui/app.js is stale: run `make ui-bundle` and commit it"
+    )
+
+
+def _server_codes() -> set[str]:
+    """Every RUN_ERROR / refusal code the server can send: docs/errors.md's table when it
+    exists, and the codes written in the server's sources."""
+    codes: set[str] = set()
+    errors_md = ROOT / "docs" / "errors.md"
+    if errors_md.exists():
+        codes |= set(re.findall(r"^\|\s*`([A-Z][A-Z0-9_]+)`", errors_md.read_text(), re.M))
+    for source in (ROOT / "src" / "agui_chat" / "agui" / "server").glob("*.py"):
+        text = source.read_text("utf-8")
+        codes |= set(re.findall(r'ResumeRejected\(\s*"([A-Z_]+)"', text))
+        codes |= set(re.findall(r'InputError\(\s*\d+,\s*"([A-Z_]+)"', text))
+        codes |= set(re.findall(r'"([A-Z]+_ERROR)"', text))
+        codes |= set(re.findall(r'\(\w+, "(RESUME_[A-Z_]+)", "', text))
+        for suffix in re.findall(r'f"\{[\w.]*prefix\}_([A-Z_]+)"', text):
+            codes |= {f"APPROVAL_{suffix}", f"INTERRUPT_{suffix}"}
+    return codes - {"RUN_ERROR"}
+
+
+def test_the_page_has_words_for_every_code_the_server_sends() -> None:
+    words = (ROOT / "ui" / "src" / "errors.js").read_text("utf-8")
+    known = set(re.findall(r"^  ([A-Z][A-Z0-9_]+):", words, re.M))
+    codes = _server_codes()
+    assert {"MODEL_ERROR", "RESUME_INCOMPLETE", "APPROVAL_FORGED", "INVALID_JSON"} <= codes
+    assert codes - known == set(), "add these codes to RUN_ERROR_WORDS in ui/src/errors.js"
