@@ -30,6 +30,10 @@ export const RUN_ERROR_WORDS = {
   AUDIENCE_MISMATCH: "These requests were issued by another server and cannot be answered here.",
   APPROVAL_AUDIENCE_MISMATCH: "This approval was issued by another server and cannot be answered here.",
   INTERRUPT_AUDIENCE_MISMATCH: "This question was issued by another server and cannot be answered here.",
+  APPROVAL_KEY_CHANGED:
+    "The server's signing key changed since this approval was issued, so it cannot be answered. Start a new conversation.",
+  INTERRUPT_KEY_CHANGED:
+    "The server's signing key changed since this question was asked, so it cannot be answered. Start a new conversation.",
   REQUEST_TIMEOUT: "The server gave up waiting for the request the page sent. Try again.",
   INVALID_JSON: "The server could not read the request the page sent.",
   INVALID_INPUT: "The server refused the request the page sent as invalid.",
