@@ -85,10 +85,9 @@ class ToolApprovalRequestContent(InputRequestContent):
     ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); it may
     also be a call the service runs itself (``McpServerToolCallContent``), whose request and
     answer the loop passes through to the service. Answer it with :meth:`create_response`,
-    or withdraw it undecided with :meth:`cancel`.
-    ``requires_confirmation`` is false for a request
-    that is shown only for context; ``allow_edits`` says whether the person may change the
-    arguments.
+    or withdraw it undecided with :meth:`cancel`. ``requires_confirmation`` is false for a
+    request that is shown only for context; ``allow_edits`` says whether the person may change
+    the arguments.
     """
 
     __slots__ = ("allow_edits", "message", "requires_confirmation", "tool_call")
