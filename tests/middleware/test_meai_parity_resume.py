@@ -5,6 +5,8 @@ same inputs, same model outputs), streaming and not. Where DESIGN §3 differs on
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from meai_support import Funcs, invoke, shape
 
@@ -13,6 +15,7 @@ from agui_chat import (
     ChatMessage,
     ChatOptions,
     FunctionCallContent,
+    FunctionInvokingChatClient,
     FunctionResultContent,
     TextContent,
     ToolApprovalRequestContent,
@@ -24,7 +27,7 @@ from agui_chat import (
 FUNC2 = {"i": 42}
 
 
-def fcc(call_id: str, name: str, arguments: dict[str, int] | None = None) -> FunctionCallContent:
+def fcc(call_id: str, name: str, arguments: dict[str, Any] | None = None) -> FunctionCallContent:
     return FunctionCallContent(call_id, name, arguments)
 
 
@@ -454,3 +457,46 @@ async def test_rule2_an_approval_with_no_request_runs_nothing(streaming: bool) -
     with pytest.raises(UnknownResponseError):
         await invoke(options_for(f), history, [[WORLD]], streaming=streaming)
     assert f.runs == []
+
+
+async def test_an_edited_call_that_asks_a_question_is_shown_once_with_its_edit(
+    streaming: bool,
+) -> None:
+    """Ours beyond MEAI (an approved call that asks a question): the rebuilt call the first
+    resume returned and the request it came from are one call to the model, with the edit."""
+    from loop_support import make_ask, scripted
+
+    from agui_chat import approval_required, request_input
+
+    runs: list[str] = []
+
+    @approval_required
+    def deploy(env: str) -> str:
+        """Deploy."""
+        runs.append(env)
+        answer = request_input("Sure?")
+        return f"deployed {env} ({answer.payload})"
+
+    model = scripted([fcc("d1", "deploy", {"env": "prod"})], "Done.")
+    client = FunctionInvokingChatClient(model)
+    ask = make_ask(streaming)
+    options = ChatOptions(tools=[deploy])
+    history = [HELLO]
+    paused = await ask(client, list(history), options)
+    [request] = paused.input_requests
+    history += [
+        *paused.messages,
+        msg("user", request.create_response(True, edited_arguments={"env": "staging"})),
+    ]  # type: ignore[attr-defined]
+    asked = await ask(client, list(history), options)
+    assert shape(asked.messages[:1]) == shape(
+        [msg("assistant", fcc("d1", "deploy", {"env": "staging"}))]
+    )  # type: ignore[dict-item]
+    [question] = asked.input_requests
+    history += [*asked.messages, msg("user", question.create_response("yes"))]  # type: ignore[attr-defined]
+    final = await ask(client, list(history), options)
+    assert runs == ["staging", "staging"] and final.text == "Done."
+    seen = model.calls[-1][0]
+    calls = [c for m in seen for c in m.contents if isinstance(c, FunctionCallContent)]
+    assert [(c.call_id, c.arguments) for c in calls] == [("d1", {"env": "staging"})]
+    assert shape(seen[-1:]) == shape([msg("tool", frc("d1", "deployed staging (yes)"))])

@@ -445,7 +445,7 @@ def _model_history(
                         seen_calls.add(call_id)
                     continue
                 assert isinstance(c.tool_call, FunctionCallContent)
-                c = c.tool_call
+                c = shown.get(call_id, c.tool_call)  # with the approved edit, if any
             elif (isinstance(c, ToolApprovalResponseContent) and c.request_id in approvals) or (
                 isinstance(c, (InterruptRequestContent, InterruptResponseContent))
                 and c.request_id in interrupts
