@@ -1,0 +1,83 @@
+"""The tool loop's settings are checked when the client is built, each refusal naming the
+setting and what it must be (the full text: a caller reads it to fix the call)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from loop_support import scripted
+
+from agui_chat import FunctionInvokingChatClient, ai_function
+
+
+@ai_function
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+def _refused(error: type[Exception], message: str, **settings: Any) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        FunctionInvokingChatClient(scripted(), **settings)
+
+
+def test_the_smallest_limits_are_accepted() -> None:
+    client = FunctionInvokingChatClient(scripted(), max_iterations=1, max_consecutive_errors=0)
+    assert (client.max_iterations, client.max_consecutive_errors) == (1, 0)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, "3", None])
+def test_max_iterations_must_be_an_int_of_at_least_one(bad: Any) -> None:
+    _refused(ValueError, "max_iterations must be an int >= 1", max_iterations=bad)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.0, "3", None])
+def test_max_consecutive_errors_must_be_an_int_of_at_least_zero(bad: Any) -> None:
+    _refused(ValueError, "max_consecutive_errors must be an int >= 0", max_consecutive_errors=bad)
+
+
+@pytest.mark.parametrize(
+    "flag", ["allow_concurrent_invocation", "include_detailed_errors", "terminate_on_unknown_calls"]
+)
+def test_each_flag_must_be_a_bool_and_the_refusal_names_it(flag: str) -> None:
+    _refused(TypeError, f"{flag} must be a bool, got int", **{flag: 1})
+    client = FunctionInvokingChatClient(scripted(), **{flag: True})
+    assert getattr(client, flag) is True
+
+
+def test_additional_tools_must_be_a_list_of_tools() -> None:
+    _refused(TypeError, "additional_tools must be a list of tools, got int", additional_tools=3)
+    _refused(
+        TypeError, "additional_tools must be a list of tools, got AIFunction", additional_tools=ping
+    )
+    _refused(TypeError, "additional_tools[1] must be an AITool", additional_tools=[ping, "x"])
+    client = FunctionInvokingChatClient(scripted(), additional_tools=(ping,))
+    assert client.additional_tools == [ping]
+
+
+def test_function_invoker_must_be_callable() -> None:
+    _refused(
+        TypeError,
+        "function_invoker must be a callable taking the invocation context",
+        function_invoker="run",
+    )
+
+
+def test_unknown_settings_are_named_sorted() -> None:
+    with pytest.raises(
+        TypeError, match=r"^unknown function invocation setting\(s\): max_iteration, retry$"
+    ):
+        FunctionInvokingChatClient.check_settings({"retry": 1, "max_iteration": 3})
+    FunctionInvokingChatClient.check_settings(
+        {
+            "max_iterations": 2,
+            "max_consecutive_errors": 1,
+            "allow_concurrent_invocation": True,
+            "include_detailed_errors": True,
+            "terminate_on_unknown_calls": True,
+            "additional_tools": [],
+            "function_invoker": None,
+        }
+    )
