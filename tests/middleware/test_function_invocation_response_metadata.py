@@ -118,9 +118,10 @@ async def test_a_resume_that_pauses_again_before_any_round_trip_has_no_response_
 
 
 async def test_the_rebuilt_call_message_keeps_the_requests_message_id_and_author(
-    ask: Ask,
+    ask: Ask, streaming: bool
 ) -> None:
     runs: list[str] = []
+    raw = object()
     options = _tools(runs)
     model = scripted("done")
     request = ToolApprovalRequestContent("approval_c1", call("c1", "delete_city", city="Oslo"))
@@ -132,6 +133,7 @@ async def test_the_rebuilt_call_message_keeps_the_requests_message_id_and_author
             message_id="m-requests",
             author_name="planner",
             additional_properties={"lane": "a"},
+            raw_representation=raw,
         ),
         ChatMessage("user", [request.create_response(True)]),
     ]
@@ -142,6 +144,8 @@ async def test_the_rebuilt_call_message_keeps_the_requests_message_id_and_author
     assert rebuilt.message_id == "m-requests"
     assert rebuilt.author_name == "planner"
     assert rebuilt.additional_properties == {"lane": "a"}
+    if not streaming:  # an update carries no raw representation of the message
+        assert rebuilt.raw_representation is raw
     assert [c.call_id for c in rebuilt.contents] == ["c1"]  # type: ignore[attr-defined]
     assert results.role.value == "tool"
     assert results.message_id is not None and results.message_id != "m-requests"
