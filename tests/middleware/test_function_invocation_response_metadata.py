@@ -107,6 +107,8 @@ async def test_a_resume_that_pauses_again_before_any_round_trip_has_no_response_
 
     assert again.finish_reason == ChatFinishReason.INPUT_REQUIRED
     assert [q.key for q in again.input_requests] == ["region"]  # type: ignore[attr-defined]
+    ids = [m.message_id for m in again.messages]
+    assert None not in ids and len(set(ids)) == len(ids)  # the new question has its own id
     assert (again.response_id, again.conversation_id, again.model_id) == (None, None, None)
     assert (again.created_at, again.additional_properties, again.raw_representation) == (
         None,
