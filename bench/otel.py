@@ -21,13 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
-import gc
 import logging
 import pstats
-import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -35,6 +31,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from run import paired  # the pair timer every benchmark here shares
 
 from agui_chat import ChatClientBuilder, ChatOptions, ai_function
 from agui_chat.testing import ScriptedChatClient
@@ -53,28 +50,6 @@ async def drain(client: Any, options: ChatOptions) -> int:
     async for _ in client.get_streaming_response("go", options):
         count += 1
     return count
-
-
-async def paired(
-    floor_fn: Callable[[], Awaitable[Any]], ours_fn: Callable[[], Awaitable[Any]], runs: int
-) -> tuple[float, float, float]:
-    """Median times of both and the median of the per-pair ratios (timed alternately)."""
-    await floor_fn()
-    await ours_fn()
-    floors, ours, ratios = [], [], []
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        await floor_fn()
-        floor = time.perf_counter() - start
-        gc.collect()
-        start = time.perf_counter()
-        await ours_fn()
-        mine = time.perf_counter() - start
-        floors.append(floor)
-        ours.append(mine)
-        ratios.append(mine / floor)
-    return statistics.median(ours), statistics.median(floors), statistics.median(ratios)
 
 
 async def calls_of(client: Any, options: ChatOptions) -> int:

@@ -231,7 +231,6 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             request_ids=duplicates,
         )
 
-    effective_args: dict[str, dict[str, Any] | None] = {}
     plan = ResumePlan(model_history=[], handled=handled)
     approved_calls: dict[str, ScheduledCall] = {}
     for rid, request in pending_approvals.items():
@@ -255,7 +254,6 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
                     request_ids=[rid],
                 )
             arguments = answer.edited_arguments
-        effective_args[call.call_id] = arguments
         # Run the call the request recorded, never one a response carries.
         approved_calls[call.call_id] = ScheduledCall(
             FunctionCallContent(call.call_id, call.name, arguments), function
@@ -286,7 +284,6 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             function = _local_function(tools, call.name)
             assert function is not None
             arguments = _approved_arguments(call_id, approvals, approval_answers, call)
-            effective_args[call_id] = arguments
             scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
             approved_calls[call_id] = scheduled
         scheduled.answers = answers
