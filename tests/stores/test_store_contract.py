@@ -17,25 +17,18 @@ from agui_chat.stores import (
     RedisApprovalStore,
     SQLiteApprovalStore,
 )
+from fake_clock import FakeClock
 from redis_server import RedisServer
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_900_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 async def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
 ) -> AsyncIterator[Callable[[], ApprovalStore]]:
     """A factory of stores that all see the same records (two "processes" of one
     deployment, as far as the store can tell)."""
@@ -68,7 +61,7 @@ async def test_of_many_concurrent_claims_from_several_stores_exactly_one_wins(
 
 
 async def test_a_result_is_kept_and_read_from_another_store(
-    make_store: Callable[[], ApprovalStore], clock: Clock
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
 ) -> None:
     one, two = make_store(), make_store()
     assert await one.claim("k", expires_at=clock.now + 60, owner="a")
@@ -109,7 +102,7 @@ async def test_a_started_or_finished_record_is_never_released(
 
 
 async def test_a_claim_never_started_lapses_with_its_lease_and_its_old_owner_cannot_start(
-    make_store: Callable[[], ApprovalStore], clock: Clock
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
 ) -> None:
     one, two = make_store(), make_store()
     assert await one.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
@@ -121,7 +114,7 @@ async def test_a_claim_never_started_lapses_with_its_lease_and_its_old_owner_can
 
 
 async def test_a_started_claim_never_lapses(
-    make_store: Callable[[], ApprovalStore], clock: Clock
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
 ) -> None:
     store = make_store()
     await store.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
@@ -131,7 +124,7 @@ async def test_a_started_claim_never_lapses(
 
 
 async def test_records_go_after_their_retention(
-    make_store: Callable[[], ApprovalStore], clock: Clock, request: pytest.FixtureRequest
+    make_store: Callable[[], ApprovalStore], clock: FakeClock, request: pytest.FixtureRequest
 ) -> None:
     store = make_store()
     await store.claim("k", expires_at=clock.now + 2, owner="a")
@@ -144,7 +137,7 @@ async def test_records_go_after_their_retention(
     assert await store.get_result("k") is None
 
 
-async def test_sqlite_sweeps_expired_rows(tmp_path: Path, clock: Clock) -> None:
+async def test_sqlite_sweeps_expired_rows(tmp_path: Path, clock: FakeClock) -> None:
     store = SQLiteApprovalStore(tmp_path / "a.db", clock=clock)
     for i in range(5):
         await store.claim(f"old{i}", expires_at=clock.now + 1, owner="a")

@@ -27,6 +27,7 @@ from ._redis_url import redact_url
 
 try:
     import redis.asyncio as _redis
+    from redis.exceptions import RedisClusterException as _RedisClusterError
     from redis.exceptions import RedisError as _RedisError
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("RedisApprovalStore needs redis-py: pip install 'agui-chat[redis]'") from exc
@@ -64,6 +65,18 @@ return redis.call('DEL', KEYS[1])
 """
 
 
+def _client_address(client: Any) -> str:
+    """How a lent client is named in errors: the URL it connects to (never a password)."""
+    nodes = getattr(getattr(client, "nodes_manager", None), "startup_nodes", None)
+    if nodes:  # a cluster client: its first startup node
+        return f"redis://{next(iter(nodes))}"
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", None) or {}
+    db = kwargs.get("db", 0)
+    if kwargs.get("path"):
+        return f"unix://{kwargs['path']}?db={db}"
+    return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{db}"
+
+
 class RedisApprovalStore(ApprovalStore):
     """Consumed approvals in Redis: ``url_or_client`` is a ``redis://`` / ``rediss://`` /
     ``unix://`` URL or a ``redis.asyncio.Redis`` client (yours to close).
@@ -83,6 +96,7 @@ class RedisApprovalStore(ApprovalStore):
         timeout: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self._owns_client = isinstance(url_or_client, str)  # a client lent is yours to close
         if isinstance(url_or_client, str):
             self.url = redact_url(url_or_client)
             try:
@@ -91,14 +105,9 @@ class RedisApprovalStore(ApprovalStore):
                 )
             except ValueError as exc:
                 raise ValueError(f"cannot read the Redis URL {self.url}: {exc}") from None
-            self._owns_client = True
         else:
             client = url_or_client
-            kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
-            self.url = f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/" + str(
-                kwargs.get("db", 0)
-            )
-            self._owns_client = False
+            self.url = _client_address(client)
         self._client: Any = client
         self._prefix = prefix
         self._clock = clock
@@ -112,7 +121,8 @@ class RedisApprovalStore(ApprovalStore):
     async def _call(self, work: Awaitable[_T]) -> _T:
         try:
             return await work
-        except (_RedisError, OSError) as exc:
+        # A cluster client's connection failures are not RedisErrors (redis-py).
+        except (_RedisError, _RedisClusterError, OSError) as exc:
             raise ApprovalStoreUnavailableError(
                 f"the approval store {self.url} is unavailable: {type(exc).__name__}: {exc}"
             ) from exc

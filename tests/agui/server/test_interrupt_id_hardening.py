@@ -43,10 +43,11 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer, _interrupts, _resume_check, _signing
+from agui_chat.agui.server import AGUIServer, _signing
 from agui_chat.agui.server._resume_check import ANSWER_RETENTION
 from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.stores._memory import InMemoryApprovalStore
+from fake_clock import FakeClock, on_the_server
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
@@ -173,26 +174,10 @@ async def test_the_store_alone_stops_a_re_spelled_replay(
 # -- 2. an expired answer after its record could have been swept --------------------------------
 
 
-class FakeClock:
-    """Epoch seconds that move only when the test says so."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """One fake clock for issuing interrupts and checking resumes (pass it to the store)."""
-    fake = FakeClock(1_900_000_000.0)
-    monkeypatch.setattr(_interrupts, "_clock", fake)
-    monkeypatch.setattr(_resume_check, "_clock", fake)
-    return fake
+    return on_the_server(monkeypatch)
 
 
 async def test_an_expired_question_cancelled_once_is_never_accepted_again(

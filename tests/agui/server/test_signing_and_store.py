@@ -16,6 +16,7 @@ from agui_chat.agui.server._signing import (
     new_nonce,
 )
 from agui_chat.stores._memory import InMemoryApprovalStore
+from fake_clock import FakeClock
 
 KEY = "unit-test-key-0123456789abcdef"
 
@@ -239,16 +240,8 @@ def test_a_nonce_is_signed_and_kept() -> None:
     assert signer.verify(signer.sign(claims())).nonce is None  # tokens issued before nonces
 
 
-class _Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_the_store_keeps_a_record_until_its_expiry_on_its_clock() -> None:
-    clock = _Clock(1_900_000_000.0)
+    clock = FakeClock(1_900_000_000.0)
     store = InMemoryApprovalStore(clock=clock)
     await store.claim("k", expires_at=clock.now + 100)
     clock.now += 99

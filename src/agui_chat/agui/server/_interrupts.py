@@ -94,7 +94,7 @@ class InterruptIssuer:
         now = _clock()
         slots = _distinct_slots(requests)
         # One digest for the whole pause, whatever its size: every token stays small.
-        pause = Pause(pause_digest(slots), len(slots)) if len(slots) > 1 else Pause(None, 1)
+        pause = Pause(pause_digest(slots) if len(slots) > 1 else None, len(slots))
         out: list[dict[str, Any]] = []
         for request, slot in zip(requests, slots, strict=True):
             if isinstance(request, ToolApprovalRequestContent):

@@ -138,7 +138,8 @@ async def check_resume(
     _check_coverage(answers)
     index = index_history(messages)
     for answer in answers:
-        existing = index.calls.get(answer.claims.call_id or "")
+        call_id = answer.claims.call_id
+        existing = index.calls.get(call_id) if call_id is not None else None
         if existing is not None:
             _check_matches(answer, existing[2])
     active = [a for a in answers if a.claims.call_id not in index.answered]
@@ -157,8 +158,9 @@ async def check_resume(
             )
             if answer.claims.kind == "question":
                 key = (answer.claims.question or {}).get("key")
-                payload = answer.payload if answer.status == "resolved" else None
-                plan.answers[call_id] = [*answer.claims.answers, [key, answer.status, payload]]
+                # (a cancelled answer's payload is None: _read_question dropped it)
+                entry = [key, answer.status, answer.payload]
+                plan.answers[call_id] = [*answer.claims.answers, entry]
     for answer, key in fresh:
         if answer.claims.call_id is None:
             plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
