@@ -110,7 +110,7 @@ class SQLiteApprovalStore(ApprovalStore):
                 connection = sqlite3.connect(
                     self.path, timeout=self._busy_timeout, isolation_level=None
                 )
-                connection.execute("PRAGMA journal_mode=WAL")
+                _use_wal(connection, time.monotonic() + self._busy_timeout)
                 connection.execute(f"PRAGMA synchronous={self._synchronous}")
                 connection.execute(_SCHEMA)
             except sqlite3.Error as exc:
@@ -185,3 +185,17 @@ class SQLiteApprovalStore(ApprovalStore):
 
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, close)
+
+
+def _use_wal(connection: sqlite3.Connection, deadline: float) -> None:
+    """Switch the file to WAL. SQLite answers "database is locked" at once, without waiting
+    for the busy timeout, while another connection is opening the same file: try again until
+    ``deadline`` (monotonic seconds)."""
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
