@@ -48,7 +48,6 @@ from ._exceptions import (
     UnknownResponseError,
 )
 from ._hitl_contents import (
-    APPROVAL_RESPONSE_SCHEMA,
     InputRequestContent,
     InputResponseContent,
     InterruptRequestContent,
@@ -91,7 +90,6 @@ from .middleware import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "APPROVAL_RESPONSE_SCHEMA",
     "AGUIChatError",
     "AIContent",
     "AIFunction",

@@ -20,7 +20,6 @@ from ._exceptions import ExpiredRequestError, InvalidResponseError
 from ._schema import is_expired, parse_expiry, schema_errors, to_jsonable
 
 __all__ = [
-    "APPROVAL_RESPONSE_SCHEMA",
     "CANCELLED_REASON",
     "InputRequestContent",
     "InputResponseContent",
@@ -34,17 +33,6 @@ InterruptStatus = Literal["resolved", "cancelled"]
 
 #: The rejection reason of a cancelled approval (:meth:`ToolApprovalRequestContent.cancel`).
 CANCELLED_REASON = "cancelled"
-
-#: The answer to a tool approval, as AG-UI peers expect it in a ``resume`` payload.
-APPROVAL_RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean"},
-        "reason": {"type": "string"},
-        "editedArgs": {"type": "object"},
-    },
-    "required": ["approved"],
-}
 
 
 class InputRequestContent(AIContent):
@@ -224,13 +212,11 @@ class ToolApprovalResponseContent(InputResponseContent):
         self.edited_arguments = dict(edited_arguments) if edited_arguments is not None else None
 
     def to_payload(self) -> dict[str, Any]:
-        """The AG-UI resume payload: ``{approved, reason?, editedArgs?}``."""
-        payload: dict[str, Any] = {"approved": self.approved}
-        if self.reason:
-            payload["reason"] = self.reason
-        if self.edited_arguments is not None:
-            payload["editedArgs"] = to_jsonable(self.edited_arguments)
-        return payload
+        """The AG-UI resume payload ``{approved, reason?, editedArgs?}``, written by the one
+        approval payload model (``agui_chat._approval_payload``); an empty reason is left out."""
+        from ._approval_payload import to_wire  # pydantic on first use, not with the package
+
+        return to_wire(self.approved, self.reason or None, self.edited_arguments)
 
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._approval_payload import read_approval_payload
 from ..._contents import FunctionCallContent
 from ..._hitl_contents import CANCELLED_REASON, ToolApprovalRequestContent
 from ._updates import INTERRUPT_KEY
@@ -113,18 +114,23 @@ def approvals_for(
 
 
 def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
-    """LangChain's decision for one checked AG-UI resume entry answering ``request``."""
-    payload = entry.get("payload")
-    if entry.get("status") == "cancelled" or not isinstance(payload, Mapping):
+    """LangChain's decision for one checked AG-UI resume entry answering ``request``; its
+    payload is read by the one approval payload model (an unknown key raises
+    ``InvalidResponseError``, before anything is sent)."""
+    if entry.get("status") == "cancelled":
         return {"type": "reject", "message": CANCELLED_REASON}
-    if not payload.get("approved"):
-        reason = payload.get("reason")
+    payload = read_approval_payload(
+        entry.get("payload"),
+        where=f"answer to {request.request_id!r}",
+        request_ids=[request.request_id],
+    )
+    if not payload.approved:
+        reason = payload.reason
         return {"type": "reject", "message": reason} if reason else {"type": "reject"}
-    edited = payload.get("editedArgs")
-    if edited is not None:
+    if payload.edited_args is not None:
         return {
             "type": "edit",
-            "edited_action": {"name": request.tool_call.name, "args": edited},
+            "edited_action": {"name": request.tool_call.name, "args": payload.edited_args},
         }
     return {"type": "approve"}
 

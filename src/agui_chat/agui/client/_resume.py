@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._approval_payload import read_approval_payload
 from ..._contents import (
     ErrorContent,
 )
@@ -179,6 +180,21 @@ def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
 def _entry(request: InputRequestContent, answer: InputResponseContent) -> ResumeEntry:
     rid = request.request_id
     expired = request.is_expired()
+    metadata = answer.metadata if isinstance(answer, InterruptResponseContent) else None
+    if (
+        isinstance(request, ToolApprovalRequestContent)
+        and isinstance(answer, InterruptResponseContent)
+        and answer.status == "resolved"
+    ):
+        # A hand-built answer to an approval: read in full by the one approval payload
+        # model (an unknown key such as ``edited_args`` raises here, before anything is
+        # sent), then checked and written as any approval answer is.
+        approval = read_approval_payload(
+            answer.payload, where=f"answer to {rid!r}", request_ids=[rid]
+        )
+        answer = ToolApprovalResponseContent(
+            rid, approval.approved, request.tool_call, approval.reason, approval.edited_args
+        )
     if isinstance(answer, ToolApprovalResponseContent):
         if answer.cancelled or (not answer.approved and expired):
             return {"interruptId": rid, "status": "cancelled"}
@@ -199,7 +215,10 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
         schema = _schema_of(request)
         payload = _fit_reason(answer.to_payload(), schema)
         _validate(rid, payload, schema)
-        return {"interruptId": rid, "status": "resolved", "payload": payload}
+        resolved: ResumeEntry = {"interruptId": rid, "status": "resolved", "payload": payload}
+        if metadata:
+            resolved["metadata"] = metadata
+        return resolved
     assert isinstance(answer, InterruptResponseContent)
     entry: ResumeEntry = {"interruptId": rid, "status": answer.status}
     if answer.status == "resolved":

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..._approval_payload import offers_edits
 from ..._contents import (
     AIContent,
     ErrorContent,
@@ -459,13 +460,11 @@ def request_for_interrupt(
     schema = interrupt.get("responseSchema")
     expires_at = interrupt.get("expiresAt")
     if call is not None:
-        properties = schema.get("properties") if isinstance(schema, Mapping) else None
-        allow_edits = isinstance(properties, Mapping) and "editedArgs" in properties
         return ToolApprovalRequestContent(
             interrupt["id"],
             call,
             message=interrupt.get("message"),
-            allow_edits=allow_edits if schema is not None else True,
+            allow_edits=offers_edits(schema) if schema is not None else True,
             expires_at=expires_at,
             additional_properties=props,
         )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
+from ..._approval_payload import approval_response_schema
 from ..._contents import (
     FunctionCallContent,
 )
@@ -134,9 +135,9 @@ class InterruptIssuer:
             nonce=new_nonce(),
             **_trace_claims(request, now),
         )
-        properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
+        edits: Mapping[str, Any] | None = None
         if allow_edits:
-            properties["editedArgs"] = (
+            edits = (
                 function.parameters
                 if isinstance(function, AIFunctionDeclaration)
                 else {"type": "object"}
@@ -146,11 +147,7 @@ class InterruptIssuer:
             "reason": APPROVAL_REASON,
             "message": request.message or f"Approve {call.name}?",
             "toolCallId": call.call_id,
-            "responseSchema": {
-                "type": "object",
-                "properties": properties,
-                "required": ["approved"],
-            },
+            "responseSchema": approval_response_schema(edits),
         }
         if expires_at is not None:
             interrupt["expiresAt"] = format_expiry(expires_at)

@@ -36,6 +36,7 @@ from typing import Any
 
 from ag_ui.core import ResumeEntry, RunAgentInput
 
+from ..._approval_payload import ApprovalPayloadError, read_approval_payload
 from ..._contents import FunctionCallContent
 from ..._exceptions import (
     ApprovalStoreError,
@@ -80,8 +81,6 @@ CLAIM_LEASE = timedelta(seconds=30)
 
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
-
-_APPROVAL_PAYLOAD = "{approved: boolean, reason?: string, editedArgs?: object}"
 
 
 class ResumeRejected(Exception):
@@ -269,19 +268,17 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
         # in process.
         answer.reason = CANCELLED_REASON
         return
-    payload = answer.payload
-    if (
-        not isinstance(payload, dict)
-        or not isinstance(payload.get("approved"), bool)
-        or not isinstance(payload.get("reason", ""), str)
-        or not isinstance(payload.get("editedArgs", {}), dict)
-    ):
-        raise ResumeRejected(
-            "RESUME_INVALID_PAYLOAD", f"{where}.payload must be {_APPROVAL_PAYLOAD}"
-        )
-    answer.approved = payload["approved"]
-    answer.reason = payload.get("reason")
-    edited = payload.get("editedArgs")
+    # The one approval payload model reads it in full, or the resume is refused: a key it
+    # does not know (an edit under ``edited_args``) must never leave the call unedited.
+    try:
+        payload = read_approval_payload(answer.payload, where=f"{where}.payload")
+    except ApprovalPayloadError as exc:
+        if exc.unknown_keys:
+            raise ResumeRejected("RESUME_UNKNOWN_PAYLOAD_KEY", str(exc)) from None
+        raise ResumeRejected("RESUME_INVALID_PAYLOAD", str(exc)) from None
+    answer.approved = payload.approved
+    answer.reason = payload.reason
+    edited = payload.edited_args
     if answer.approved and answer.claims.is_expired(now):
         raise ResumeRejected(
             "APPROVAL_EXPIRED",
@@ -289,10 +286,6 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
         )
     if edited is None:
         return
-    if not answer.approved:
-        raise ResumeRejected(
-            "RESUME_INVALID_PAYLOAD", f"{where}.payload.editedArgs only go with approved: true"
-        )
     if not answer.claims.allow_edits:
         raise ResumeRejected(
             "APPROVAL_EDIT_NOT_ALLOWED",

@@ -1,0 +1,203 @@
+"""The answer to a tool approval on the AG-UI wire: ``{approved, reason?, editedArgs?}``.
+
+One strict model, :class:`ApprovalPayload`, read and written nowhere else. Everything that
+reads an approval answer from outside (the server taking a ``resume``, the client sending a
+hand-built answer, a dialect translating one) goes through :func:`read_approval_payload`,
+and everything that writes one through :func:`to_wire`; the ``responseSchema`` an approval
+interrupt carries is :func:`approval_response_schema`.
+
+An answer the model cannot read in full is refused, never partly applied: an unknown key
+(``edited_args``, ``editedArguments``, ``arguments``...) would otherwise leave the edit
+unread and run the call unedited. ``approved`` must be a JSON boolean (not ``"true"`` or
+``1``), ``reason`` a string and ``editedArgs`` an object, each left out rather than
+``null``; ``editedArgs`` only goes with ``approved: true``. A refusal is an
+:class:`ApprovalPayloadError` (an ``InvalidResponseError``) that names the key at fault.
+
+pydantic is imported with this module, so the core imports it only on first use (``import
+agui_chat`` stays light: ``bench/import_time.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ._exceptions import InvalidResponseError
+from ._schema import to_jsonable
+
+__all__ = [
+    "APPROVAL_PAYLOAD_SHAPE",
+    "EDITED_ARGS",
+    "ApprovalPayload",
+    "ApprovalPayloadError",
+    "approval_response_schema",
+    "offers_edits",
+    "read_approval_payload",
+    "to_wire",
+]
+
+#: The wire key of the edited arguments (a full replacement of the call's arguments).
+EDITED_ARGS = "editedArgs"
+
+#: The payload's shape, as the refusals name it.
+APPROVAL_PAYLOAD_SHAPE = "{approved, reason?, editedArgs?}"
+
+#: How many unknown keys a refusal lists (the rest are counted): the message goes on the wire.
+_SHOWN_KEYS = 3
+_KEY_CHARS = 40
+#: pydantic's errors for a key the model does not know (``invalid_key``: not a string).
+_UNKNOWN_KEY_ERRORS = ("extra_forbidden", "invalid_key")
+
+
+class ApprovalPayload(BaseModel):
+    """A person's answer to a tool approval, as it travels in an AG-UI ``resume`` payload.
+
+    ``edited_args`` (``editedArgs`` on the wire) replaces the call's arguments entirely.
+    Strict: no other key, no coercion (``"true"`` is not a boolean), no ``null`` for a key
+    that may be left out."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    approved: bool
+    reason: str | None = None
+    edited_args: dict[str, Any] | None = Field(default=None, alias="editedArgs")
+
+    @field_validator("reason", "edited_args", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        # Only an explicit value reaches a validator (a left-out key keeps its default).
+        if value is None:
+            raise ValueError("null")
+        return value
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object for the wire (keys left out rather than ``null``)."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class ApprovalPayloadError(InvalidResponseError):
+    """An approval payload the model cannot read; ``unknown_keys`` are the keys it does not
+    know (empty when the payload is wrong otherwise: a missing ``approved``, a wrong type)."""
+
+    def __init__(
+        self, message: str, *, unknown_keys: Iterable[str] = (), request_ids: Iterable[str] = ()
+    ) -> None:
+        super().__init__(message, request_ids=request_ids)
+        self.unknown_keys: tuple[str, ...] = tuple(unknown_keys)
+
+
+def read_approval_payload(
+    value: object, *, where: str = "approval payload", request_ids: Iterable[str] = ()
+) -> ApprovalPayload:
+    """Read an approval answer from an untrusted JSON value.
+
+    ``where`` names the value in the refusal (``"resume[0].payload"``); ``request_ids``
+    go on the error. Raises :class:`ApprovalPayloadError` naming what is wrong.
+    """
+    ids = tuple(request_ids)
+    if not isinstance(value, dict):
+        raise ApprovalPayloadError(
+            f"{where} must be a JSON object {APPROVAL_PAYLOAD_SHAPE}, got {_json_type(value)}",
+            request_ids=ids,
+        )
+    try:
+        payload = ApprovalPayload.model_validate(value)
+    except ValidationError as exc:
+        raise _refusal(exc, value, where, ids) from None
+    if payload.edited_args is not None and not payload.approved:
+        raise ApprovalPayloadError(
+            f"{where}.{EDITED_ARGS} only go with approved: true", request_ids=ids
+        )
+    return payload
+
+
+def to_wire(
+    approved: bool, reason: str | None = None, edited_args: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The wire payload of an answer: ``{"approved": ...}`` with ``reason`` and
+    ``editedArgs`` when given (edits made plain JSON). What it writes, the reader reads:
+    it is checked by the same model, so a wrong value raises :class:`ApprovalPayloadError`."""
+    wire: dict[str, Any] = {"approved": approved}
+    if reason is not None:
+        wire["reason"] = reason
+    if edited_args is not None:
+        wire[EDITED_ARGS] = to_jsonable(dict(edited_args))
+    return read_approval_payload(wire).to_wire()
+
+
+def approval_response_schema(edited_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``responseSchema`` of an approval interrupt: the model's fields, ``editedArgs``
+    only when editing is offered (``edited_args``: the schema the edit must fit, such as the
+    tool's parameters or ``{"type": "object"}``).
+
+    It leaves out ``additionalProperties: false`` (the bytes peers have always been sent);
+    the reader refuses unknown keys all the same."""
+    properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
+    if edited_args is not None:
+        properties[EDITED_ARGS] = dict(edited_args)
+    return {"type": "object", "properties": properties, "required": ["approved"]}
+
+
+def offers_edits(schema: object) -> bool:
+    """Whether an approval interrupt's ``responseSchema`` offers editing the arguments."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return isinstance(properties, Mapping) and EDITED_ARGS in properties
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+
+def _refusal(
+    exc: ValidationError, value: dict[Any, Any], where: str, ids: tuple[str, ...]
+) -> ApprovalPayloadError:
+    errors = exc.errors()
+    unknown = [
+        str(e["loc"][0]) for e in errors if e["type"] in _UNKNOWN_KEY_ERRORS and len(e["loc"]) == 1
+    ]
+    if unknown:
+        shown = ", ".join(repr(k[:_KEY_CHARS]) for k in unknown[:_SHOWN_KEYS])
+        more = f" (and {len(unknown) - _SHOWN_KEYS} more)" if len(unknown) > _SHOWN_KEYS else ""
+        noun = "key" if len(unknown) == 1 else "keys"
+        hint = _hint(unknown)
+        return ApprovalPayloadError(
+            f"{where} has unknown {noun} {shown}{more}; expected {APPROVAL_PAYLOAD_SHAPE}{hint}",
+            unknown_keys=unknown,
+            request_ids=ids,
+        )
+    first = errors[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    if first["type"] == "missing":
+        message = f"{where} lacks 'approved'; expected {APPROVAL_PAYLOAD_SHAPE}"
+    elif len(first["loc"]) > 1:  # inside editedArgs: only its keys are checked
+        message = f"{where}.{field} must be an object with string keys"
+    else:
+        wanted = {"approved": "a boolean (true or false)", "reason": "a string"}.get(
+            field, "an object"
+        )
+        message = f"{where}.{field} must be {wanted}, got {_json_type(value.get(field))}"
+    return ApprovalPayloadError(message, request_ids=ids)
+
+
+def _hint(unknown: list[str]) -> str:
+    """A pointer to ``editedArgs`` when an unknown key looks like an edit."""
+    if any("edit" in k.lower() or k.lower() in ("args", "arguments") for k in unknown):
+        return f" (edited arguments go under {EDITED_ARGS!r})"
+    return ""
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
