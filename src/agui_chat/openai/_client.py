@@ -91,10 +91,9 @@ class OpenAIClientBase(BaseChatClient, abc.ABC):
 
     def get_service(self, kind: type[_T]) -> _T | None:
         """This client, or the ``openai.AsyncOpenAI`` it sends through."""
-        if isinstance(self, kind):
-            return self
-        if isinstance(self._client, kind):
-            return self._client
+        for candidate in (self, self._client):
+            if isinstance(candidate, kind):
+                return candidate
         return None
 
     async def aclose(self) -> None:

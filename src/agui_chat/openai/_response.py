@@ -1,5 +1,6 @@
-"""A Chat Completions response, turned into our ``ChatResponse``; and the pieces that
-streaming shares with it (usage, finish reasons, reasoning text, timestamps)."""
+"""A Chat Completions response, turned into our ``ChatResponse``; the pieces that streaming
+shares with it (text and refusal, usage, finish reasons, timestamps); and ``UpdateAssembler``,
+what both APIs' stream assemblers share."""
 
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ __all__ = [
     "finish_reason",
     "function_call",
     "new_call_id",
-    "reasoning_text",
     "text_and_refusal",
     "timestamp",
     "to_chat_response",
@@ -129,7 +129,7 @@ def text_and_refusal(message_or_delta: Any) -> tuple[list[AIContent], str | None
     """What a message or a streamed delta says: its reasoning (which compatible servers put
     beside the content) and text, in that order; and its refusal, if any."""
     contents: list[AIContent] = []
-    reasoning = reasoning_text(message_or_delta)
+    reasoning = _reasoning_text(message_or_delta)
     if reasoning:
         contents.append(TextReasoningContent(reasoning))
     if message_or_delta.content:
@@ -161,7 +161,7 @@ def finish_reason(value: str | None) -> ChatFinishReason | None:
     return _FINISH_REASONS.get(value) or ChatFinishReason(value)
 
 
-def reasoning_text(message_or_delta: Any) -> str | None:
+def _reasoning_text(message_or_delta: Any) -> str | None:
     """The reasoning a compatible server put beside the content, if any."""
     for name in _REASONING_FIELDS:
         value = getattr(message_or_delta, name, None)
