@@ -263,6 +263,11 @@ def test_a_failed_run_is_reported_once_and_a_later_success_exits_0() -> None:
         ),
         (TransportError("reset"), "the connection to 127.0.0.1:8000 broke: reset; try again"),
         (
+            # A server's words in the error are shown as they are, never read as a template.
+            TransportError("reset by {where} {exc.args} {0}"),
+            "the connection to 127.0.0.1:8000 broke: reset by {where} {exc.args} {0}; try again",
+        ),
+        (
             RunError("m", code="INTERRUPT_KEY_CHANGED"),
             "the server no longer recognises this question: it was restarted or its key "
             "changed — ask again",

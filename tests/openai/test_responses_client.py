@@ -15,11 +15,13 @@ from openai_wire import FIXTURES
 from pydantic import BaseModel
 
 from agui_chat import (
+    AITool,
     AuthenticationError,
     ChatFinishReason,
     ChatMessage,
     ChatOptions,
     ChatResponse,
+    ChatToolMode,
     DataContent,
     ErrorContent,
     FunctionCallContent,
@@ -31,6 +33,7 @@ from agui_chat import (
     RunError,
     TextContent,
     TextReasoningContent,
+    ToolError,
     TruncatedStreamError,
     ai_function,
 )
@@ -148,6 +151,67 @@ async def test_parallel_function_calls(
         ("call_Pq2", {"city": "Lyon"}),
     ]
     assert response.finish_reason == ChatFinishReason.TOOL_CALLS
+
+
+@ai_function
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return "sunny"
+
+
+@pytest.mark.parametrize(
+    ("mode", "tool_choice"),
+    [
+        (ChatToolMode.AUTO, "auto"),
+        (ChatToolMode.NONE, "none"),
+        (ChatToolMode.REQUIRE_ANY, "required"),
+        (ChatToolMode.require_specific("get_weather"), {"type": "function", "name": "get_weather"}),
+    ],
+    ids=["auto", "none", "required", "specific"],
+)
+async def test_tool_mode_goes_as_the_flat_responses_tool_choice(
+    router: respx.MockRouter,
+    responses: OpenAIResponsesChatClient,
+    mode: ChatToolMode,
+    tool_choice: object,
+) -> None:
+    route = serve(router, "responses_text.json")
+    options = ChatOptions(tools=[get_weather], tool_mode=mode, allow_multiple_tool_calls=False)
+    await responses.get_response("Weather?", options)
+    request = sent(route)
+    assert request["tool_choice"] == tool_choice
+    assert request["parallel_tool_calls"] is False
+    assert [t["name"] for t in request["tools"]] == ["get_weather"]
+
+
+async def test_without_tools_no_tool_field_is_sent(
+    router: respx.MockRouter, responses: OpenAIResponsesChatClient
+) -> None:
+    route = serve(router, "responses_text.json")
+    options = ChatOptions(tool_mode=ChatToolMode.REQUIRE_ANY, allow_multiple_tool_calls=True)
+    await responses.get_response("Hi", options)
+    request = sent(route)
+    assert not {"tools", "tool_choice", "parallel_tool_calls"} & request.keys()
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
+async def test_a_tool_that_is_not_a_function_is_refused_before_anything_is_sent(
+    router: respx.MockRouter, responses: OpenAIResponsesChatClient, streaming: bool
+) -> None:
+    class WebSearch(AITool):
+        def __init__(self) -> None:
+            self.name = "web_search"
+            self.description = ""
+            self.additional_properties = {}
+
+    route = serve(router, "responses_text.json")
+    options = ChatOptions(tools=[get_weather, WebSearch()])
+    with pytest.raises(ToolError, match=r"'web_search' \(WebSearch\) cannot be sent to the Resp"):
+        if streaming:
+            await stream(responses, "Hi", options)
+        else:
+            await responses.get_response("Hi", options)
+    assert not route.called
 
 
 async def test_history_becomes_input_items(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from types import TracebackType
 from typing import Any
 
 __all__ = ["BackgroundServer"]
@@ -28,12 +27,8 @@ class BackgroundServer:
             await asyncio.sleep(0.01)
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Stop serving, whether the block ended or raised (an exception goes on up)."""
         self._server.should_exit = True
         if self._task is not None:
             await self._task

@@ -52,6 +52,28 @@ _RUN_ERRORS = {
 }
 
 
+#: What to say for an error of each kind whose line needs nothing but the error itself, most
+#: specific first: ``{where}`` is ``host:port``, ``{exc}`` the error.
+_BY_KIND: tuple[tuple[type[AGUIChatError], str], ...] = (
+    (
+        ConnectError,
+        "cannot connect to {where}: nothing answers there. Is the server running? "
+        "(start one with: agui-chat serve)",
+    ),
+    (TimeoutError, "{where} did not answer in time; try again, or check the server"),
+    (
+        AuthenticationError,
+        "{where} refused the credentials (HTTP {exc.status_code}); pass them with "
+        "--header 'Authorization: Bearer …'",
+    ),
+    (
+        TruncatedStreamError,
+        "{where} closed the stream before the run finished (the server is at fault); try again",
+    ),
+    (TransportError, "the connection to {where} broke: {exc}; try again"),
+)
+
+
 def address(url: str) -> str:
     """``host:port`` of ``url`` (the port the scheme implies if none is given)."""
     parts = urlsplit(url)
@@ -62,18 +84,9 @@ def address(url: str) -> str:
 def explain(exc: AGUIChatError, url: str) -> str:
     """The one line to print for ``exc``, raised while talking to ``url``."""
     where = address(url)
-    if isinstance(exc, ConnectError):
-        return (
-            f"cannot connect to {where}: nothing answers there. Is the server running? "
-            "(start one with: agui-chat serve)"
-        )
-    if isinstance(exc, TimeoutError):
-        return f"{where} did not answer in time; try again, or check the server"
-    if isinstance(exc, AuthenticationError):
-        return (
-            f"{where} refused the credentials (HTTP {exc.status_code}); pass them with "
-            "--header 'Authorization: Bearer …'"
-        )
+    for kind, line in _BY_KIND:
+        if isinstance(exc, kind):
+            return line.format(where=where, exc=exc)
     if isinstance(exc, HTTPStatusError):
         if exc.body.lstrip()[:1] == "<":
             return f"{url} answered {exc.status_code} with an HTML page: is this an AG-UI endpoint?"
@@ -83,10 +96,6 @@ def explain(exc: AGUIChatError, url: str) -> str:
             + (f" ({detail})" if detail else "")
             + ": is this an AG-UI endpoint, and does it accept this request?"
         )
-    if isinstance(exc, TruncatedStreamError):
-        return (
-            f"{where} closed the stream before the run finished (the server is at fault); try again"
-        )
     if isinstance(exc, ProtocolError):
         text = str(exc)
         if "Content-Type" in text:
@@ -95,8 +104,6 @@ def explain(exc: AGUIChatError, url: str) -> str:
             f"the server at {where} broke the AG-UI protocol: {text}. The server is at fault, "
             "not your input; tell whoever runs it"
         )
-    if isinstance(exc, TransportError):
-        return f"the connection to {where} broke: {exc}; try again"
     if isinstance(exc, RunError):
         known = _RUN_ERRORS.get(exc.code or "")
         if known is not None:

@@ -1,11 +1,13 @@
 """``OpenAIChatClient``: a chat client over OpenAI's Chat Completions API (and every server
-that speaks it: Ollama, vLLM, llama.cpp server, LM Studio...)."""
+that speaks it: Ollama, vLLM, llama.cpp server, LM Studio...); and ``OpenAIClientBase``, what
+it shares with the Responses client."""
 
 from __future__ import annotations
 
+import abc
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import openai
 
@@ -16,7 +18,7 @@ from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._structured import get_structured_response, wants_structured
 from ._errors import map_error
 from ._request import MaxTokensParameter, build_request
-from ._response import to_chat_response
+from ._response import UpdateAssembler, to_chat_response
 from ._stream import StreamAssembler
 
 __all__ = ["OpenAIChatClient"]
@@ -28,9 +30,14 @@ _NO_KEY = "no-key-needed"
 _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
-class OpenAIClientBase(BaseChatClient):
-    """What the Chat Completions and Responses clients share: the model name and the
-    ``openai.AsyncOpenAI`` they send through (given, or made from its settings)."""
+class OpenAIClientBase(BaseChatClient, abc.ABC):
+    """What the Chat Completions and Responses clients share: the model name, the
+    ``openai.AsyncOpenAI`` they send through (given, or made from its settings), and how a
+    request is sent and its reply (whole or streamed) read, up to what each API does its own
+    way (the hooks below)."""
+
+    #: The API, as errors name it (with the base URL).
+    _api: ClassVar[str]
 
     def __init__(
         self,
@@ -47,23 +54,21 @@ class OpenAIClientBase(BaseChatClient):
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+        # What an AsyncOpenAI is made with, when none is given (max_retries aside).
+        settings: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,
+            "timeout": timeout,
+            "organization": organization,
+            "project": project,
+            "default_headers": default_headers,
+        }
         if client is not None:
             if not isinstance(client, openai.AsyncOpenAI):
                 raise TypeError(
                     f"client must be an openai.AsyncOpenAI, got {type(client).__name__}"
                 )
-            given = [
-                name
-                for name, value in (
-                    ("api_key", api_key),
-                    ("base_url", base_url),
-                    ("timeout", timeout),
-                    ("organization", organization),
-                    ("project", project),
-                    ("default_headers", default_headers),
-                )
-                if value is not None
-            ]
+            given = [name for name, value in settings.items() if value is not None]
             if given:
                 raise TypeError(
                     f"pass either client or its settings, not both (got client and "
@@ -71,15 +76,8 @@ class OpenAIClientBase(BaseChatClient):
                 )
         self.model = model
         self._owns_client = client is None
-        self._client = client or _make_client(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            organization=organization,
-            project=project,
-            default_headers=default_headers,
-        )
+        self._client = client or _make_client(settings, max_retries)
+        self._service = f"{self._api} at {self._client.base_url}"
 
     @property
     def is_openai(self) -> bool:
@@ -93,16 +91,73 @@ class OpenAIClientBase(BaseChatClient):
 
     def get_service(self, kind: type[_T]) -> _T | None:
         """This client, or the ``openai.AsyncOpenAI`` it sends through."""
-        if isinstance(self, kind):
-            return self
-        if isinstance(self._client, kind):
-            return self._client
+        for candidate in (self, self._client):
+            if isinstance(candidate, kind):
+                return candidate
         return None
 
     async def aclose(self) -> None:
         """Close the SDK client if this client made it (one you passed in stays open)."""
         if self._owns_client:
             await self._client.close()
+
+    async def get_response(
+        self,
+        messages: ChatMessages,
+        options: ChatOptions | None = None,
+        *,
+        response_format: type[OutputT] | None = None,
+        retries: int = 0,
+    ) -> ChatResponse[OutputT]:
+        if wants_structured(options, response_format, retries):
+            return await get_structured_response(self, messages, options, response_format, retries)
+        request = self._request(messages, options, stream=False)
+        try:
+            reply = await self._send(request, stream=False)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        return self._to_response(reply, request)
+
+    async def get_streaming_response(
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        request = self._request(messages, options, stream=True)
+        assembler = self._assembler(request)
+        try:
+            stream = await self._send(request, stream=True)
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        try:
+            async for event in stream:
+                update = assembler.add(event)
+                if update is not None:
+                    yield update
+        except openai.OpenAIError as exc:
+            raise map_error(exc, self._service) from exc
+        finally:
+            await stream.close()
+        last = assembler.finish()
+        if last is not None:
+            yield last
+
+    # -- what each API does its own way --------------------------------------------------
+    @abc.abstractmethod
+    def _request(
+        self, messages: ChatMessages, options: ChatOptions | None, *, stream: bool
+    ) -> dict[str, Any]:
+        """The keyword arguments of the SDK call (without ``stream``)."""
+
+    @abc.abstractmethod
+    async def _send(self, request: dict[str, Any], *, stream: bool) -> Any:
+        """The SDK call: its reply, or with ``stream`` its stream of events."""
+
+    @abc.abstractmethod
+    def _to_response(self, reply: Any, request: dict[str, Any]) -> ChatResponse:
+        """The whole reply, as our response."""
+
+    @abc.abstractmethod
+    def _assembler(self, request: dict[str, Any]) -> UpdateAssembler:
+        """What turns the stream's events into updates."""
 
 
 class OpenAIChatClient(OpenAIClientBase):
@@ -126,6 +181,8 @@ class OpenAIChatClient(OpenAIClientBase):
     ``ChatOptions.conversation_id`` is not used: Chat Completions keeps no history, so send
     the whole conversation each time.
     """
+
+    _api = "Chat Completions"
 
     def __init__(
         self,
@@ -159,95 +216,51 @@ class OpenAIChatClient(OpenAIClientBase):
             project=project,
             default_headers=default_headers,
         )
-        self._service = f"Chat Completions at {self._client.base_url}"
         self._max_tokens_parameter: MaxTokensParameter = max_tokens_parameter or (
             "max_completion_tokens" if self.is_openai else "max_tokens"
         )
         self._stream_usage = stream_usage
         self._json_schema = bool(json_schema)
 
-    def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
-        return build_request(
+    def _request(
+        self, messages: ChatMessages, options: ChatOptions | None, *, stream: bool
+    ) -> dict[str, Any]:
+        request = build_request(
             as_messages(messages),
             check_options(options),
             model=self.model,
             max_tokens_parameter=self._max_tokens_parameter,
             schema_as_instructions=not self._json_schema,
         )
-
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
-        request = self._request(messages, options)
-        try:
-            completion = await self._client.chat.completions.create(**request, stream=False)
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        return to_chat_response(completion)
-
-    async def get_streaming_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        request = self._request(messages, options)
-        if self._stream_usage:
+        if stream and self._stream_usage:
             request["stream_options"] = {"include_usage": True}
-        assembler = StreamAssembler()
-        try:
-            stream = await self._client.chat.completions.create(**request, stream=True)
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        try:
-            async for chunk in stream:
-                update = assembler.add(chunk)
-                if update is not None:
-                    yield update
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        finally:
-            await stream.close()
-        yield assembler.finish()
+        return request
+
+    async def _send(self, request: dict[str, Any], *, stream: bool) -> Any:
+        return await self._client.chat.completions.create(**request, stream=stream)
+
+    def _to_response(self, reply: Any, request: dict[str, Any]) -> ChatResponse:
+        return to_chat_response(reply)
+
+    def _assembler(self, request: dict[str, Any]) -> StreamAssembler:
+        return StreamAssembler()
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model={self.model!r}, base_url={str(self._client.base_url)!r})"
 
 
-def _make_client(
-    *,
-    api_key: str | None,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int,
-    organization: str | None,
-    project: str | None,
-    default_headers: Mapping[str, str] | None,
-) -> openai.AsyncOpenAI:
+def _make_client(settings: dict[str, Any], max_retries: int) -> openai.AsyncOpenAI:
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be a non-negative int, got {max_retries!r}")
+    kwargs = {k: v for k, v in settings.items() if k != "timeout" or v is not None}
     if (
-        api_key is None
+        kwargs["api_key"] is None
         and not os.environ.get("OPENAI_API_KEY")
-        and (base_url or os.environ.get("OPENAI_BASE_URL"))
+        and (kwargs["base_url"] or os.environ.get("OPENAI_BASE_URL"))
     ):
-        api_key = _NO_KEY
-    kwargs: dict[str, Any] = {
-        "api_key": api_key,
-        "base_url": base_url,
-        "max_retries": max_retries,
-        "organization": organization,
-        "project": project,
-        "default_headers": default_headers,
-    }
-    if timeout is not None:
-        kwargs["timeout"] = timeout
+        kwargs["api_key"] = _NO_KEY
     try:
-        return openai.AsyncOpenAI(**kwargs)
+        return openai.AsyncOpenAI(**kwargs, max_retries=max_retries)
     except openai.OpenAIError as exc:
         raise ValueError(
             f"cannot create the OpenAI client: {exc} (for a local server that needs no key, "

@@ -19,17 +19,26 @@ from .._contents import (
 )
 from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions, ChatToolMode
+from .._options import ChatOptions
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of, schema_instructions
 from .._tools import AIFunctionDeclaration
 
-__all__ = ["MaxTokensParameter", "build_request", "call_arguments", "to_openai_messages"]
+__all__ = [
+    "Json",
+    "MaxTokensParameter",
+    "build_request",
+    "call_arguments",
+    "message_role",
+    "passthrough",
+    "to_openai_messages",
+    "tool_fields",
+]
 
 #: The request field that carries ``ChatOptions.max_output_tokens``.
 MaxTokensParameter = Literal["max_completion_tokens", "max_tokens"]
 
-_PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _AUDIO_FORMATS = {
     "audio/wav": "wav",
     "audio/x-wav": "wav",
@@ -83,20 +92,11 @@ def build_request(
         body["stop"] = list(options.stop_sequences)
     if response_format is not None:
         body["response_format"] = format_to_wire(response_format)
-    tools = _tools(options)
-    if tools:
-        body["tools"] = tools
-        # Chat Completions rejects these two without tools, so they go only with tools.
-        if options.tool_mode is not None:
-            body["tool_choice"] = _tool_choice(options.tool_mode)
-        if options.allow_multiple_tool_calls is not None:
-            body["parallel_tool_calls"] = options.allow_multiple_tool_calls
+    body.update(tool_fields(options, api="Chat Completions"))
     extra: Json = {}
     if options.top_k is not None:
         extra["top_k"] = options.top_k
-    extra.update(
-        (k, v) for k, v in options.additional_properties.items() if not k.startswith(_OWN_PREFIX)
-    )
+    extra.update(passthrough(options))
     if extra:
         body["extra_body"] = extra
     return body
@@ -118,12 +118,7 @@ def to_openai_messages(
     if instructions:
         out.append({"role": "system", "content": instructions})
     for message in messages:
-        role = message.role.value.lower()
-        if role not in _PLAIN_ROLES:
-            raise ValueError(
-                f"message role {message.role.value!r} has no Chat Completions equivalent; use "
-                "system, developer, user, assistant or tool"
-            )
+        role = message_role(message, api="Chat Completions")
         results = [
             _tool_message(c) for c in message.contents if isinstance(c, FunctionResultContent)
         ]
@@ -135,6 +130,17 @@ def to_openai_messages(
         # Tool messages must follow the assistant message whose calls they answer.
         out += head + results if role == "assistant" else results + head
     return out
+
+
+def message_role(message: ChatMessage, *, api: str) -> str:
+    """The message's role as ``api`` spells it; a role it has no equivalent for is refused."""
+    role = message.role.value.lower()
+    if role not in _ROLES:
+        raise ValueError(
+            f"message role {message.role.value!r} has no {api} equivalent; use "
+            "system, developer, user, assistant or tool"
+        )
+    return role
 
 
 def _message(role: str, message: ChatMessage) -> Json | None:
@@ -240,23 +246,38 @@ def _image_part(url: str, content: AIContent) -> Json:
 # -- options -----------------------------------------------------------------------------
 
 
-def _tools(options: ChatOptions) -> list[Json]:
-    out: list[Json] = []
+def tool_fields(options: ChatOptions, *, api: str) -> Json:
+    """``tools``, ``tool_choice`` and ``parallel_tool_calls`` for ``options``, as Chat
+    Completions spells them; nothing without tools (Chat Completions rejects the other two
+    without tools). Only function tools can be sent: any other is refused, naming ``api``."""
+    tools: list[Json] = []
     for tool in options.tools or ():
         if not isinstance(tool, AIFunctionDeclaration):
             raise ToolError(
-                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to Chat "
-                "Completions, which takes only function tools (AIFunctionDeclaration)"
+                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to {api}, which "
+                "takes only function tools (AIFunctionDeclaration)"
             )
         function: Json = {"name": tool.name}
         if tool.description:
             function["description"] = tool.description
         function["parameters"] = tool.parameters
-        out.append({"type": "function", "function": function})
+        tools.append({"type": "function", "function": function})
+    if not tools:
+        return {}
+    out: Json = {"tools": tools}
+    mode = options.tool_mode
+    if mode is not None:
+        name = mode.required_function_name
+        out["tool_choice"] = (
+            mode.mode if name is None else {"type": "function", "function": {"name": name}}
+        )
+    if options.allow_multiple_tool_calls is not None:
+        out["parallel_tool_calls"] = options.allow_multiple_tool_calls
     return out
 
 
-def _tool_choice(mode: ChatToolMode) -> str | Json:
-    if mode.required_function_name is not None:
-        return {"type": "function", "function": {"name": mode.required_function_name}}
-    return mode.mode
+def passthrough(options: ChatOptions) -> Json:
+    """The keys of ``options.additional_properties`` that go into the body as they are: all
+    but those starting with ``agui_``, which belong to agui_chat's own layers (the AG-UI
+    server passes its run input that way) and are never sent."""
+    return {k: v for k, v in options.additional_properties.items() if not k.startswith(_OWN_PREFIX)}

@@ -1,8 +1,10 @@
-"""A Chat Completions response, turned into our ``ChatResponse``; and the pieces that
-streaming shares with it (usage, finish reasons, reasoning text, timestamps)."""
+"""A Chat Completions response, turned into our ``ChatResponse``; the pieces that streaming
+shares with it (text and refusal, usage, finish reasons, timestamps); and ``UpdateAssembler``,
+what both APIs' stream assemblers share."""
 
 from __future__ import annotations
 
+import abc
 import uuid
 from datetime import datetime, timezone
 from typing import Any
@@ -19,17 +21,19 @@ from .._contents import (
 )
 from .._exceptions import ProtocolError
 from .._messages import ChatMessage
-from .._responses import ChatResponse
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
 
 __all__ = [
+    "UpdateAssembler",
     "finish_reason",
     "function_call",
     "new_call_id",
-    "reasoning_text",
+    "text_and_refusal",
     "timestamp",
     "to_chat_response",
+    "token_count",
     "usage_details",
 ]
 
@@ -54,12 +58,7 @@ def to_chat_response(completion: ChatCompletion) -> ChatResponse:
     if completion.choices:
         choice = completion.choices[0]
         message = choice.message
-        reasoning = reasoning_text(message)
-        if reasoning:
-            contents.append(TextReasoningContent(reasoning))
-        if message.content:
-            contents.append(TextContent(message.content))
-        refusal = getattr(message, "refusal", None)
+        contents, refusal = text_and_refusal(message)
         if refusal:
             contents.append(ErrorContent(refusal, error_code="refusal"))
         for index, call in enumerate(message.tool_calls or ()):
@@ -79,6 +78,63 @@ def to_chat_response(completion: ChatCompletion) -> ChatResponse:
         additional_properties={"system_fingerprint": fingerprint} if fingerprint else None,
         raw_representation=completion,
     )
+
+
+class UpdateAssembler(abc.ABC):
+    """What turns the events of one streamed response into updates as they arrive: feed it
+    events with :meth:`add`, then call :meth:`finish` once the stream ends.
+
+    Every update carries the response's id (also as ``message_id``, so the updates fold into
+    one assistant message), model and creation time, as far as the stream has told them.
+    """
+
+    __slots__ = ("_created_at", "_model_id", "_response_id")
+
+    def __init__(self) -> None:
+        self._response_id: str | None = None
+        self._model_id: str | None = None
+        self._created_at: datetime | None = None
+
+    @abc.abstractmethod
+    def add(self, event: Any) -> ChatResponseUpdate | None:
+        """The update for this event, or ``None`` if it carries nothing to show yet."""
+
+    @abc.abstractmethod
+    def finish(self) -> ChatResponseUpdate | None:
+        """The last update, if any, once the stream ended (an error if it ended early)."""
+
+    def _seen(
+        self, response_id: str | None, model_id: str | None, created: int | float | None
+    ) -> None:
+        """Keep what an event says of the response (a later event that leaves a value out
+        keeps the one before; the first creation time stays)."""
+        self._response_id = response_id or self._response_id
+        self._model_id = model_id or self._model_id
+        if self._created_at is None:
+            self._created_at = timestamp(created)
+
+    def _update(self, contents: list[AIContent], event: Any) -> ChatResponseUpdate:
+        return ChatResponseUpdate(
+            ChatRole.ASSISTANT,
+            contents,
+            message_id=self._response_id,
+            response_id=self._response_id,
+            model_id=self._model_id,
+            created_at=self._created_at,
+            raw_representation=event,
+        )
+
+
+def text_and_refusal(message_or_delta: Any) -> tuple[list[AIContent], str | None]:
+    """What a message or a streamed delta says: its reasoning (which compatible servers put
+    beside the content) and text, in that order; and its refusal, if any."""
+    contents: list[AIContent] = []
+    reasoning = _reasoning_text(message_or_delta)
+    if reasoning:
+        contents.append(TextReasoningContent(reasoning))
+    if message_or_delta.content:
+        contents.append(TextContent(message_or_delta.content))
+    return contents, getattr(message_or_delta, "refusal", None)
 
 
 def function_call(
@@ -105,7 +161,7 @@ def finish_reason(value: str | None) -> ChatFinishReason | None:
     return _FINISH_REASONS.get(value) or ChatFinishReason(value)
 
 
-def reasoning_text(message_or_delta: Any) -> str | None:
+def _reasoning_text(message_or_delta: Any) -> str | None:
     """The reasoning a compatible server put beside the content, if any."""
     for name in _REASONING_FIELDS:
         value = getattr(message_or_delta, name, None)
@@ -134,19 +190,20 @@ def usage_details(usage: CompletionUsage | None) -> UsageDetails | None:
         (completion, "accepted_prediction_tokens", "accepted_prediction_token_count"),
         (completion, "rejected_prediction_tokens", "rejected_prediction_token_count"),
     ):
-        value = _count(source, field)
+        value = token_count(source, field)
         if value is not None:
             extra[key] = value
     return UsageDetails(
-        input_token_count=_count(usage, "prompt_tokens"),
-        output_token_count=_count(usage, "completion_tokens"),
-        total_token_count=_count(usage, "total_tokens"),
-        cached_input_token_count=_count(prompt, "cached_tokens"),
-        reasoning_token_count=_count(completion, "reasoning_tokens"),
+        input_token_count=token_count(usage, "prompt_tokens"),
+        output_token_count=token_count(usage, "completion_tokens"),
+        total_token_count=token_count(usage, "total_tokens"),
+        cached_input_token_count=token_count(prompt, "cached_tokens"),
+        reasoning_token_count=token_count(completion, "reasoning_tokens"),
         additional_counts=extra,
     )
 
 
-def _count(source: Any, field: str) -> int | None:
+def token_count(source: Any, field: str) -> int | None:
+    """``source.field`` if it is a count of tokens (a non-negative int), else ``None``."""
     value = getattr(source, field, None) if source is not None else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import openai
@@ -10,10 +10,8 @@ import openai
 from .._client import ChatMessages, check_options
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
-from .._structured import get_structured_response, wants_structured
+from .._responses import ChatResponse
 from ._client import OpenAIClientBase
-from ._errors import map_error
 from ._responses_parse import ResponsesStreamAssembler, to_chat_response
 from ._responses_request import build_responses_request
 
@@ -36,6 +34,8 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
     Microsoft.Extensions.AI. Approvals and questions work through
     ``FunctionInvokingChatClient`` on top, as with Chat Completions.
     """
+
+    _api = "the Responses API"
 
     def __init__(
         self,
@@ -65,49 +65,22 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
             default_headers=default_headers,
         )
         self.store = store
-        self._service = f"the Responses API at {self._client.base_url}"
 
-    def _request(self, messages: ChatMessages, options: ChatOptions | None) -> dict[str, Any]:
+    def _request(
+        self, messages: ChatMessages, options: ChatOptions | None, *, stream: bool
+    ) -> dict[str, Any]:
         return build_responses_request(
             as_messages(messages), check_options(options), model=self.model, store=self.store
         )
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
-        request = self._request(messages, options)
-        try:
-            response = await self._client.responses.create(**request, stream=False)
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        return to_chat_response(response, store=request["store"], service=self._service)
+    async def _send(self, request: dict[str, Any], *, stream: bool) -> Any:
+        return await self._client.responses.create(**request, stream=stream)
 
-    async def get_streaming_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        request = self._request(messages, options)
-        assembler = ResponsesStreamAssembler(store=request["store"], service=self._service)
-        try:
-            stream = await self._client.responses.create(**request, stream=True)
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        try:
-            async for event in stream:
-                update = assembler.add(event)
-                if update is not None:
-                    yield update
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self._service) from exc
-        finally:
-            await stream.close()
-        assembler.finish()
+    def _to_response(self, reply: Any, request: dict[str, Any]) -> ChatResponse:
+        return to_chat_response(reply, store=request["store"], service=self._service)
+
+    def _assembler(self, request: dict[str, Any]) -> ResponsesStreamAssembler:
+        return ResponsesStreamAssembler(store=request["store"], service=self._service)
 
     def __repr__(self) -> str:
         return (

@@ -11,7 +11,6 @@ response or an ``error`` event is a ``RunError`` with the service's code.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from .._contents import (
@@ -28,7 +27,7 @@ from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
-from ._response import function_call, timestamp
+from ._response import UpdateAssembler, function_call, timestamp, token_count
 from ._responses_request import ITEM_ID_KEY
 
 __all__ = ["ResponsesStreamAssembler", "responses_usage", "to_chat_response"]
@@ -72,28 +71,23 @@ def to_chat_response(response: Any, *, store: bool, service: str) -> ChatRespons
     )
 
 
-class ResponsesStreamAssembler:
+class ResponsesStreamAssembler(UpdateAssembler):
     """Feed it stream events with :meth:`add`; call :meth:`finish` when the stream ends."""
 
     __slots__ = (
         "_calls",
-        "_created_at",
         "_done",
         "_handlers",
-        "_model_id",
         "_reasoning_props",
         "_refusal",
-        "_response_id",
         "_service",
         "_store",
     )
 
     def __init__(self, *, store: bool, service: str) -> None:
+        super().__init__()
         self._store = store
         self._service = service
-        self._response_id: str | None = None
-        self._model_id: str | None = None
-        self._created_at: datetime | None = None
         self._calls: dict[str, tuple[str, str]] = {}  # item id -> (call id, name)
         self._reasoning_props: dict[str, dict[str, Any]] = {}
         self._refusal: list[str] = []
@@ -130,17 +124,6 @@ class ResponsesStreamAssembler:
             )
 
     # -- events --------------------------------------------------------------------------
-    def _update(self, contents: list[AIContent], event: Any) -> ChatResponseUpdate:
-        return ChatResponseUpdate(
-            ChatRole.ASSISTANT,
-            contents,
-            message_id=self._response_id,
-            response_id=self._response_id,
-            model_id=self._model_id,
-            created_at=self._created_at,
-            raw_representation=event,
-        )
-
     def _text(self, event: Any) -> ChatResponseUpdate | None:
         delta = event.delta
         return self._update([TextContent(delta)], event) if delta else None
@@ -187,10 +170,7 @@ class ResponsesStreamAssembler:
 
     def _started(self, event: Any) -> None:
         response = event.response
-        self._response_id = response.id or self._response_id
-        self._model_id = response.model or self._model_id
-        if self._created_at is None:
-            self._created_at = timestamp(response.created_at)
+        self._seen(response.id, response.model, response.created_at)
 
     def _finished(self, event: Any) -> ChatResponseUpdate:
         response = event.response
@@ -255,18 +235,13 @@ def responses_usage(usage: Any) -> UsageDetails | None:
     if usage is None:
         return None
     return UsageDetails(
-        input_token_count=_count(usage, "input_tokens"),
-        output_token_count=_count(usage, "output_tokens"),
-        total_token_count=_count(usage, "total_tokens"),
-        cached_input_token_count=_count(
+        input_token_count=token_count(usage, "input_tokens"),
+        output_token_count=token_count(usage, "output_tokens"),
+        total_token_count=token_count(usage, "total_tokens"),
+        cached_input_token_count=token_count(
             getattr(usage, "input_tokens_details", None), "cached_tokens"
         ),
-        reasoning_token_count=_count(
+        reasoning_token_count=token_count(
             getattr(usage, "output_tokens_details", None), "reasoning_tokens"
         ),
     )
-
-
-def _count(source: Any, field: str) -> int | None:
-    value = getattr(source, field, None) if source is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -10,7 +10,6 @@ response format becomes ``text.format``, ``conversation_id`` becomes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .._contents import (
     AIContent,
@@ -21,22 +20,16 @@ from .._contents import (
     TextReasoningContent,
     UriContent,
 )
-from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from .._options import ChatOptions, ChatResponseFormat
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of
-from .._tools import AIFunctionDeclaration
-from ._request import call_arguments
+from ._request import Json, call_arguments, message_role, passthrough, tool_fields
 
 __all__ = ["ITEM_ID_KEY", "build_responses_request", "to_input_items"]
 
 #: On a ``TextReasoningContent``: the id of the Responses ``reasoning`` item it came from.
 ITEM_ID_KEY = "openai_item_id"
-_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-_OWN_PREFIX = "agui_"
-
-Json = dict[str, Any]
 
 
 def build_responses_request(
@@ -68,16 +61,8 @@ def build_responses_request(
     fmt = response_format_of(options)
     if fmt is not None:
         body["text"] = {"format": text_format(fmt)}
-    tools = _tools(options)
-    if tools:
-        body["tools"] = tools
-        if options.tool_mode is not None:
-            body["tool_choice"] = _tool_choice(options.tool_mode)
-        if options.allow_multiple_tool_calls is not None:
-            body["parallel_tool_calls"] = options.allow_multiple_tool_calls
-    extra: Json = {
-        k: v for k, v in options.additional_properties.items() if not k.startswith(_OWN_PREFIX)
-    }
+    body.update(_tool_fields(options))
+    extra = passthrough(options)
     body["store"] = bool(extra.pop("store", store))
     for name in ("frequency_penalty", "presence_penalty", "seed", "top_k"):
         value = getattr(options, name)
@@ -111,12 +96,7 @@ def to_input_items(messages: Sequence[ChatMessage]) -> list[Json]:
     """
     out: list[Json] = []
     for message in messages:
-        role = message.role.value.lower()
-        if role not in _ROLES:
-            raise ValueError(
-                f"message role {message.role.value!r} has no Responses equivalent; use "
-                "system, developer, user, assistant or tool"
-            )
+        role = message_role(message, api="Responses")
         parts: list[Json] = []
         for content in message.contents:
             item = _item(content)
@@ -207,24 +187,16 @@ def _image(url: str, content: AIContent) -> Json:
 # -- options --------------------------------------------------------------------------------
 
 
-def _tools(options: ChatOptions) -> list[Json]:
-    out: list[Json] = []
-    for tool in options.tools or ():
-        if not isinstance(tool, AIFunctionDeclaration):
-            raise ToolError(
-                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to the Responses "
-                "API, which takes only function tools (AIFunctionDeclaration) from agui_chat"
-            )
-        function: Json = {"type": "function", "name": tool.name}
-        if tool.description:
-            function["description"] = tool.description
-        function["parameters"] = tool.parameters
-        function["strict"] = False  # our schemas are not strict-mode schemas
-        out.append(function)
-    return out
+def _tool_fields(options: ChatOptions) -> Json:
+    """The Chat Completions tool fields, flattened (and our schemas are not strict-mode
+    schemas)."""
+    fields = tool_fields(options, api="the Responses API")
+    if "tools" in fields:
+        fields["tools"] = [{**_flat(t), "strict": False} for t in fields["tools"]]
+    if isinstance(fields.get("tool_choice"), dict):
+        fields["tool_choice"] = _flat(fields["tool_choice"])
+    return fields
 
 
-def _tool_choice(mode: ChatToolMode) -> str | Json:
-    if mode.required_function_name is not None:
-        return {"type": "function", "name": mode.required_function_name}
-    return mode.mode
+def _flat(function: Json) -> Json:
+    return {"type": "function", **function["function"]}

@@ -10,7 +10,6 @@ together with the finish reason.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
@@ -21,18 +20,16 @@ from .._contents import (
     ErrorContent,
     FunctionCallContent,
     FunctionCallUpdateContent,
-    TextContent,
-    TextReasoningContent,
     UsageContent,
 )
 from .._responses import ChatResponseUpdate
-from .._values import ChatFinishReason, ChatRole
+from .._values import ChatFinishReason
 from ._response import (
+    UpdateAssembler,
     finish_reason,
     function_call,
     new_call_id,
-    reasoning_text,
-    timestamp,
+    text_and_refusal,
     usage_details,
 )
 
@@ -53,36 +50,22 @@ class _PendingCall:
         return function_call(self.call_id, self.name, "".join(self.arguments), self.index)
 
 
-class StreamAssembler:
+class StreamAssembler(UpdateAssembler):
     """Feed it chunks with :meth:`add`, then call :meth:`finish` once the stream ends."""
 
-    __slots__ = (
-        "_by_index",
-        "_calls",
-        "_created_at",
-        "_finish_reason",
-        "_model_id",
-        "_refusal",
-        "_response_id",
-        "_usage",
-    )
+    __slots__ = ("_by_index", "_calls", "_finish_reason", "_refusal", "_usage")
 
     def __init__(self) -> None:
+        super().__init__()
         self._calls: list[_PendingCall] = []
         self._by_index: dict[int, _PendingCall] = {}
         self._refusal: list[str] = []
-        self._response_id: str | None = None
-        self._model_id: str | None = None
-        self._created_at: datetime | None = None
         self._finish_reason: ChatFinishReason | None = None
         self._usage: CompletionUsage | None = None
 
     def add(self, chunk: ChatCompletionChunk) -> ChatResponseUpdate | None:
         """The update for this chunk, or ``None`` if it carries nothing to show yet."""
-        self._response_id = chunk.id or self._response_id
-        self._model_id = chunk.model or self._model_id
-        if self._created_at is None:
-            self._created_at = timestamp(chunk.created)
+        self._seen(chunk.id, chunk.model, chunk.created)
         if chunk.usage is not None:
             # Servers that repeat usage send running totals: keep the latest, never sum.
             self._usage = chunk.usage
@@ -90,12 +73,8 @@ class StreamAssembler:
         if chunk.choices:
             choice = chunk.choices[0]
             delta = choice.delta
-            reasoning = reasoning_text(delta)
-            if reasoning:
-                contents.append(TextReasoningContent(reasoning))
-            if delta.content:
-                contents.append(TextContent(delta.content))
-            refusal = getattr(delta, "refusal", None)
+            said, refusal = text_and_refusal(delta)
+            contents += said
             if refusal:
                 self._refusal.append(refusal)
             for piece in delta.tool_calls or ():
@@ -145,16 +124,3 @@ class StreamAssembler:
         self._calls = []
         self._by_index = {}
         return out
-
-    def _update(
-        self, contents: list[AIContent], chunk: ChatCompletionChunk | None
-    ) -> ChatResponseUpdate:
-        return ChatResponseUpdate(
-            ChatRole.ASSISTANT,
-            contents,
-            message_id=self._response_id,
-            response_id=self._response_id,
-            model_id=self._model_id,
-            created_at=self._created_at,
-            raw_representation=chunk,
-        )
