@@ -1,8 +1,10 @@
 """``MCPToolset``: the tools of an MCP server as ``AIFunction``s, with approvals and questions.
 
 ``async with MCPToolset(command=[...]) as toolset:`` starts the server (stdio), connects to
-it (``url=``, streamable HTTP, ``headers=`` for auth) or adopts a ``session=``; its
-``tools`` go into ``ChatOptions(tools=...)`` or ``AGUIServer(tools=...)``.
+it (``url=``, streamable HTTP, ``headers=`` for auth) or adopts a ``session=``. The toolset
+itself goes into ``AGUIServer(tools=[toolset])`` or ``additional_tools=[toolset]`` (a
+``ToolSource``: its tools are read again for each run, so ``tools/list_changed`` is seen);
+a copy of its ``tools`` can go into ``ChatOptions(tools=...)`` for one request.
 
 Elicitation is a question for the person. When the server sends ``elicitation/create``
 during a call, the call is answered with an error (the server's tool stops), and the tool
@@ -183,7 +185,10 @@ class MCPToolset:
 
     @property
     def tools(self) -> list[AIFunction]:
-        """The server's tools (as last listed), gated by the approval policy."""
+        """The server's tools (as last listed), gated by the approval policy. A toolset is a
+        ``ToolSource``: give it to ``AGUIServer(tools=...)`` or ``additional_tools=`` as it
+        is, and each run reads the tools as they are then (a copy of this list would miss a
+        ``tools/list_changed``)."""
         return list(self._tools)
 
     async def _connect(self) -> ClientSession:
@@ -356,4 +361,4 @@ class MCPToolset:
         return types.ElicitResult(action="accept", content=dict(answer.payload))
 
     def __repr__(self) -> str:
-        return f"MCPToolset({self.target!r}, tools={[t.name for t in self._tools]})"
+        return f"MCPToolset({self.target!r}, server={self.server_name!r})"
