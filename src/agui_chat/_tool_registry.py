@@ -16,12 +16,12 @@ all, from the next build on, and a tool it dropped is not found.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ._exceptions import DuplicateToolError
 from ._tools import AITool
 
-__all__ = ["ToolRegistry", "ToolSource", "ToolsOrSources", "check_tools", "describe_source"]
+__all__ = ["ToolRegistry", "ToolSource", "check_tools"]
 
 
 @runtime_checkable
@@ -36,10 +36,6 @@ class ToolSource(Protocol):
     def tools(self) -> Sequence[AITool]:
         """The source's tools as they are now."""
         ...
-
-
-#: What a ``tools=`` / ``additional_tools=`` argument holds: tools and live tool sources.
-ToolsOrSources: TypeAlias = Sequence[AITool | ToolSource]
 
 
 def check_tools(items: object, where: str) -> list[AITool | ToolSource]:
@@ -59,11 +55,6 @@ def check_tools(items: object, where: str) -> list[AITool | ToolSource]:
             )
         out.append(item)
     return out
-
-
-def describe_source(source: ToolSource) -> str:
-    """How an error names ``source``: its ``repr``."""
-    return repr(source)
 
 
 def _describe(tool: AITool, origin: str) -> str:
@@ -105,7 +96,7 @@ class ToolRegistry:
                 tools: Iterable[AITool] = (item,)
                 where = origin
             else:
-                where = f"{describe_source(item)} in {origin}"
+                where = f"{item!r} in {origin}"
                 tools = item.tools
             for tool in tools:
                 if not isinstance(tool, AITool):

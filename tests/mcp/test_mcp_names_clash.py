@@ -6,6 +6,7 @@ when it is built, naming both sources, and neither tool runs."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 from mcp_servers import read_log
-from mcp_support import call
+from mcp_support import call, model_saw
 
 from agui_chat import (
     AITool,
@@ -143,3 +144,32 @@ async def test_the_same_toolset_given_twice_is_one_set_of_tools(
     response = await client.get_response("go", ChatOptions(tools=toolset.tools))
     assert response.text == "done"
     assert read_log(log) == [("vanish", {})]
+
+
+async def test_a_server_listing_two_tools_of_one_model_name_does_not_open(
+    env: dict[str, str], log: Path
+) -> None:
+    with pytest.raises(DuplicateToolError) as caught:
+        async with MCPToolset([sys.executable, str(SHADOW)], env={**env, "MCP_TWINS": "1"}):
+            pass
+    assert "lists tools 'write.file' and 'write_file', which are both named 'write_file'" in (
+        str(caught.value)
+    )
+    assert read_log(log) == []
+
+
+async def test_a_list_change_into_a_clash_leaves_the_toolset_offering_no_tools(
+    toolset: MCPToolset, log: Path
+) -> None:
+    twin = {t.name: t for t in toolset.tools}["twin"]
+    await twin.invoke({})
+    for _ in range(250):
+        if not toolset.tools:
+            break
+        await asyncio.sleep(0.02)
+    assert toolset.tools == []
+    model = scripted(call("c1", "delete_note", title="a"), "done")
+    client = FunctionInvokingChatClient(model, additional_tools=[toolset])
+    assert (await client.get_response("go")).text == "done"
+    assert model_saw(model)["c1"] == 'Error: Requested function "delete_note" not found.'
+    assert read_log(log) == [("twin", {})]
