@@ -42,12 +42,7 @@ from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body
 from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
-from ._from_wire import (
-    InputError,
-    client_tools,
-    parse_run_input,
-    to_chat_messages,
-)
+from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
 from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, CheckedResume, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
