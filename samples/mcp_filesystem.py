@@ -89,10 +89,12 @@ async def main(auto: bool, server: str | None) -> None:
         (folder / "notes.txt").write_text("remember the milk\n")
         async with MCPToolset(server_command(folder, server)) as toolset:
             client = FunctionInvokingChatClient(scripted_model(folder))
-            options = ChatOptions(tools=toolset.tools)
             history = [ChatMessage("user", "Write a haiku into haiku.txt")]
             print(f"you> {history[0].text}")
             while True:
+                # The tools as they are now: read for each request, so a list the server
+                # changed (tools/list_changed) is offered, and gated, as it is.
+                options = ChatOptions(tools=toolset.tools)
                 response = await client.get_response(history, options)
                 history += response.messages
                 for message in response.messages:

@@ -28,6 +28,7 @@ from ._exceptions import (
     ChatClientError,
     ConnectError,
     DuplicateResponseError,
+    DuplicateToolError,
     ExpiredRequestError,
     HTTPStatusError,
     HumanInTheLoopError,
@@ -65,6 +66,7 @@ from ._messages import ChatMessage
 from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._sync import SyncChatClient
+from ._tool_registry import ToolSource
 from ._tools import (
     AIFunction,
     AIFunctionDeclaration,
@@ -118,6 +120,7 @@ __all__ = [
     "DelegatingAIFunction",
     "DelegatingChatClient",
     "DuplicateResponseError",
+    "DuplicateToolError",
     "ErrorContent",
     "ExpiredRequestError",
     "FunctionCallContent",
@@ -155,6 +158,7 @@ __all__ = [
     "ToolCallContent",
     "ToolError",
     "ToolResultContent",
+    "ToolSource",
     "TransientError",
     "TransportError",
     "TruncatedStreamError",

@@ -17,7 +17,8 @@ Catch at the level you care about::
     │   └── RefusalError               the model refused to answer (.refusal)
     ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
     ├── ToolError                      a tool could not be built, declared or called
-    │   └── ToolArgumentsError         arguments do not fit the tool's parameters
+    │   ├── ToolArgumentsError         arguments do not fit the tool's parameters
+    │   └── DuplicateToolError         two tools of one tool set share a name (.name)
     ├── ApprovalStoreError             the store of consumed approvals failed
     │   └── ApprovalStoreUnavailableError (transient) it cannot be reached; nothing ran
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
@@ -50,6 +51,7 @@ __all__ = [
     "ChatClientError",
     "ConnectError",
     "DuplicateResponseError",
+    "DuplicateToolError",
     "ExpiredRequestError",
     "HTTPStatusError",
     "HumanInTheLoopError",
@@ -186,6 +188,17 @@ class ToolError(AGUIChatError):
 
 class ToolArgumentsError(ToolError, ValueError):
     """The arguments of a tool call do not fit the tool's parameters."""
+
+
+class DuplicateToolError(ToolError):
+    """Two different tools of one tool set have the same name (``name``): from any two
+    sources (``ChatOptions.tools``, ``additional_tools``, ``AGUIServer(tools=...)``, a
+    request's client-side tools, an MCP toolset, also a name an MCP import normalised into
+    one already taken). The message names both sources; nothing ran."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class ApprovalStoreError(AGUIChatError):

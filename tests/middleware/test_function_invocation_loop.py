@@ -377,15 +377,6 @@ async def test_additional_tools_run_but_are_not_advertised(ask: Ask) -> None:
     assert seen(model)[-1] == "tool: result c1 sunny in Oslo"
 
 
-async def test_options_tools_win_over_additional_tools_of_the_same_name(ask: Ask) -> None:
-    advertised: list[dict[str, Any]] = []
-    hidden: list[dict[str, Any]] = []
-    model = scripted([call("c1", "get_weather", city="Oslo")], "ok")
-    client = FunctionInvokingChatClient(model, additional_tools=[weather_tool(hidden)])
-    await ask(client, "go", ChatOptions(tools=[weather_tool(advertised)]))
-    assert (len(advertised), len(hidden)) == (1, 0)
-
-
 # -- concurrency -------------------------------------------------------------------------
 
 

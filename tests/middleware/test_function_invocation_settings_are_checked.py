@@ -48,11 +48,22 @@ def test_each_flag_must_be_a_bool_and_the_refusal_names_it(flag: str) -> None:
 
 
 def test_additional_tools_must_be_a_list_of_tools() -> None:
-    _refused(TypeError, "additional_tools must be a list of tools, got int", additional_tools=3)
     _refused(
-        TypeError, "additional_tools must be a list of tools, got AIFunction", additional_tools=ping
+        TypeError,
+        "additional_tools must be a list of tools or tool sources, got int",
+        additional_tools=3,
     )
-    _refused(TypeError, "additional_tools[1] must be an AITool", additional_tools=[ping, "x"])
+    _refused(
+        TypeError,
+        "additional_tools must be a list of tools or tool sources, got AIFunction",
+        additional_tools=ping,
+    )
+    _refused(
+        TypeError,
+        "additional_tools[1] must be an AITool (wrap functions with ai_function) or a tool "
+        "source with a 'tools' property (such as an MCPToolset), got str",
+        additional_tools=[ping, "x"],
+    )
     client = FunctionInvokingChatClient(scripted(), additional_tools=(ping,))
     assert client.additional_tools == [ping]
 

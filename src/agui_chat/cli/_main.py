@@ -453,8 +453,8 @@ def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], sto
     try:
         return WithMCPTools(
             args.mcp,
-            lambda mcp_tools: AGUIServer(
-                model, tools=[*tools, *mcp_tools], approval_store=store, ui=args.ui
+            lambda toolsets: AGUIServer(
+                model, tools=[*tools, *toolsets], approval_store=store, ui=args.ui
             ),
         )
     except (ValueError, TypeError, ImportError) as exc:

@@ -3,7 +3,9 @@
 A TARGET is a URL (``http://`` or ``https://``: streamable HTTP) or a command line (started
 over stdio). The MCP sessions live in the served event loop: they are opened when uvicorn
 starts the app (ASGI lifespan) and closed when it stops, and the ``AGUIServer`` is built
-once their tools are known. A server that cannot start stops ``serve`` with its error.
+once they are open, given the toolsets themselves (not a copy of their tools), so a server's
+``tools/list_changed`` is seen on the next run. A server that cannot start (or whose tool
+names clash with another's) stops ``serve`` with its error.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._tools import AITool
+from .._tool_registry import ToolSource
 
 __all__ = ["WithMCPTools", "mcp_toolset"]
 
@@ -38,9 +40,9 @@ def mcp_toolset(target: str) -> Any:
 
 class WithMCPTools:
     """An ASGI app that opens MCP toolsets on lifespan start-up, then serves
-    ``build(tools)`` (an ``AGUIServer`` given the MCP servers' tools)."""
+    ``build(toolsets)`` (an ``AGUIServer`` given the open toolsets)."""
 
-    def __init__(self, targets: Sequence[str], build: Callable[[list[AITool]], Any]) -> None:
+    def __init__(self, targets: Sequence[str], build: Callable[[list[ToolSource]], Any]) -> None:
         self.toolsets = [mcp_toolset(t) for t in targets]
         self.build = build
         self.app: Any = None
@@ -59,16 +61,16 @@ class WithMCPTools:
             return
         async with contextlib.AsyncExitStack() as stack:
             try:
-                tools: list[AITool] = []
+                opened_sets: list[ToolSource] = []
                 for toolset in self.toolsets:
                     opened = await stack.enter_async_context(toolset)
-                    tools += opened.tools
+                    opened_sets.append(opened)
                     names = ", ".join(t.name for t in opened.tools)
                     print(
                         f"agui-chat: MCP server {opened.server_name!r} ({opened.target}): {names}",
                         file=sys.stderr,
                     )
-                self.app = self.build(tools)
+                self.app = self.build(opened_sets)
             except Exception as exc:
                 print(f"agui-chat: error: {exc}", file=sys.stderr)
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})

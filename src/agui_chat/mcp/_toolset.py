@@ -1,8 +1,10 @@
 """``MCPToolset``: the tools of an MCP server as ``AIFunction``s, with approvals and questions.
 
 ``async with MCPToolset(command=[...]) as toolset:`` starts the server (stdio), connects to
-it (``url=``, streamable HTTP, ``headers=`` for auth) or adopts a ``session=``; its
-``tools`` go into ``ChatOptions(tools=...)`` or ``AGUIServer(tools=...)``.
+it (``url=``, streamable HTTP, ``headers=`` for auth) or adopts a ``session=``. The toolset
+itself goes into ``AGUIServer(tools=[toolset])`` or ``additional_tools=[toolset]`` (a
+``ToolSource``: its tools are read again for each run, so ``tools/list_changed`` is seen);
+a copy of its ``tools`` can go into ``ChatOptions(tools=...)`` for one request.
 
 Elicitation is a question for the person. When the server sends ``elicitation/create``
 during a call, the call is answered with an error (the server's tool stops), and the tool
@@ -34,7 +36,7 @@ from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from .._contents import FunctionResultContent
-from .._exceptions import ToolError
+from .._exceptions import DuplicateToolError, ToolError
 from .._input import InputRequired, request_input
 from .._tools import AIFunction
 from ..middleware import current_invocation
@@ -183,7 +185,10 @@ class MCPToolset:
 
     @property
     def tools(self) -> list[AIFunction]:
-        """The server's tools (as last listed), gated by the approval policy."""
+        """The server's tools (as last listed), gated by the approval policy. A toolset is a
+        ``ToolSource``: give it to ``AGUIServer(tools=...)`` or ``additional_tools=`` as it
+        is, and each run reads the tools as they are then (a copy of this list would miss a
+        ``tools/list_changed``)."""
         return list(self._tools)
 
     async def _connect(self) -> ClientSession:
@@ -225,7 +230,11 @@ class MCPToolset:
 
     # -- listing -------------------------------------------------------------------------
     async def refresh(self) -> list[AIFunction]:
-        """List the server's tools again (done on the server's list-changed notice)."""
+        """List the server's tools again (done on the server's list-changed notice).
+
+        Two tools whose names become one for the model (``write.file`` and ``write_file``)
+        are a ``DuplicateToolError`` naming both, and the toolset offers no tools until the
+        server lists a clean set."""
         session = await self._session()
         listed: list[types.Tool] = []
         cursor: str | None = None
@@ -236,12 +245,18 @@ class MCPToolset:
             cursor = page.next_cursor
             if not cursor:
                 break
-        self._tools = self._build(listed)
+        try:
+            self._tools = self._build(listed)
+        except DuplicateToolError:
+            # Fail closed: no tool of this server may run under a name the person cannot
+            # tell apart from another's; a clean list brings them back.
+            self._tools = []
+            raise
         return self.tools
 
     def _build(self, listed: Sequence[types.Tool]) -> list[AIFunction]:
         tools: list[AIFunction] = []
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # the name the model sees -> the server's name
         for tool in listed:
             try:
                 validator = check_schema(tool)
@@ -250,14 +265,13 @@ class MCPToolset:
                 _log.warning("MCP server %s: skipping tool %r: %s", self.target, tool.name, exc)
                 continue
             if mcp_tool.name in seen:
-                _log.warning(
-                    "MCP server %s: skipping tool %r: its name %r is taken by another tool",
-                    self.target,
-                    tool.name,
-                    mcp_tool.name,
+                raise DuplicateToolError(
+                    f"the MCP server {self.target!r} lists tools {seen[mcp_tool.name]!r} and "
+                    f"{tool.name!r}, which are both named {mcp_tool.name!r} for the model: "
+                    "tool names must be unique",
+                    name=mcp_tool.name,
                 )
-                continue
-            seen.add(mcp_tool.name)
+            seen[mcp_tool.name] = tool.name
             decision = resolve_policy(self.approval, tool)
             if decision is False:
                 tools.append(mcp_tool)
@@ -356,4 +370,4 @@ class MCPToolset:
         return types.ElicitResult(action="accept", content=dict(answer.payload))
 
     def __repr__(self) -> str:
-        return f"MCPToolset({self.target!r}, tools={[t.name for t in self._tools]})"
+        return f"MCPToolset({self.target!r}, server={self.server_name!r})"

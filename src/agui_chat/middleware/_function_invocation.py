@@ -34,6 +34,7 @@ from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
 from .._telemetry import find_telemetry
+from .._tool_registry import ToolSource, check_tools
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
@@ -98,7 +99,10 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
     - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller instead of
       telling the model the tool does not exist.
-    - ``additional_tools``: tools that can run but are not advertised to the model.
+    - ``additional_tools``: tools that can run but are not advertised to the model; tool
+      sources (an ``MCPToolset``) among them are read again on every round trip. A name may
+      be used once across these and ``ChatOptions.tools`` (``DuplicateToolError``, naming
+      both; the same tool object in both is fine).
     - ``function_invoker``: replaces how every function is invoked (MEAI's
       ``FunctionInvoker``; for sandboxes, auditing): called with the
       ``FunctionInvocationContext``, it returns the result (or an awaitable of it); call
@@ -117,7 +121,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         allow_concurrent_invocation: bool = False,
         include_detailed_errors: bool = False,
         terminate_on_unknown_calls: bool = False,
-        additional_tools: Iterable[AITool] = (),
+        additional_tools: Iterable[AITool | ToolSource] = (),
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
@@ -138,14 +142,8 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self.allow_concurrent_invocation = allow_concurrent_invocation
         self.include_detailed_errors = include_detailed_errors
         self.terminate_on_unknown_calls = terminate_on_unknown_calls
-        if not isinstance(additional_tools, Iterable) or isinstance(additional_tools, AITool):
-            raise TypeError(
-                f"additional_tools must be a list of tools, got {type(additional_tools).__name__}"
-            )
-        self.additional_tools = list(additional_tools)
-        for i, tool in enumerate(self.additional_tools):
-            if not isinstance(tool, AITool):
-                raise TypeError(f"additional_tools[{i}] must be an AITool")
+        self.additional_tools = check_tools(additional_tools, "additional_tools")
+        tool_map(self.additional_tools, None)  # two tools of one name: refused here
         if function_invoker is not None and not callable(function_invoker):
             raise TypeError("function_invoker must be a callable taking the invocation context")
         self.function_invoker = function_invoker

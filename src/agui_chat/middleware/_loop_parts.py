@@ -10,10 +10,12 @@ from .._contents import AIContent, FunctionCallContent, FunctionResultContent
 from .._messages import ChatMessage
 from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._tool_registry import ToolRegistry, ToolSource
 from .._tools import AIFunctionDeclaration, AITool
 from .._values import ChatRole
 
 __all__ = [
+    "ADDITIONAL_TOOLS",
     "TurnRecorder",
     "bad_arguments",
     "informational",
@@ -70,11 +72,20 @@ class TurnRecorder:
         return ChatResponse.from_updates(self.updates)
 
 
-def tool_map(additional: Sequence[AITool], options: ChatOptions | None) -> dict[str, AITool]:
-    tools = {t.name: t for t in additional}
+#: How a clash names the tool loop's own tools.
+ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
+
+
+def tool_map(
+    additional: Sequence[AITool | ToolSource], options: ChatOptions | None
+) -> dict[str, AITool]:
+    """The round trip's tools by name: ``additional`` (each source's current tools) and
+    ``options.tools``; ``DuplicateToolError`` when two different tools share a name."""
+    registry = ToolRegistry()
+    registry.add(additional, ADDITIONAL_TOOLS)
     if options is not None and options.tools:
-        tools.update((t.name, t) for t in options.tools)
-    return tools
+        registry.add(options.tools, "ChatOptions.tools")
+    return registry.by_name
 
 
 def informational(call: FunctionCallContent) -> FunctionCallContent:

@@ -357,13 +357,28 @@ def client_tools(
 ) -> list[AIFunctionDeclaration]:
     """The client's tools as declaration-only tools (the client runs them).
 
-    A client tool named like one of the server's is left out: the server's tool wins, so a
-    client cannot take over a server tool's calls.
+    A client tool named like one of the server's is left out (with a warning): the server's
+    tool wins, so a client can neither take over a server tool's calls nor run it without
+    its gate. A name the client declares twice is refused (422, naming both entries): one
+    name, one tool.
     """
     reserved = set(server_names)
+    seen: dict[str, int] = {}
     out: list[AIFunctionDeclaration] = []
     for index, tool in enumerate(tools or []):
+        if tool.name in seen:
+            raise _invalid(
+                f"tools[{index}]",
+                f"declares tool {tool.name!r} again (tools[{seen[tool.name]}]): tool names "
+                "must be unique",
+            )
+        seen[tool.name] = index
         if tool.name in reserved:
+            _log.warning(
+                "left out the client-side tool %r (tools[%d]): the server has a tool of that name",
+                tool.name,
+                index,
+            )
             continue
         parameters = tool.parameters if isinstance(tool.parameters, Mapping) else None
         try:

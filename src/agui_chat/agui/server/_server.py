@@ -26,13 +26,14 @@ from starlette.types import Message, Receive, Scope, Send
 
 from ..._client import ChatClient
 from ..._contents import FunctionCallContent, FunctionResultContent
-from ..._exceptions import ApprovalStoreError, ChatClientError, ToolError
+from ..._exceptions import ApprovalStoreError, ChatClientError, DuplicateToolError, ToolError
 from ..._hitl_contents import (
     InputRequestContent,
 )
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
+from ..._tool_registry import ToolRegistry, ToolSource, check_tools
 from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
@@ -64,12 +65,20 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keepalive\n\n"
+_ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 
 
 class AGUIServer:
     """An ASGI application that runs ``chat_client`` for AG-UI clients.
 
-    - ``tools``: the server's tools, offered to the model on every run.
+    - ``tools``: the server's tools, offered to the model on every run: ``AITool``s and
+      tool sources (an ``MCPToolset`` given as it is). A source is read again when each run
+      starts, so a tool its server changed (MCP ``tools/list_changed``) is gated as it is
+      now from the next run on, and a tool it dropped is not found. A name may be used once
+      across ``tools`` and the tool loop's ``additional_tools``: a clash is a
+      ``DuplicateToolError`` naming both sources, here if it is there from the start, else
+      the run that finds it fails (``RUN_ERROR`` ``TOOL_ERROR``). A client-side tool of a
+      request named like a server tool is left out (the server's tool wins).
     - ``signing_key``: the key approval and question tokens are signed with (default: the
       ``AGUI_CHAT_SIGNING_KEY`` environment variable; without either, a random key, and
       pending approvals will not survive a restart or span several workers).
@@ -81,7 +90,10 @@ class AGUIServer:
       an ephemeral key the default is in memory.
     - ``audience``: the name tokens are issued for; a token of another audience (another
       agent that shares the key) is refused. Default: ``AGUI_CHAT_AUDIENCE``, else derived
-      from the names of the server's tools (see :func:`default_audience`).
+      from the names of the server's tools (see :func:`default_audience`), computed once,
+      here, from the tools the sources have now: a source that changes later does not change
+      the audience (tokens issued a moment ago stay valid). Give ``audience=`` when the
+      tool sources are not open yet.
     - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
     - ``claim_lease``: how long a claimed answer whose tool has not started holds (a process
       that died before starting the tool leaves it to lapse, not lost).
@@ -100,7 +112,7 @@ class AGUIServer:
         self,
         chat_client: ChatClient,
         *,
-        tools: Iterable[AITool] = (),
+        tools: Iterable[AITool | ToolSource] = (),
         signing_key: bytes | str | None = None,
         approval_store: ApprovalStore | str | None = None,
         audience: str | None = None,
@@ -114,10 +126,7 @@ class AGUIServer:
     ) -> None:
         if not isinstance(chat_client, ChatClient):
             raise TypeError(f"chat_client must be a ChatClient, got {type(chat_client).__name__}")
-        self.tools = list(tools)
-        for i, tool in enumerate(self.tools):
-            if not isinstance(tool, AITool):
-                raise TypeError(f"tools[{i}] must be an AITool (wrap functions with ai_function)")
+        self.tools = check_tools(tools, "tools")
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
             raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
         if claim_lease.total_seconds() <= 0:
@@ -135,15 +144,15 @@ class AGUIServer:
             )
         else:
             self.pipeline = chat_client
-        self._functions: dict[str, AITool] = {t.name: t for t in invoker.additional_tools}
-        self._functions.update((t.name, t) for t in self.tools)
+        self._invoker = invoker
+        # Two tools of one name among the server's (and its tool loop's) tools are refused
+        # here; a tool source that changes into a clash later fails the run that sees it.
+        names = self._server_tools().by_name
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.approval_store, self._owns_store = open_store(
             approval_store, fixed_key=key is not None
         )
-        self.audience = (
-            audience or os.environ.get(AUDIENCE_ENV) or default_audience(self._functions)
-        )
+        self.audience = audience or os.environ.get(AUDIENCE_ENV) or default_audience(names)
         self.approval_ttl = approval_ttl
         self.claim_lease = claim_lease
         self.max_body_bytes = max_body_bytes
@@ -189,9 +198,17 @@ class AGUIServer:
         body = await read_body(request, max_bytes=self.max_body_bytes, timeout=self.body_timeout)
         data = parse_json(body)
         run_input = parse_run_input(data)
-        declared = client_tools(run_input.tools, self._functions)
+        failure: DuplicateToolError | None = None
+        try:
+            registry = self._server_tools()
+        except DuplicateToolError as exc:
+            # A tool source changed into a clash: this run fails (RUN_ERROR) before the
+            # model is asked; no tool of the clashing name can run.
+            registry, failure = _ServerTools(), exc
+        functions = registry.by_name
+        declared = client_tools(run_input.tools, functions)
         options = ChatOptions(
-            tools=[*self.tools, *declared] or None,
+            tools=[*registry.offered, *declared] or None,
             instructions=_context_instructions(run_input),
             # A client asking for structured output forwards its format (docs/structured.md).
             response_format=forwarded_response_format(run_input.forwarded_props),
@@ -203,7 +220,18 @@ class AGUIServer:
             to_chat_messages(run_input),
             options,
             frozenset(t.name for t in declared),
+            functions,
+            failure,
         )
+
+    def _server_tools(self) -> _ServerTools:
+        """The server's tools as they are now (each tool source read again): the tool
+        loop's ``additional_tools``, then ``tools``; ``DuplicateToolError`` naming both
+        sources of a name used twice."""
+        registry = _ServerTools()
+        registry.add(self._invoker.additional_tools, _ADDITIONAL_TOOLS)
+        registry.offered = registry.add(self.tools, "AGUIServer(tools=...)")
+        return registry
 
     # -- the stream --------------------------------------------------------------------------
     async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
@@ -257,6 +285,8 @@ class AGUIServer:
 
         try:
             with activate(run.context), on_tool_start(starting):
+                if run.failure is not None:
+                    raise run.failure
                 messages, claimed = run.messages, {}
                 checked = await self._check_resume(run) if run.input.resume else None
                 outbox.push(encoder.start())
@@ -306,7 +336,7 @@ class AGUIServer:
             run.messages,
             signer=self._signer,
             store=self.approval_store,
-            functions=self._functions,
+            functions=run.functions,
             lease=self.claim_lease,
         )
         run.encoder.calls.update(checked.calls)
@@ -330,6 +360,17 @@ class AGUIServer:
                     _log.exception("could not keep the result of call %s", content.call_id)
 
 
+class _ServerTools(ToolRegistry):
+    """The server's tools of one run; ``offered`` are those the model is told about (the
+    tool loop's ``additional_tools`` run but are not advertised)."""
+
+    __slots__ = ("offered",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offered: list[AITool] = []
+
+
 class _Run:
     """One request being served: its input, converted messages and options, the encoder,
     the outbox the stream drains and the context tools see."""
@@ -341,8 +382,12 @@ class _Run:
         messages: list[ChatMessage],
         options: ChatOptions,
         client_tool_names: frozenset[str],
+        functions: dict[str, AITool],
+        failure: DuplicateToolError | None,
     ) -> None:
         self.input = run_input
+        self.functions = functions  # the server's tools as this run found them
+        self.failure = failure
         self.messages = messages
         self.options = options
         self.answers: dict[str, list[list[Any]]] = {}
@@ -352,7 +397,7 @@ class _Run:
             server._signer,
             run_input.thread_id,
             ttl=server.approval_ttl,
-            functions=server._functions,
+            functions=functions,
         )
         self.encoder = RunEncoder(
             run_input.thread_id,

@@ -1,0 +1,120 @@
+"""One name, one tool: the registry every tool set is built with.
+
+Tools reach a run from several sources: ``ChatOptions.tools``, the tool loop's
+``additional_tools``, ``AGUIServer(tools=...)``, the client-side tools an AG-UI request
+declares, and live sources such as an MCP server's toolset. :class:`ToolRegistry` builds the
+name -> tool map from all of them and refuses a second tool of a name already taken
+(``DuplicateToolError``, naming both sources): a tool can never replace another one, gated
+or not, by sharing its name. The same object given twice (the same tool in ``options.tools``
+and in ``additional_tools``) is one tool, not a clash.
+
+A :class:`ToolSource` is a set of tools that may change: its ``tools`` are read each time a
+tool set is built, so a tool it replaced (an MCP ``tools/list_changed``) is seen, gate and
+all, from the next build on, and a tool it dropped is not found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from ._exceptions import DuplicateToolError
+from ._tools import AITool
+
+__all__ = ["ToolRegistry", "ToolSource", "check_tools"]
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """A set of tools that may change while it is in use (``agui_chat.mcp.MCPToolset``).
+
+    ``tools`` is read each time a tool set is built from the source: it returns the tools
+    as they are now.
+    """
+
+    @property
+    def tools(self) -> Sequence[AITool]:
+        """The source's tools as they are now."""
+        ...
+
+
+def check_tools(items: object, where: str) -> list[AITool | ToolSource]:
+    """``items`` as a list of tools and tool sources; ``TypeError`` naming ``where`` (and
+    the index) for anything else."""
+    if not isinstance(items, Iterable) or isinstance(items, (str, bytes, AITool)):
+        raise TypeError(
+            f"{where} must be a list of tools or tool sources, got {type(items).__name__}"
+        )
+    out: list[AITool | ToolSource] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, (AITool, ToolSource)):
+            raise TypeError(
+                f"{where}[{i}] must be an AITool (wrap functions with ai_function) or a tool "
+                f"source with a 'tools' property (such as an MCPToolset), got "
+                f"{type(item).__name__}"
+            )
+        out.append(item)
+    return out
+
+
+def _describe(tool: AITool, origin: str) -> str:
+    """``tool 'x' from <origin>``, with the MCP server and tool name when the tool is an MCP
+    server's (the ``mcp`` adapter records both in ``additional_properties``)."""
+    text = f"tool {tool.name!r} from {origin}"
+    props = tool.additional_properties
+    mcp_name, server = props.get("mcp_tool"), props.get("mcp_server")
+    if isinstance(mcp_name, str):
+        text += f" (MCP tool {mcp_name!r} of server {server!r})"
+    return text
+
+
+class ToolRegistry:
+    """The name -> tool map of one tool set, built source by source.
+
+    ``by_name`` is the map (read it; add through :meth:`add`). Each name remembers where its
+    tool came from, so a clash names both sources.
+    """
+
+    __slots__ = ("_origins", "by_name")
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, AITool] = {}
+        self._origins: dict[str, str] = {}
+
+    def add(self, items: Iterable[AITool | ToolSource], origin: str) -> list[AITool]:
+        """Add ``items`` (tools, and the current tools of each source among them), which came
+        from ``origin`` (e.g. ``"AGUIServer(tools=...)"``); returns the tools they gave, each
+        once.
+
+        ``DuplicateToolError`` if a name is taken by another tool object; ``TypeError`` if a
+        source yields something that is not a tool.
+        """
+        by_name, origins = self.by_name, self._origins
+        given: dict[str, AITool] = {}
+        for item in items:
+            if isinstance(item, AITool):
+                tools: Iterable[AITool] = (item,)
+                where = origin
+            else:
+                where = f"{item!r} in {origin}"
+                tools = item.tools
+            for tool in tools:
+                if not isinstance(tool, AITool):
+                    raise TypeError(
+                        f"the tool source {where} gave a {type(tool).__name__}, not an AITool"
+                    )
+                name = tool.name
+                existing = by_name.get(name)
+                if existing is None:
+                    by_name[name] = given[name] = tool
+                    origins[name] = where
+                elif existing is tool:
+                    given[name] = tool
+                else:
+                    raise DuplicateToolError(
+                        f"{_describe(tool, where)} clashes with "
+                        f"{_describe(existing, origins[name])}: tool names must be unique "
+                        "(rename one, or leave one out)",
+                        name=name,
+                    )
+        return list(given.values())
