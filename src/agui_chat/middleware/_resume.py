@@ -38,7 +38,21 @@ from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
 from .._values import ChatRole
 from ._invocation import rejected_text
 
-__all__ = ["ResumePlan", "ScheduledCall", "approval_request_id", "input_request_id", "plan_resume"]
+__all__ = [
+    "ApprovalPair",
+    "CallRecord",
+    "Pairs",
+    "Pending",
+    "QuestionPair",
+    "ResumePlan",
+    "ScheduledCall",
+    "approval_request_id",
+    "check_pairs",
+    "collect_pairs",
+    "input_request_id",
+    "plan_resume",
+    "schedule",
+]
 
 
 def approval_request_id(call_id: str) -> str:
@@ -93,6 +107,71 @@ class ResumePlan:
                 call.informational_only = True
 
 
+@dataclass
+class CallRecord:
+    """Every different call the history holds under one call id, and what it says of them.
+
+    ``variants`` are the different calls that use the id (more than one is ambiguous);
+    ``handled`` the call objects of its requests and answers, marked ``informational_only``
+    once the call has its result."""
+
+    variants: list[FunctionCallContent] = field(default_factory=list)
+    informational: bool = False  # some copy of the call is informational_only
+    flagged: bool = False  # its request or answer says it was handled
+    answered: bool = False  # the history holds its result
+    handled: list[FunctionCallContent] = field(default_factory=list)
+
+    def add(self, call: FunctionCallContent) -> None:
+        """Record ``call``, once per different call that uses the id."""
+        if not any(_same_call(call, c) for c in self.variants):
+            self.variants.append(call)
+        if call.informational_only:
+            self.informational = True
+
+
+@dataclass
+class ApprovalPair:
+    """An approval request of a local-looking call and the answers a person gave to it."""
+
+    request: ToolApprovalRequestContent
+    answers: list[ToolApprovalResponseContent] = field(default_factory=list)
+    approved_at: int | None = None  # where the first approving answer stands
+    ambiguous: bool = False  # another request uses the same id for a different call
+
+    @property
+    def call(self) -> FunctionCallContent:
+        call = self.request.tool_call
+        assert isinstance(call, FunctionCallContent)
+        return call
+
+
+@dataclass
+class QuestionPair:
+    """A question a tool asked and the answers a person gave to it."""
+
+    request: InterruptRequestContent
+    asked_at: int  # where it was first asked
+    answers: list[InterruptResponseContent] = field(default_factory=list)
+    ambiguous: bool = False  # another question uses the same id
+
+
+@dataclass
+class Pairs:
+    """Everything a history holds for resuming: its calls by id, its approval requests and
+    questions by request id with their answers, and the ids of answers with no request.
+    ``end`` stands after every message (an answer never given)."""
+
+    calls: dict[str, CallRecord] = field(default_factory=dict)
+    approvals: dict[str, ApprovalPair] = field(default_factory=dict)
+    questions: dict[str, QuestionPair] = field(default_factory=dict)
+    unknown_approvals: list[str] = field(default_factory=list)
+    unknown_questions: list[str] = field(default_factory=list)
+    end: int = 0
+
+    def call(self, call_id: str) -> CallRecord:
+        return self.calls.setdefault(call_id, CallRecord())
+
+
 def _local_function(tools: Mapping[str, AITool], name: str) -> AIFunction | None:
     tool = tools.get(name)
     return tool if isinstance(tool, AIFunction) else None
@@ -111,107 +190,159 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     Requests of a pending call that share an id with a different call or request are
     ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
     """
-    answered: set[str] = set()
-    flagged: set[str] = set()  # calls whose request or answer says it was handled
-    handled: dict[str, list[FunctionCallContent]] = {}
-    calls: dict[str, list[FunctionCallContent]] = {}
-    informational: set[str] = set()
-    approvals: dict[str, ToolApprovalRequestContent] = {}
-    interrupts: dict[str, InterruptRequestContent] = {}
-    asked_at: dict[str, int] = {}
-    ambiguous_requests: set[str] = set()
-    approval_answers: dict[str, list[ToolApprovalResponseContent]] = {}
-    approved_at: dict[str, int] = {}
-    interrupt_answers: dict[str, list[InterruptResponseContent]] = {}
+    pairs = collect_pairs(history)
+    pending = check_pairs(pairs, tools)
+    return schedule(pairs, pending, tools, history)
+
+
+# -- collect -------------------------------------------------------------------------------
+
+
+def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
+    """One pass over ``history``: its calls, results, requests and the answers a person gave
+    (answers count only in user messages), paired by id."""
+    pairs = Pairs(end=len(history))
+    approval_answers: dict[str, list[tuple[int, ToolApprovalResponseContent]]] = {}
+    question_answers: dict[str, list[InterruptResponseContent]] = {}
     for index, message in enumerate(history):
         from_person = message.role == ChatRole.USER
         for c in message.contents:
             if isinstance(c, FunctionResultContent):
-                answered.add(c.call_id)
+                pairs.call(c.call_id).answered = True
             elif isinstance(c, FunctionCallContent):
-                _add_call(calls, informational, c)
+                pairs.call(c.call_id).add(c)
             elif isinstance(c, ToolApprovalRequestContent):
-                if not isinstance(c.tool_call, FunctionCallContent):
-                    continue  # a call the service runs: its approval passes through
-                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
-                if c.tool_call.informational_only:
-                    flagged.add(c.tool_call.call_id)
-                first = approvals.setdefault(c.request_id, c)
-                assert isinstance(first.tool_call, FunctionCallContent)
-                if not _same_call(first.tool_call, c.tool_call):
-                    ambiguous_requests.add(c.request_id)
-                _add_call(calls, informational, c.tool_call)
+                _collect_approval_request(pairs, c)
             elif isinstance(c, InterruptRequestContent):
-                asked = interrupts.setdefault(c.request_id, c)
-                asked_at.setdefault(c.request_id, index)
-                if not _same_question(asked, c):
-                    ambiguous_requests.add(c.request_id)
+                asked = pairs.questions.setdefault(c.request_id, QuestionPair(c, index))
+                asked.ambiguous = asked.ambiguous or not _same_question(asked.request, c)
             elif not from_person:
                 continue  # an answer only a person gives: never one in a model's message
             elif isinstance(c, ToolApprovalResponseContent):
                 if not isinstance(c.tool_call, FunctionCallContent):
                     continue  # an answer for the service: passed through
-                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
-                if c.tool_call.informational_only:
-                    flagged.add(c.tool_call.call_id)
-                approval_answers.setdefault(c.request_id, []).append(c)
-                if c.approved:
-                    approved_at.setdefault(c.request_id, index)
+                _note_handled(pairs.call(c.tool_call.call_id), c.tool_call)
+                approval_answers.setdefault(c.request_id, []).append((index, c))
             elif isinstance(c, InterruptResponseContent):
-                interrupt_answers.setdefault(c.request_id, []).append(c)
+                question_answers.setdefault(c.request_id, []).append(c)
+    for rid, given in approval_answers.items():
+        approval = pairs.approvals.get(rid)
+        if approval is None:
+            pairs.unknown_approvals.append(rid)
+            continue
+        approval.answers = [answer for _, answer in given]
+        approval.approved_at = next((i for i, a in given if a.approved), None)
+    for rid, replies in question_answers.items():
+        if rid in pairs.questions:
+            pairs.questions[rid].answers = replies
+        else:
+            pairs.unknown_questions.append(rid)
+    _forget_edited_copies(pairs)
+    return pairs
 
-    _forget_edited_copies(calls, approvals, approval_answers)
+
+def _collect_approval_request(pairs: Pairs, request: ToolApprovalRequestContent) -> None:
+    call = request.tool_call
+    if not isinstance(call, FunctionCallContent):
+        return  # a call the service runs: its approval passes through
+    record = pairs.call(call.call_id)
+    _note_handled(record, call)
+    first = pairs.approvals.setdefault(request.request_id, ApprovalPair(request))
+    if not _same_call(first.call, call):
+        first.ambiguous = True
+    record.add(call)
+
+
+def _note_handled(record: CallRecord, call: FunctionCallContent) -> None:
+    record.handled.append(call)
+    if call.informational_only:
+        record.flagged = True
+
+
+# -- check ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """The requests a resume answers now (by request id), checked: each has exactly one
+    answer. ``local_questions`` also holds the questions of calls answered before (their
+    contents leave the model's history too)."""
+
+    approvals: dict[str, ApprovalPair]
+    questions: dict[str, QuestionPair]
+    local_approvals: dict[str, ApprovalPair]
+    local_questions: dict[str, QuestionPair]
+
+
+def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
+    """The DESIGN §3 rules that need no answer's content: no answer without a request
+    (``UnknownResponseError``), no ambiguous ids (``InvalidResponseError``), every pending
+    request answered (``UnansweredRequestError``), and once (``DuplicateResponseError``)."""
 
     def local_call(call_id: str | None) -> bool:
-        return call_id is not None and any(
-            _local_function(tools, c.name) is not None for c in calls.get(call_id, ())
-        )
-
-    def asked_by_its_tool(rid: str, question: InterruptRequestContent) -> bool:
-        """Whether ``question`` may resume its call: the loop ran that call and its tool
-        asked (never for a call that was not approved, or that no invoker runs)."""
-        call_id = question.tool_call_id
-        assert call_id is not None
-        [call] = calls[call_id]
-        if call_id in informational or call.unparseable:
-            return False
-        gated = [r for r in approvals.values() if r.tool_call.call_id == call_id]
-        return not gated or any(
-            approved_at.get(r.request_id, len(history)) < asked_at[rid] for r in gated
+        record = pairs.calls.get(call_id) if call_id is not None else None
+        return record is not None and any(
+            _local_function(tools, c.name) is not None for c in record.variants
         )
 
     local_approvals = {
-        rid: r
-        for rid, r in approvals.items()
-        if _local_function(tools, r.tool_call.name) is not None
+        rid: a
+        for rid, a in pairs.approvals.items()
+        if _local_function(tools, a.call.name) is not None
     }
-    _check_unknown(approval_answers, approvals, "approval")
-    _check_unknown(interrupt_answers, interrupts, "question")
-
-    pending_approvals = {
-        rid: r
-        for rid, r in local_approvals.items()
-        if r.tool_call.call_id not in answered and r.tool_call.call_id not in flagged
+    _check_unknown(pairs.unknown_approvals, "approval")
+    _check_unknown(pairs.unknown_questions, "question")
+    approvals = {
+        rid: a
+        for rid, a in local_approvals.items()
+        if not (pairs.calls[a.call.call_id].answered or pairs.calls[a.call.call_id].flagged)
     }
     candidates = {
-        rid: r
-        for rid, r in interrupts.items()
-        if local_call(r.tool_call_id) and r.tool_call_id not in answered
+        rid: q
+        for rid, q in pairs.questions.items()
+        if local_call(q.request.tool_call_id)
+        and not pairs.calls[q.request.tool_call_id or ""].answered
     }
     _check_ambiguous(
-        [(rid, r.tool_call.call_id) for rid, r in pending_approvals.items()]
-        + [(rid, r.tool_call_id or "") for rid, r in candidates.items()],
-        calls,
-        ambiguous_requests,
+        [(rid, a.call.call_id, a.ambiguous) for rid, a in approvals.items()]
+        + [(rid, q.request.tool_call_id or "", q.ambiguous) for rid, q in candidates.items()],
+        pairs.calls,
     )
-    pending_interrupts = {rid: r for rid, r in candidates.items() if asked_by_its_tool(rid, r)}
-    local_interrupts = {
-        rid: r
-        for rid, r in interrupts.items()
-        if rid in pending_interrupts or (local_call(r.tool_call_id) and r.tool_call_id in answered)
+    questions = {rid: q for rid, q in candidates.items() if _asked_by_its_tool(pairs, q)}
+    local_questions = {
+        rid: q
+        for rid, q in pairs.questions.items()
+        if rid in questions
+        or (
+            local_call(q.request.tool_call_id)
+            and pairs.calls[q.request.tool_call_id or ""].answered
+        )
     }
-    missing = [rid for rid in pending_approvals if rid not in approval_answers] + [
-        rid for rid in pending_interrupts if rid not in interrupt_answers
+    _check_answered_once(approvals, questions)
+    return Pending(approvals, questions, local_approvals, local_questions)
+
+
+def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
+    """Whether ``question`` may resume its call: the loop ran that call and its tool asked
+    (never for a call that was not approved, or that no invoker runs)."""
+    call_id = question.request.tool_call_id
+    assert call_id is not None
+    record = pairs.calls[call_id]
+    [call] = record.variants
+    if record.informational or call.unparseable:
+        return False
+    gated = [a for a in pairs.approvals.values() if a.call.call_id == call_id]
+    return not gated or any(
+        (a.approved_at if a.approved_at is not None else pairs.end) < question.asked_at
+        for a in gated
+    )
+
+
+def _check_answered_once(
+    approvals: Mapping[str, ApprovalPair], questions: Mapping[str, QuestionPair]
+) -> None:
+    missing = [rid for rid, a in approvals.items() if not a.answers] + [
+        rid for rid, q in questions.items() if not q.answers
     ]
     if missing:
         raise UnansweredRequestError(
@@ -220,26 +351,79 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             "cancel every question)",
             request_ids=missing,
         )
-    duplicates = [
-        rid
-        for rid in [*pending_approvals, *pending_interrupts]
-        if len(approval_answers.get(rid, ())) + len(interrupt_answers.get(rid, ())) > 1
-    ]
+
+    def count(rid: str) -> int:
+        approval, question = approvals.get(rid), questions.get(rid)
+        return len(approval.answers if approval else ()) + len(question.answers if question else ())
+
+    duplicates = [rid for rid in [*approvals, *questions] if count(rid) > 1]
     if duplicates:
         raise DuplicateResponseError(
             f"{_ids(duplicates)} answered more than once; answer each request exactly once",
             request_ids=duplicates,
         )
 
-    plan = ResumePlan(model_history=[], handled=handled)
-    approved_calls: dict[str, ScheduledCall] = {}
-    for rid, request in pending_approvals.items():
-        answer = approval_answers[rid][0]
-        call = request.tool_call
+
+# -- schedule ------------------------------------------------------------------------------
+
+
+def schedule(
+    pairs: Pairs, pending: Pending, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
+) -> ResumePlan:
+    """What runs (approved calls, tools asked again with their answers), what is answered
+    as rejected, and the history the model sees. Refuses an approved expired request
+    (``ExpiredRequestError``) and an edit the request did not offer (``InvalidResponseError``).
+    """
+    plan = ResumePlan(
+        model_history=[], handled={cid: r.handled for cid, r in pairs.calls.items() if r.handled}
+    )
+    to_run = _approved_calls(pending.approvals, tools, plan.rejected)
+    rejected = {r.call_id for r in plan.rejected}
+    for call_id, answers in _answers_by_call(pending.questions).items():
+        if call_id in rejected:
+            continue  # a rejected call never runs, whatever else was answered for it
+        scheduled = to_run.get(call_id)
+        if scheduled is None:
+            [call] = pairs.calls[call_id].variants
+            function = _local_function(tools, call.name)
+            assert function is not None
+            arguments = _approved_arguments(call_id, pairs, call)
+            scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
+            to_run[call_id] = scheduled
+        scheduled.answers = answers
+    plan.to_run = list(to_run.values())
+
+    shown = {s.call.call_id: s.call for s in plan.to_run}
+    for result in plan.rejected:
+        [call] = pairs.calls[result.call_id].variants
+        shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
+    plan.model_history, plan.anchor, plan.rebuilt = _model_history(
+        history,
+        {rid: a.request for rid, a in pending.local_approvals.items()},
+        {rid: q.request for rid, q in pending.local_questions.items()},
+        shown,
+    )
+    for message in plan.rebuilt:
+        for c in message.contents:
+            assert isinstance(c, FunctionCallContent)
+            plan.handled.setdefault(c.call_id, []).append(c)
+    return plan
+
+
+def _approved_calls(
+    approvals: Mapping[str, ApprovalPair],
+    tools: Mapping[str, AITool],
+    rejected: list[FunctionResultContent],
+) -> dict[str, ScheduledCall]:
+    """The approved calls by call id, with the person's edit if allowed; the rejected ones'
+    results go into ``rejected``."""
+    approved: dict[str, ScheduledCall] = {}
+    for rid, pair in approvals.items():
+        answer, request, call = pair.answers[0], pair.request, pair.call
         function = _local_function(tools, call.name)
         assert function is not None
         if not answer.approved:
-            plan.rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
+            rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
             continue
         if request.is_expired():
             raise ExpiredRequestError(
@@ -255,13 +439,19 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
                 )
             arguments = answer.edited_arguments
         # Run the call the request recorded, never one a response carries.
-        approved_calls[call.call_id] = ScheduledCall(
+        approved[call.call_id] = ScheduledCall(
             FunctionCallContent(call.call_id, call.name, arguments), function
         )
+    return approved
 
-    per_call_answers: dict[str, dict[str, InputAnswer]] = {}
-    for rid, question in pending_interrupts.items():
-        reply = interrupt_answers[rid][0]
+
+def _answers_by_call(questions: Mapping[str, QuestionPair]) -> dict[str, dict[str, InputAnswer]]:
+    """The answers each call's tool finds when it runs again (by the question's key),
+    checked: a resolved answer to an expired question is refused, and every resolved
+    answer must fit the question's schema."""
+    per_call: dict[str, dict[str, InputAnswer]] = {}
+    for rid, pair in questions.items():
+        question, reply = pair.request, pair.answers[0]
         if reply.status == "resolved":
             if question.is_expired():
                 raise ExpiredRequestError(
@@ -270,37 +460,13 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             question.validate_payload(reply.payload)
         assert question.tool_call_id is not None
         key = question.key or question.message or rid
-        per_call_answers.setdefault(question.tool_call_id, {})[key] = InputAnswer(
-            reply.status, reply.payload
-        )
+        per_call.setdefault(question.tool_call_id, {})[key] = _input_answer(reply)
+    return per_call
 
-    rejected = {r.call_id for r in plan.rejected}
-    for call_id, answers in per_call_answers.items():
-        if call_id in rejected:
-            continue  # a rejected call never runs, whatever else was answered for it
-        scheduled = approved_calls.get(call_id)
-        if scheduled is None:
-            [call] = calls[call_id]
-            function = _local_function(tools, call.name)
-            assert function is not None
-            arguments = _approved_arguments(call_id, approvals, approval_answers, call)
-            scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
-            approved_calls[call_id] = scheduled
-        scheduled.answers = answers
-    plan.to_run = list(approved_calls.values())
 
-    shown = {s.call.call_id: s.call for s in plan.to_run}
-    for result in plan.rejected:
-        [call] = calls[result.call_id]
-        shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
-    plan.model_history, plan.anchor, plan.rebuilt = _model_history(
-        history, local_approvals, local_interrupts, shown
-    )
-    for message in plan.rebuilt:
-        for c in message.contents:
-            assert isinstance(c, FunctionCallContent)
-            handled.setdefault(c.call_id, []).append(c)
-    return plan
+def _input_answer(reply: InterruptResponseContent) -> InputAnswer:
+    """What ``request_input`` returns for ``reply``."""
+    return InputAnswer(reply.status, reply.payload)
 
 
 def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
@@ -312,26 +478,20 @@ def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
     )
 
 
-def _forget_edited_copies(
-    calls: dict[str, list[FunctionCallContent]],
-    approvals: Mapping[str, ToolApprovalRequestContent],
-    answers: Mapping[str, list[ToolApprovalResponseContent]],
-) -> None:
+def _forget_edited_copies(pairs: Pairs) -> None:
     """Drop the rebuilt copy of an approved, edited call (the loop returned it with the
     edited arguments): it is that call, not another call with the same id."""
-    for rid, given in answers.items():
-        request = approvals.get(rid)
-        if request is None:
-            continue
-        for answer in given:
+    for approval in pairs.approvals.values():
+        request = approval.call
+        for answer in approval.answers:
             if not (answer.approved and answer.edited_arguments is not None):
                 continue
-            variants = calls.get(request.tool_call.call_id, [])
-            calls[request.tool_call.call_id] = [
+            record = pairs.call(request.call_id)
+            record.variants = [
                 c
-                for c in variants
-                if _same_call(c, request.tool_call)  # type: ignore[arg-type]
-                or not (c.name == request.tool_call.name and c.arguments == answer.edited_arguments)
+                for c in record.variants
+                if _same_call(c, request)
+                or not (c.name == request.name and c.arguments == answer.edited_arguments)
             ]
 
 
@@ -339,31 +499,22 @@ def _same_question(a: InterruptRequestContent, b: InterruptRequestContent) -> bo
     return a.to_dict() == b.to_dict()
 
 
-def _add_call(
-    calls: dict[str, list[FunctionCallContent]], informational: set[str], call: FunctionCallContent
-) -> None:
-    """Record ``call`` under its id, once per different call that uses the id."""
-    seen = calls.setdefault(call.call_id, [])
-    if not any(_same_call(call, c) for c in seen):
-        seen.append(call)
-    if call.informational_only:
-        informational.add(call.call_id)
-
-
 def _check_ambiguous(
-    pending: Sequence[tuple[str, str]],
-    calls: Mapping[str, Sequence[FunctionCallContent]],
-    ambiguous_requests: set[str],
+    pending: Sequence[tuple[str, str, bool]], calls: Mapping[str, CallRecord]
 ) -> None:
     """Refuse a resume whose pending requests cannot be told apart: a request id used by two
     different requests, or a call id used by two different calls (a model may send the same
     id twice); an answer could then run a call the person never saw."""
     call_ids = sorted(
-        {cid for rid, cid in pending if rid in ambiguous_requests or len(calls.get(cid, ())) > 1}
+        {
+            cid
+            for _, cid, ambiguous in pending
+            if ambiguous or len(calls[cid].variants if cid in calls else ()) > 1
+        }
     )
     if not call_ids:
         return
-    request_ids = [rid for rid, cid in pending if cid in call_ids]
+    request_ids = [rid for rid, cid, _ in pending if cid in call_ids]
     raise InvalidResponseError(
         f"tool call id{'s' if len(call_ids) > 1 else ''} {', '.join(map(repr, call_ids))} "
         f"{'are' if len(call_ids) > 1 else 'is'} used by more than one call or request, so "
@@ -374,29 +525,23 @@ def _check_ambiguous(
 
 
 def _approved_arguments(
-    call_id: str,
-    approvals: Mapping[str, ToolApprovalRequestContent],
-    answers: Mapping[str, list[ToolApprovalResponseContent]],
-    call: FunctionCallContent,
+    call_id: str, pairs: Pairs, call: FunctionCallContent
 ) -> dict[str, Any] | None:
     """The arguments a call runs with: its approved edit, if an earlier approval made one."""
-    for rid, request in approvals.items():
-        if request.tool_call.call_id == call_id:
-            for answer in answers.get(rid, ()):
+    for approval in pairs.approvals.values():
+        if approval.call.call_id == call_id:
+            for answer in approval.answers:
                 if answer.approved and answer.edited_arguments is not None:
                     return answer.edited_arguments
     return call.arguments
 
 
-def _check_unknown(
-    answers: Mapping[str, Sequence[AIContent]], requests: Mapping[str, Any], what: str
-) -> None:
-    unknown = [rid for rid in answers if rid not in requests]
+def _check_unknown(unknown: Sequence[str], what: str) -> None:
     if unknown:
         raise UnknownResponseError(
             f"{_ids(unknown)} answer{'s' if len(unknown) == 1 else ''} no {what} request in "
             "the history; send the assistant message holding the request along with the answer",
-            request_ids=unknown,
+            request_ids=list(unknown),
         )
 
 
