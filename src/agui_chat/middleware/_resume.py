@@ -10,7 +10,9 @@ answer raises a typed error and nothing is half applied.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,12 +48,17 @@ __all__ = [
     "QuestionPair",
     "ResumePlan",
     "ScheduledCall",
+    "VerifiedPair",
     "approval_request_id",
     "check_pairs",
     "collect_pairs",
     "input_request_id",
+    "pair_answers",
     "plan_resume",
+    "resume_with",
     "schedule",
+    "take_verified_pairs",
+    "verified_pairs",
 ]
 
 
@@ -159,7 +166,8 @@ class QuestionPair:
 class Pairs:
     """Everything a history holds for resuming: its calls by id, its approval requests and
     questions by request id with their answers, and the ids of answers with no request.
-    ``end`` stands after every message (an answer never given)."""
+    ``end`` stands after every message (an answer never given); ``verified`` holds the calls
+    of :class:`VerifiedPair` s by id (they stand for the history's copies)."""
 
     calls: dict[str, CallRecord] = field(default_factory=dict)
     approvals: dict[str, ApprovalPair] = field(default_factory=dict)
@@ -167,6 +175,7 @@ class Pairs:
     unknown_approvals: list[str] = field(default_factory=list)
     unknown_questions: list[str] = field(default_factory=list)
     end: int = 0
+    verified: dict[str, FunctionCallContent] = field(default_factory=dict)
 
     def call(self, call_id: str) -> CallRecord:
         return self.calls.setdefault(call_id, CallRecord())
@@ -177,8 +186,13 @@ def _local_function(tools: Mapping[str, AITool], name: str) -> AIFunction | None
     return tool if isinstance(tool, AIFunction) else None
 
 
-def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> ResumePlan:
-    """Pair the answers in ``history`` with their requests and plan what runs.
+def plan_resume(
+    history: Sequence[ChatMessage],
+    tools: Mapping[str, AITool],
+    verified: Sequence[VerifiedPair] | None = None,
+) -> ResumePlan:
+    """Pair the answers in ``history`` with their requests and plan what runs; with
+    ``verified``, the answers are those pairs (see :func:`verified_pairs`), not the history's.
 
     Only requests for tools this pipeline can run are handled here; requests that came from
     elsewhere (a remote agent's approvals) are left in the history for the inner client.
@@ -190,9 +204,17 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     Requests of a pending call that share an id with a different call or request are
     ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
     """
-    pairs = collect_pairs(history)
-    pending = check_pairs(pairs, tools)
-    return schedule(pairs, pending, tools, history)
+    pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
+    return pair_answers(pairs, tools, history)
+
+
+def pair_answers(
+    pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
+) -> ResumePlan:
+    """The one pairing function of the consent engine: check ``pairs`` (every DESIGN §3
+    rule; a typed ``HumanInTheLoopError`` and nothing runs) and schedule what they decide.
+    ``history`` is what the model saw; the plan's ``model_history`` is built from it."""
+    return schedule(pairs, check_pairs(pairs, tools), tools, history)
 
 
 # -- collect -------------------------------------------------------------------------------
@@ -397,11 +419,14 @@ def schedule(
     for result in plan.rejected:
         [call] = pairs.calls[result.call_id].variants
         shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
+    if pairs.verified:
+        history = _with_verified_calls(history, pairs)
     plan.model_history, plan.anchor, plan.rebuilt = _model_history(
         history,
         {rid: a.request for rid, a in pending.local_approvals.items()},
         {rid: q.request for rid, q in pending.local_questions.items()},
         shown,
+        at_end=bool(pairs.verified),
     )
     for message in plan.rebuilt:
         for c in message.contents:
@@ -555,6 +580,8 @@ def _model_history(
     approvals: Mapping[str, ToolApprovalRequestContent],
     interrupts: Mapping[str, InterruptRequestContent],
     shown: Mapping[str, FunctionCallContent],
+    *,
+    at_end: bool = False,
 ) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
     """The history as the model must see it, where the resumed block goes, and the
     rebuilt call messages (MEAI's placement, ``ProcessFunctionApprovalResponses``).
@@ -567,7 +594,8 @@ def _model_history(
     (so its result follows a call). The block is anchored just before the last message that
     held such content if something of it survives, else where it stood: tool results stay
     next to their calls, ahead of anything the caller sent after the answers. A call that
-    appears twice is kept once.
+    appears twice is kept once. With ``at_end`` (verified answers, given after everything
+    the caller sent) the block goes at the end.
     """
     plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
@@ -612,7 +640,132 @@ def _model_history(
             anchor = max(anchor, len(out))
         elif not relevant and anchor == len(out) - 1 and message.role == ChatRole.TOOL:
             anchor = len(out)  # after the results of the same batch
-    return out, (anchor if anchor >= 0 else len(out)), list(rebuilt.values())
+    if at_end or anchor < 0:
+        anchor = len(out)
+    return out, anchor, list(rebuilt.values())
+
+
+# -- verified pairs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifiedPair:
+    """A request, the one answer given to it and the call it is about, all three vouched for
+    by the caller: ``AGUIServer`` builds them from the interrupt ids it signed, never from
+    what a client wrote in its history.
+
+    ``call`` is the call as it runs (for an approval: before the person's edit, which the
+    answer carries); ``request`` is a ``ToolApprovalRequestContent`` for that call or an
+    ``InterruptRequestContent`` its tool asked (``tool_call_id`` = the call's id), and
+    ``answer`` the matching response (same ``request_id``)."""
+
+    call: FunctionCallContent
+    request: ToolApprovalRequestContent | InterruptRequestContent
+    answer: ToolApprovalResponseContent | InterruptResponseContent
+
+
+def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair]) -> Pairs:
+    """The pairs of a resume whose answers were verified elsewhere: the calls and results of
+    ``history`` (nothing else in it counts: no request, no answer), each verified call in
+    place of the history's copy of it, and each verified request with its answer.
+
+    A pair whose parts do not belong together is refused (``InvalidResponseError``); two
+    answers to one request stay two, and the check refuses them."""
+    pairs = Pairs(end=2)
+    for message in history:
+        for c in message.contents:
+            if isinstance(c, FunctionResultContent):
+                pairs.call(c.call_id).answered = True
+            elif c.__class__ is FunctionCallContent:
+                assert isinstance(c, FunctionCallContent)
+                pairs.call(c.call_id).add(c)
+    for pair in verified:
+        call_id, request, answer = pair.call.call_id, pair.request, pair.answer
+        about = (
+            request.tool_call.call_id
+            if isinstance(request, ToolApprovalRequestContent)
+            else request.tool_call_id
+        )
+        if about != call_id or answer.request_id != request.request_id:
+            raise InvalidResponseError(
+                f"the answer to {request.request_id!r} is not about tool call {call_id!r}; "
+                "nothing was run",
+                request_ids=[request.request_id],
+            )
+        record = pairs.calls[call_id] = CallRecord(
+            [pair.call], answered=pairs.call(call_id).answered
+        )
+        pairs.verified[call_id] = pair.call
+        if isinstance(request, ToolApprovalRequestContent):
+            assert isinstance(answer, ToolApprovalResponseContent)
+            record.handled.append(pair.call)
+            approval = pairs.approvals.setdefault(request.request_id, ApprovalPair(request))
+            approval.answers.append(answer)
+            if answer.approved and approval.approved_at is None:
+                approval.approved_at = 0  # before every question (asked at 1)
+        else:
+            assert isinstance(answer, InterruptResponseContent)
+            pairs.questions.setdefault(request.request_id, QuestionPair(request, 1)).answers.append(
+                answer
+            )
+    return pairs
+
+
+def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[ChatMessage]:
+    """``history`` with each verified call where the model will see it: an approved or
+    rejected call as its request (so it is rebuilt like any answered request), a question's
+    call as the verified call, in place of the client's copy; the calls the client did not
+    send back (Agent Framework's client does not) in one assistant message at the end."""
+    requests = {a.call.call_id: a.request for a in pairs.approvals.values()}
+
+    def verified(call_id: str) -> AIContent:
+        request = requests.get(call_id)
+        return pairs.verified[call_id] if request is None else request
+
+    missing = dict(pairs.verified)
+    out: list[ChatMessage] = []
+    for message in history:
+        contents = list(message.contents)
+        for i, c in enumerate(contents):
+            if c.__class__ is FunctionCallContent and missing.pop(c.call_id, None) is not None:
+                assert isinstance(c, FunctionCallContent)
+                contents[i] = verified(c.call_id)
+        changed = any(a is not b for a, b in zip(contents, message.contents, strict=True))
+        out.append(_copy_message(message, contents) if changed else message)
+    if missing:
+        out.append(ChatMessage(ChatRole.ASSISTANT, [verified(cid) for cid in missing]))
+    return out
+
+
+@dataclass
+class _Handed:
+    pairs: Sequence[VerifiedPair]
+    taken: bool = False
+
+
+_HANDED: ContextVar[_Handed | None] = ContextVar("agui_chat_verified_pairs", default=None)
+
+
+@contextmanager
+def resume_with(pairs: Sequence[VerifiedPair]) -> Iterator[None]:
+    """Within this block, the next tool loop that starts resumes with ``pairs`` (answers
+    its caller verified, see :class:`VerifiedPair`) instead of pairing the answers it finds
+    in its history; a loop started later in the block (a nested one) pairs from its history
+    as usual. ``AGUIServer`` uses it for the answers of a checked resume."""
+    token = _HANDED.set(_Handed(pairs))
+    try:
+        yield
+    finally:
+        _HANDED.reset(token)
+
+
+def take_verified_pairs() -> Sequence[VerifiedPair] | None:
+    """The pairs handed over by :func:`resume_with`, once (``None`` after, or without)."""
+    handed = _HANDED.get()
+    if handed is None or handed.taken:
+        return None
+    handed.taken = True
+    return handed.pairs
 
 
 def _copy_message(message: ChatMessage, contents: list[AIContent]) -> ChatMessage:

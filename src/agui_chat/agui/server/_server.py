@@ -36,6 +36,7 @@ from ..._streams import close_stream
 from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
+from ...middleware._resume import VerifiedPair, resume_with
 from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body
@@ -258,6 +259,7 @@ class AGUIServer:
         try:
             with activate(run.context), on_tool_start(starting):
                 messages, claimed = run.messages, {}
+                pairs: list[VerifiedPair] = []
                 checked = await self._check_resume(run) if run.input.resume else None
                 outbox.push(encoder.start())
                 if checked is not None:
@@ -267,18 +269,21 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed = checked.messages, checked.claimed
+                    pairs = checked.pairs
                     guard = ClaimGuard(self.approval_store, checked.owner, claimed, checked.unbound)
-                    # The calls a resume rebuilt (the tool loop returns them again) are
-                    # the client's already: never re-emitted.
-                    encoder.known_calls = known_call_ids(messages)
+                    # The calls of the verified answers (the tool loop returns them again)
+                    # are the client's already: never re-emitted.
+                    encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
                 stream = self.pipeline.get_streaming_response(messages, run.options)
                 try:
-                    async for update in stream:
-                        data = encoder.update(update)
-                        if data:
-                            await outbox.put(data)
-                        if claimed:
-                            await self._keep_results(update.contents, claimed, encoder)
+                    # The tool loop resumes with the pairs verified from the signed ids.
+                    with resume_with(pairs):
+                        async for update in stream:
+                            data = encoder.update(update)
+                            if data:
+                                await outbox.put(data)
+                            if claimed:
+                                await self._keep_results(update.contents, claimed, encoder)
                 finally:
                     await close_stream(stream)
                 outbox.push(encoder.finish())
