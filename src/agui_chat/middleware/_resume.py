@@ -10,11 +10,11 @@ answer raises a typed error and nothing is half applied.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .._contents import (
     AIContent,
@@ -29,6 +29,7 @@ from .._exceptions import (
     UnknownResponseError,
 )
 from .._hitl_contents import (
+    InputResponseContent,
     InterruptRequestContent,
     InterruptResponseContent,
     ToolApprovalRequestContent,
@@ -50,16 +51,20 @@ __all__ = [
     "ScheduledCall",
     "VerifiedPair",
     "approval_request_id",
+    "check_answered_once",
     "check_pairs",
     "collect_pairs",
     "input_request_id",
     "pair_answers",
+    "pair_by_id",
     "plan_resume",
     "resume_with",
     "schedule",
     "take_verified_pairs",
     "verified_pairs",
 ]
+
+_Answer = TypeVar("_Answer", bound=InputResponseContent)
 
 
 def approval_request_id(call_id: str) -> str:
@@ -224,8 +229,9 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
     """One pass over ``history``: its calls, results, requests and the answers a person gave
     (answers count only in user messages), paired by id."""
     pairs = Pairs(end=len(history))
-    approval_answers: dict[str, list[tuple[int, ToolApprovalResponseContent]]] = {}
-    question_answers: dict[str, list[InterruptResponseContent]] = {}
+    approval_answers: list[ToolApprovalResponseContent] = []
+    approved_at: dict[str, int] = {}
+    question_answers: list[InterruptResponseContent] = []
     for index, message in enumerate(history):
         from_person = message.role == ChatRole.USER
         for c in message.contents:
@@ -244,21 +250,17 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
                 if not isinstance(c.tool_call, FunctionCallContent):
                     continue  # an answer for the service: passed through
                 _note_handled(pairs.call(c.tool_call.call_id), c.tool_call)
-                approval_answers.setdefault(c.request_id, []).append((index, c))
+                approval_answers.append(c)
+                if c.approved:
+                    approved_at.setdefault(c.request_id, index)
             elif isinstance(c, InterruptResponseContent):
-                question_answers.setdefault(c.request_id, []).append(c)
-    for rid, given in approval_answers.items():
-        approval = pairs.approvals.get(rid)
-        if approval is None:
-            pairs.unknown_approvals.append(rid)
-            continue
-        approval.answers = [answer for _, answer in given]
-        approval.approved_at = next((i for i, a in given if a.approved), None)
-    for rid, replies in question_answers.items():
-        if rid in pairs.questions:
-            pairs.questions[rid].answers = replies
-        else:
-            pairs.unknown_questions.append(rid)
+                question_answers.append(c)
+    given, pairs.unknown_approvals = pair_by_id(pairs.approvals, approval_answers)
+    for rid, approval in pairs.approvals.items():
+        approval.answers, approval.approved_at = given[rid], approved_at.get(rid)
+    replies, pairs.unknown_questions = pair_by_id(pairs.questions, question_answers)
+    for rid, question in pairs.questions.items():
+        question.answers = replies[rid]
     _forget_edited_copies(pairs)
     return pairs
 
@@ -340,7 +342,12 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
             and pairs.calls[q.request.tool_call_id or ""].answered
         )
     }
-    _check_answered_once(approvals, questions)
+    given: dict[str, list[InputResponseContent]] = {
+        rid: [*a.answers] for rid, a in approvals.items()
+    }
+    for rid, q in questions.items():
+        given.setdefault(rid, []).extend(q.answers)
+    check_answered_once(given)
     return Pending(approvals, questions, local_approvals, local_questions)
 
 
@@ -360,12 +367,29 @@ def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
     )
 
 
-def _check_answered_once(
-    approvals: Mapping[str, ApprovalPair], questions: Mapping[str, QuestionPair]
-) -> None:
-    missing = [rid for rid, a in approvals.items() if not a.answers] + [
-        rid for rid, q in questions.items() if not q.answers
-    ]
+def pair_by_id(
+    request_ids: Iterable[str], answers: Iterable[_Answer]
+) -> tuple[dict[str, list[_Answer]], list[str]]:
+    """Pair ``answers`` with their requests by id: the answers of each request (every id of
+    ``request_ids`` has an entry, in that order) and the ids the other answers name (once
+    each, in order: answers with no request). The tool loop pairs with it, and so does
+    ``AGUIChatClient`` for the requests of a remote run."""
+    paired: dict[str, list[_Answer]] = {rid: [] for rid in request_ids}
+    unknown: list[str] = []
+    for answer in answers:
+        given = paired.get(answer.request_id)
+        if given is not None:
+            given.append(answer)
+        elif answer.request_id not in unknown:
+            unknown.append(answer.request_id)
+    return paired, unknown
+
+
+def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -> None:
+    """DESIGN §3 rules 2 and 4 for the pending requests in ``answers`` (request id -> its
+    answers): each is answered (``UnansweredRequestError`` names those that are not: a
+    pause is answered in one go), and once (``DuplicateResponseError``)."""
+    missing = [rid for rid, given in answers.items() if not given]
     if missing:
         raise UnansweredRequestError(
             f"{_ids(missing)} {'has' if len(missing) == 1 else 'have'} no answer; a paused run "
@@ -373,12 +397,7 @@ def _check_answered_once(
             "cancel every question)",
             request_ids=missing,
         )
-
-    def count(rid: str) -> int:
-        approval, question = approvals.get(rid), questions.get(rid)
-        return len(approval.answers if approval else ()) + len(question.answers if question else ())
-
-    duplicates = [rid for rid in [*approvals, *questions] if count(rid) > 1]
+    duplicates = [rid for rid, given in answers.items() if len(given) > 1]
     if duplicates:
         raise DuplicateResponseError(
             f"{_ids(duplicates)} answered more than once; answer each request exactly once",
