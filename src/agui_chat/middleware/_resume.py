@@ -1,10 +1,22 @@
-"""Re-pairing a person's answers with the requests of a paused run.
+"""Pairing a person's answers with the requests of a paused run: the consent engine's one
+pairing function (DESIGN §1, §3).
 
 Given the history a caller sends back, work out — before anything runs — which approved
 calls to run, which rejected calls to answer, which tools to invoke again with their
 answers, and what history the model should see (requests turned back into calls, answers
 removed). Every rule of DESIGN §3 that can be checked up front is checked here, so a bad
-answer raises a typed error and nothing is half applied.
+answer raises a typed error and nothing is half applied. Three steps:
+
+- collect: :func:`collect_pairs` reads the history once into :class:`Pairs` (calls, and
+  requests with their answers, paired by id with :func:`pair_by_id`); a caller that
+  verified the answers itself (``AGUIServer``, from the interrupt ids it signed) builds
+  them from :class:`VerifiedPair` s with :func:`verified_pairs` instead, and hands them
+  to the tool loop with :func:`resume_with`;
+- check: :func:`check_pairs` (unknown answers, ambiguous ids, missing and second answers);
+- schedule: :func:`schedule` (rejections, expiry, edits, the answers a tool asked for, the
+  model's history).
+
+:func:`pair_answers` is check + schedule; :func:`plan_resume` the whole of it.
 """
 
 from __future__ import annotations

@@ -274,18 +274,18 @@ class AGUIServer:
                     # The calls of the verified answers (the tool loop returns them again)
                     # are the client's already: never re-emitted.
                     encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
-                stream = self.pipeline.get_streaming_response(messages, run.options)
-                try:
-                    # The tool loop resumes with the pairs verified from the signed ids.
-                    with resume_with(pairs):
+                # The tool loop resumes with the pairs verified from the signed ids.
+                with resume_with(pairs):
+                    stream = self.pipeline.get_streaming_response(messages, run.options)
+                    try:
                         async for update in stream:
                             data = encoder.update(update)
                             if data:
                                 await outbox.put(data)
                             if claimed:
                                 await self._keep_results(update.contents, claimed, encoder)
-                finally:
-                    await close_stream(stream)
+                    finally:
+                        await close_stream(stream)
                 outbox.push(encoder.finish())
         except ResumeRejected as exc:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
