@@ -62,13 +62,13 @@ from ._loop_parts import (
     tool_message,
     without_functions,
 )
+from ._pairs import take_verified_pairs
 from ._resume import (
     ResumePlan,
     ScheduledCall,
     approval_request_id,
     input_request_id,
     plan_resume,
-    take_verified_pairs,
 )
 
 __all__ = ["FunctionInvokingChatClient"]

@@ -37,7 +37,7 @@ from agui_chat import (
     ToolApprovalResponseContent,
 )
 from agui_chat.agui.server import AGUIServer
-from agui_chat.middleware._resume import VerifiedPair, resume_with
+from agui_chat.middleware._pairs import VerifiedPair, resume_with
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 

@@ -40,7 +40,8 @@ from ..._hitl_contents import (
 )
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
-from ...middleware._resume import check_answered_once, pair_by_id
+from ...middleware._pairs import pair_by_id
+from ...middleware._resume import check_answered_once
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 

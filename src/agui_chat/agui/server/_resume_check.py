@@ -52,7 +52,8 @@ from ..._hitl_contents import CANCELLED_REASON
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
 from ..._tools import AIFunction, AITool
-from ...middleware._resume import VerifiedPair, plan_resume
+from ...middleware._pairs import VerifiedPair
+from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
 from ._verified_pairs import Answer, HistoryIndex, index_history, pairs_of, run_history

@@ -36,7 +36,7 @@ from ..._streams import close_stream
 from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
-from ...middleware._resume import VerifiedPair, resume_with
+from ...middleware._pairs import VerifiedPair, resume_with
 from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body

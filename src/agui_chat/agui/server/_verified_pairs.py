@@ -19,7 +19,7 @@ from ..._hitl_contents import (
 from ..._messages import ChatMessage
 from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._values import ChatRole
-from ...middleware._resume import VerifiedPair
+from ...middleware._pairs import VerifiedPair
 from ._signing import InterruptClaims, canonical_json
 
 __all__ = ["Answer", "HistoryIndex", "index_history", "pairs_of", "run_history"]
