@@ -29,7 +29,6 @@ from agui_chat import (
     FunctionCallContent,
     FunctionInvokingChatClient,
     FunctionResultContent,
-    ToolApprovalResponseContent,
     ai_function,
     approval_required,
 )
@@ -82,9 +81,7 @@ class HangsBeforeTheTools(DelegatingChatClient):
     def get_streaming_response(
         self, messages: Any, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
-        resumed = any(
-            isinstance(c, ToolApprovalResponseContent) for m in messages for c in m.contents
-        )
+        resumed = bool(current_run().input.resume)
         if resumed and "hang" in messages[0].text and os.environ.get("HANG") == "1":
             return self._hang()
         return self.inner_client.get_streaming_response(messages, options)

@@ -63,6 +63,7 @@ from ._loop_parts import (
     tool_message,
     without_functions,
 )
+from ._pairs import take_verified_pairs
 from ._resume import (
     ResumePlan,
     ScheduledCall,
@@ -269,14 +270,23 @@ class _Loop:
         self.stopped = any(o.terminate for o in outcomes)
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        # Answers a caller verified (AGUIServer: from the ids it signed) stand for the
+        # history's; the same pairing function checks and schedules either.
+        verified = take_verified_pairs()
         try:
-            plan = plan_resume(self.history, self.tools)
+            plan = plan_resume(self.history, self.tools, verified)
         except ExpiredRequestError as exc:
             self.owner.telemetry.expired(exc.request_ids)
             raise
         history = plan.model_history
         if plan.has_work:
-            self.owner.telemetry.resumed(self.history, plan)
+            answered_in = self.history
+            if verified is not None:
+                answered_in = [
+                    ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
+                    ChatMessage(ChatRole.USER, [p.answer for p in verified]),
+                ]
+            self.owner.telemetry.resumed(answered_in, plan)
             async for item in self._resume(plan, history):
                 yield item
             if self.stopped:

@@ -1,10 +1,22 @@
-"""Re-pairing a person's answers with the requests of a paused run.
+"""Pairing a person's answers with the requests of a paused run: the consent engine's one
+pairing function (DESIGN §1, §3).
 
 Given the history a caller sends back, work out — before anything runs — which approved
 calls to run, which rejected calls to answer, which tools to invoke again with their
 answers, and what history the model should see (requests turned back into calls, answers
 removed). Every rule of DESIGN §3 that can be checked up front is checked here, so a bad
-answer raises a typed error and nothing is half applied.
+answer raises a typed error and nothing is half applied. Three steps:
+
+- collect (``_pairs.py``): ``collect_pairs`` reads the history once into ``Pairs`` (calls,
+  and requests with their answers, paired by id); a caller that verified the answers
+  itself (``AGUIServer``, from the interrupt ids it signed) builds them from
+  ``VerifiedPair`` s with ``verified_pairs`` instead, and hands them to the tool loop with
+  ``resume_with``;
+- check: :func:`check_pairs` (unknown answers, ambiguous ids, missing and second answers);
+- schedule: :func:`schedule` (rejections, expiry, edits, the answers a tool asked for, the
+  model's history).
+
+:func:`pair_answers` is check + schedule; :func:`plan_resume` the whole of it.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from .._exceptions import (
     UnknownResponseError,
 )
 from .._hitl_contents import (
+    InputResponseContent,
     InterruptRequestContent,
     InterruptResponseContent,
     ToolApprovalRequestContent,
@@ -37,8 +50,28 @@ from .._messages import ChatMessage
 from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
 from .._values import ChatRole
 from ._invocation import rejected_text
+from ._pairs import (
+    ApprovalPair,
+    CallRecord,
+    Pairs,
+    QuestionPair,
+    VerifiedPair,
+    collect_pairs,
+    verified_pairs,
+)
 
-__all__ = ["ResumePlan", "ScheduledCall", "approval_request_id", "input_request_id", "plan_resume"]
+__all__ = [
+    "Pending",
+    "ResumePlan",
+    "ScheduledCall",
+    "approval_request_id",
+    "check_answered_once",
+    "check_pairs",
+    "input_request_id",
+    "pair_answers",
+    "plan_resume",
+    "schedule",
+]
 
 
 def approval_request_id(call_id: str) -> str:
@@ -98,8 +131,13 @@ def _local_function(tools: Mapping[str, AITool], name: str) -> AIFunction | None
     return tool if isinstance(tool, AIFunction) else None
 
 
-def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> ResumePlan:
-    """Pair the answers in ``history`` with their requests and plan what runs.
+def plan_resume(
+    history: Sequence[ChatMessage],
+    tools: Mapping[str, AITool],
+    verified: Sequence[VerifiedPair] | None = None,
+) -> ResumePlan:
+    """Pair the answers in ``history`` with their requests and plan what runs; with
+    ``verified``, the answers are those pairs (see :func:`verified_pairs`), not the history's.
 
     Only requests for tools this pipeline can run are handled here; requests that came from
     elsewhere (a remote agent's approvals) are left in the history for the inner client.
@@ -111,108 +149,108 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
     Requests of a pending call that share an id with a different call or request are
     ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
     """
-    answered: set[str] = set()
-    flagged: set[str] = set()  # calls whose request or answer says it was handled
-    handled: dict[str, list[FunctionCallContent]] = {}
-    calls: dict[str, list[FunctionCallContent]] = {}
-    informational: set[str] = set()
-    approvals: dict[str, ToolApprovalRequestContent] = {}
-    interrupts: dict[str, InterruptRequestContent] = {}
-    asked_at: dict[str, int] = {}
-    ambiguous_requests: set[str] = set()
-    approval_answers: dict[str, list[ToolApprovalResponseContent]] = {}
-    approved_at: dict[str, int] = {}
-    interrupt_answers: dict[str, list[InterruptResponseContent]] = {}
-    for index, message in enumerate(history):
-        from_person = message.role == ChatRole.USER
-        for c in message.contents:
-            if isinstance(c, FunctionResultContent):
-                answered.add(c.call_id)
-            elif isinstance(c, FunctionCallContent):
-                _add_call(calls, informational, c)
-            elif isinstance(c, ToolApprovalRequestContent):
-                if not isinstance(c.tool_call, FunctionCallContent):
-                    continue  # a call the service runs: its approval passes through
-                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
-                if c.tool_call.informational_only:
-                    flagged.add(c.tool_call.call_id)
-                first = approvals.setdefault(c.request_id, c)
-                assert isinstance(first.tool_call, FunctionCallContent)
-                if not _same_call(first.tool_call, c.tool_call):
-                    ambiguous_requests.add(c.request_id)
-                _add_call(calls, informational, c.tool_call)
-            elif isinstance(c, InterruptRequestContent):
-                asked = interrupts.setdefault(c.request_id, c)
-                asked_at.setdefault(c.request_id, index)
-                if not _same_question(asked, c):
-                    ambiguous_requests.add(c.request_id)
-            elif not from_person:
-                continue  # an answer only a person gives: never one in a model's message
-            elif isinstance(c, ToolApprovalResponseContent):
-                if not isinstance(c.tool_call, FunctionCallContent):
-                    continue  # an answer for the service: passed through
-                handled.setdefault(c.tool_call.call_id, []).append(c.tool_call)
-                if c.tool_call.informational_only:
-                    flagged.add(c.tool_call.call_id)
-                approval_answers.setdefault(c.request_id, []).append(c)
-                if c.approved:
-                    approved_at.setdefault(c.request_id, index)
-            elif isinstance(c, InterruptResponseContent):
-                interrupt_answers.setdefault(c.request_id, []).append(c)
+    pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
+    return pair_answers(pairs, tools, history)
 
-    _forget_edited_copies(calls, approvals, approval_answers)
+
+def pair_answers(
+    pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
+) -> ResumePlan:
+    """The one pairing function of the consent engine: check ``pairs`` (every DESIGN §3
+    rule; a typed ``HumanInTheLoopError`` and nothing runs) and schedule what they decide.
+    ``history`` is what the model saw; the plan's ``model_history`` is built from it."""
+    return schedule(pairs, check_pairs(pairs, tools), tools, history)
+
+
+# -- check ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """The requests a resume answers now (by request id), checked: each has exactly one
+    answer. ``local_questions`` also holds the questions of calls answered before (their
+    contents leave the model's history too)."""
+
+    approvals: dict[str, ApprovalPair]
+    questions: dict[str, QuestionPair]
+    local_approvals: dict[str, ApprovalPair]
+    local_questions: dict[str, QuestionPair]
+
+
+def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
+    """The DESIGN §3 rules that need no answer's content: no answer without a request
+    (``UnknownResponseError``), no ambiguous ids (``InvalidResponseError``), every pending
+    request answered (``UnansweredRequestError``), and once (``DuplicateResponseError``)."""
 
     def local_call(call_id: str | None) -> bool:
-        return call_id is not None and any(
-            _local_function(tools, c.name) is not None for c in calls.get(call_id, ())
-        )
-
-    def asked_by_its_tool(rid: str, question: InterruptRequestContent) -> bool:
-        """Whether ``question`` may resume its call: the loop ran that call and its tool
-        asked (never for a call that was not approved, or that no invoker runs)."""
-        call_id = question.tool_call_id
-        assert call_id is not None
-        [call] = calls[call_id]
-        if call_id in informational or call.unparseable:
-            return False
-        gated = [r for r in approvals.values() if r.tool_call.call_id == call_id]
-        return not gated or any(
-            approved_at.get(r.request_id, len(history)) < asked_at[rid] for r in gated
+        record = pairs.calls.get(call_id) if call_id is not None else None
+        return record is not None and any(
+            _local_function(tools, c.name) is not None for c in record.variants
         )
 
     local_approvals = {
-        rid: r
-        for rid, r in approvals.items()
-        if _local_function(tools, r.tool_call.name) is not None
+        rid: a
+        for rid, a in pairs.approvals.items()
+        if _local_function(tools, a.call.name) is not None
     }
-    _check_unknown(approval_answers, approvals, "approval")
-    _check_unknown(interrupt_answers, interrupts, "question")
-
-    pending_approvals = {
-        rid: r
-        for rid, r in local_approvals.items()
-        if r.tool_call.call_id not in answered and r.tool_call.call_id not in flagged
+    _check_unknown(pairs.unknown_approvals, "approval")
+    _check_unknown(pairs.unknown_questions, "question")
+    approvals = {
+        rid: a
+        for rid, a in local_approvals.items()
+        if not (pairs.calls[a.call.call_id].answered or pairs.calls[a.call.call_id].flagged)
     }
     candidates = {
-        rid: r
-        for rid, r in interrupts.items()
-        if local_call(r.tool_call_id) and r.tool_call_id not in answered
+        rid: q
+        for rid, q in pairs.questions.items()
+        if local_call(q.request.tool_call_id)
+        and not pairs.calls[q.request.tool_call_id or ""].answered
     }
     _check_ambiguous(
-        [(rid, r.tool_call.call_id) for rid, r in pending_approvals.items()]
-        + [(rid, r.tool_call_id or "") for rid, r in candidates.items()],
-        calls,
-        ambiguous_requests,
+        [(rid, a.call.call_id, a.ambiguous) for rid, a in approvals.items()]
+        + [(rid, q.request.tool_call_id or "", q.ambiguous) for rid, q in candidates.items()],
+        pairs.calls,
     )
-    pending_interrupts = {rid: r for rid, r in candidates.items() if asked_by_its_tool(rid, r)}
-    local_interrupts = {
-        rid: r
-        for rid, r in interrupts.items()
-        if rid in pending_interrupts or (local_call(r.tool_call_id) and r.tool_call_id in answered)
+    questions = {rid: q for rid, q in candidates.items() if _asked_by_its_tool(pairs, q)}
+    local_questions = {
+        rid: q
+        for rid, q in pairs.questions.items()
+        if rid in questions
+        or (
+            local_call(q.request.tool_call_id)
+            and pairs.calls[q.request.tool_call_id or ""].answered
+        )
     }
-    missing = [rid for rid in pending_approvals if rid not in approval_answers] + [
-        rid for rid in pending_interrupts if rid not in interrupt_answers
-    ]
+    given: dict[str, list[InputResponseContent]] = {
+        rid: [*a.answers] for rid, a in approvals.items()
+    }
+    for rid, q in questions.items():
+        given.setdefault(rid, []).extend(q.answers)
+    check_answered_once(given)
+    return Pending(approvals, questions, local_approvals, local_questions)
+
+
+def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
+    """Whether ``question`` may resume its call: the loop ran that call and its tool asked
+    (never for a call that was not approved, or that no invoker runs)."""
+    call_id = question.request.tool_call_id
+    assert call_id is not None
+    record = pairs.calls[call_id]
+    [call] = record.variants
+    if record.informational or call.unparseable:
+        return False
+    gated = [a for a in pairs.approvals.values() if a.call.call_id == call_id]
+    return not gated or any(
+        (a.approved_at if a.approved_at is not None else pairs.end) < question.asked_at
+        for a in gated
+    )
+
+
+def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -> None:
+    """DESIGN §3 rules 2 and 4 for the pending requests in ``answers`` (request id -> its
+    answers): each is answered (``UnansweredRequestError`` names those that are not: a
+    pause is answered in one go), and once (``DuplicateResponseError``)."""
+    missing = [rid for rid, given in answers.items() if not given]
     if missing:
         raise UnansweredRequestError(
             f"{_ids(missing)} {'has' if len(missing) == 1 else 'have'} no answer; a paused run "
@@ -220,26 +258,77 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             "cancel every question)",
             request_ids=missing,
         )
-    duplicates = [
-        rid
-        for rid in [*pending_approvals, *pending_interrupts]
-        if len(approval_answers.get(rid, ())) + len(interrupt_answers.get(rid, ())) > 1
-    ]
+    duplicates = [rid for rid, given in answers.items() if len(given) > 1]
     if duplicates:
         raise DuplicateResponseError(
             f"{_ids(duplicates)} answered more than once; answer each request exactly once",
             request_ids=duplicates,
         )
 
-    plan = ResumePlan(model_history=[], handled=handled)
-    approved_calls: dict[str, ScheduledCall] = {}
-    for rid, request in pending_approvals.items():
-        answer = approval_answers[rid][0]
-        call = request.tool_call
+
+# -- schedule ------------------------------------------------------------------------------
+
+
+def schedule(
+    pairs: Pairs, pending: Pending, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
+) -> ResumePlan:
+    """What runs (approved calls, tools asked again with their answers), what is answered
+    as rejected, and the history the model sees. Refuses an approved expired request
+    (``ExpiredRequestError``) and an edit the request did not offer (``InvalidResponseError``).
+    """
+    plan = ResumePlan(
+        model_history=[], handled={cid: r.handled for cid, r in pairs.calls.items() if r.handled}
+    )
+    to_run = _approved_calls(pending.approvals, tools, plan.rejected)
+    rejected = {r.call_id for r in plan.rejected}
+    for call_id, answers in _answers_by_call(pending.questions).items():
+        if call_id in rejected:
+            continue  # a rejected call never runs, whatever else was answered for it
+        scheduled = to_run.get(call_id)
+        if scheduled is None:
+            [call] = pairs.calls[call_id].variants
+            function = _local_function(tools, call.name)
+            assert function is not None
+            arguments = _approved_arguments(call_id, pairs, call)
+            scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
+            to_run[call_id] = scheduled
+        scheduled.answers = answers
+    plan.to_run = list(to_run.values())
+
+    shown = {s.call.call_id: s.call for s in plan.to_run}
+    for result in plan.rejected:
+        [call] = pairs.calls[result.call_id].variants
+        shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
+    if pairs.verified:
+        history = _with_verified_calls(history, pairs)
+    plan.model_history, plan.anchor, plan.rebuilt = _model_history(
+        history,
+        {rid: a.request for rid, a in pending.local_approvals.items()},
+        {rid: q.request for rid, q in pending.local_questions.items()},
+        shown,
+        at_end=bool(pairs.verified),
+    )
+    for message in plan.rebuilt:
+        for c in message.contents:
+            assert isinstance(c, FunctionCallContent)
+            plan.handled.setdefault(c.call_id, []).append(c)
+    return plan
+
+
+def _approved_calls(
+    approvals: Mapping[str, ApprovalPair],
+    tools: Mapping[str, AITool],
+    rejected: list[FunctionResultContent],
+) -> dict[str, ScheduledCall]:
+    """The approved calls by call id, with the person's edit if allowed; the rejected ones'
+    results go into ``rejected``."""
+    approved: dict[str, ScheduledCall] = {}
+    for rid, pair in approvals.items():
+        answer, request, call = pair.answers[0], pair.request, pair.call
         function = _local_function(tools, call.name)
         assert function is not None
         if not answer.approved:
-            plan.rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
+            rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
             continue
         if request.is_expired():
             raise ExpiredRequestError(
@@ -255,13 +344,19 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
                 )
             arguments = answer.edited_arguments
         # Run the call the request recorded, never one a response carries.
-        approved_calls[call.call_id] = ScheduledCall(
+        approved[call.call_id] = ScheduledCall(
             FunctionCallContent(call.call_id, call.name, arguments), function
         )
+    return approved
 
-    per_call_answers: dict[str, dict[str, InputAnswer]] = {}
-    for rid, question in pending_interrupts.items():
-        reply = interrupt_answers[rid][0]
+
+def _answers_by_call(questions: Mapping[str, QuestionPair]) -> dict[str, dict[str, InputAnswer]]:
+    """The answers each call's tool finds when it runs again (by the question's key),
+    checked: a resolved answer to an expired question is refused, and every resolved
+    answer must fit the question's schema."""
+    per_call: dict[str, dict[str, InputAnswer]] = {}
+    for rid, pair in questions.items():
+        question, reply = pair.request, pair.answers[0]
         if reply.status == "resolved":
             if question.is_expired():
                 raise ExpiredRequestError(
@@ -270,100 +365,31 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             question.validate_payload(reply.payload)
         assert question.tool_call_id is not None
         key = question.key or question.message or rid
-        per_call_answers.setdefault(question.tool_call_id, {})[key] = InputAnswer(
-            reply.status, reply.payload
-        )
-
-    rejected = {r.call_id for r in plan.rejected}
-    for call_id, answers in per_call_answers.items():
-        if call_id in rejected:
-            continue  # a rejected call never runs, whatever else was answered for it
-        scheduled = approved_calls.get(call_id)
-        if scheduled is None:
-            [call] = calls[call_id]
-            function = _local_function(tools, call.name)
-            assert function is not None
-            arguments = _approved_arguments(call_id, approvals, approval_answers, call)
-            scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
-            approved_calls[call_id] = scheduled
-        scheduled.answers = answers
-    plan.to_run = list(approved_calls.values())
-
-    shown = {s.call.call_id: s.call for s in plan.to_run}
-    for result in plan.rejected:
-        [call] = calls[result.call_id]
-        shown[result.call_id] = FunctionCallContent(call.call_id, call.name, call.arguments)
-    plan.model_history, plan.anchor, plan.rebuilt = _model_history(
-        history, local_approvals, local_interrupts, shown
-    )
-    for message in plan.rebuilt:
-        for c in message.contents:
-            assert isinstance(c, FunctionCallContent)
-            handled.setdefault(c.call_id, []).append(c)
-    return plan
+        per_call.setdefault(question.tool_call_id, {})[key] = _input_answer(reply)
+    return per_call
 
 
-def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
-    return (
-        a.call_id == b.call_id
-        and a.name == b.name
-        and a.arguments == b.arguments
-        and a.raw_arguments == b.raw_arguments
-    )
-
-
-def _forget_edited_copies(
-    calls: dict[str, list[FunctionCallContent]],
-    approvals: Mapping[str, ToolApprovalRequestContent],
-    answers: Mapping[str, list[ToolApprovalResponseContent]],
-) -> None:
-    """Drop the rebuilt copy of an approved, edited call (the loop returned it with the
-    edited arguments): it is that call, not another call with the same id."""
-    for rid, given in answers.items():
-        request = approvals.get(rid)
-        if request is None:
-            continue
-        for answer in given:
-            if not (answer.approved and answer.edited_arguments is not None):
-                continue
-            variants = calls.get(request.tool_call.call_id, [])
-            calls[request.tool_call.call_id] = [
-                c
-                for c in variants
-                if _same_call(c, request.tool_call)  # type: ignore[arg-type]
-                or not (c.name == request.tool_call.name and c.arguments == answer.edited_arguments)
-            ]
-
-
-def _same_question(a: InterruptRequestContent, b: InterruptRequestContent) -> bool:
-    return a.to_dict() == b.to_dict()
-
-
-def _add_call(
-    calls: dict[str, list[FunctionCallContent]], informational: set[str], call: FunctionCallContent
-) -> None:
-    """Record ``call`` under its id, once per different call that uses the id."""
-    seen = calls.setdefault(call.call_id, [])
-    if not any(_same_call(call, c) for c in seen):
-        seen.append(call)
-    if call.informational_only:
-        informational.add(call.call_id)
+def _input_answer(reply: InterruptResponseContent) -> InputAnswer:
+    """What ``request_input`` returns for ``reply``."""
+    return InputAnswer(reply.status, reply.payload)
 
 
 def _check_ambiguous(
-    pending: Sequence[tuple[str, str]],
-    calls: Mapping[str, Sequence[FunctionCallContent]],
-    ambiguous_requests: set[str],
+    pending: Sequence[tuple[str, str, bool]], calls: Mapping[str, CallRecord]
 ) -> None:
     """Refuse a resume whose pending requests cannot be told apart: a request id used by two
     different requests, or a call id used by two different calls (a model may send the same
     id twice); an answer could then run a call the person never saw."""
     call_ids = sorted(
-        {cid for rid, cid in pending if rid in ambiguous_requests or len(calls.get(cid, ())) > 1}
+        {
+            cid
+            for _, cid, ambiguous in pending
+            if ambiguous or len(calls[cid].variants if cid in calls else ()) > 1
+        }
     )
     if not call_ids:
         return
-    request_ids = [rid for rid, cid in pending if cid in call_ids]
+    request_ids = [rid for rid, cid, _ in pending if cid in call_ids]
     raise InvalidResponseError(
         f"tool call id{'s' if len(call_ids) > 1 else ''} {', '.join(map(repr, call_ids))} "
         f"{'are' if len(call_ids) > 1 else 'is'} used by more than one call or request, so "
@@ -374,29 +400,23 @@ def _check_ambiguous(
 
 
 def _approved_arguments(
-    call_id: str,
-    approvals: Mapping[str, ToolApprovalRequestContent],
-    answers: Mapping[str, list[ToolApprovalResponseContent]],
-    call: FunctionCallContent,
+    call_id: str, pairs: Pairs, call: FunctionCallContent
 ) -> dict[str, Any] | None:
     """The arguments a call runs with: its approved edit, if an earlier approval made one."""
-    for rid, request in approvals.items():
-        if request.tool_call.call_id == call_id:
-            for answer in answers.get(rid, ()):
+    for approval in pairs.approvals.values():
+        if approval.call.call_id == call_id:
+            for answer in approval.answers:
                 if answer.approved and answer.edited_arguments is not None:
                     return answer.edited_arguments
     return call.arguments
 
 
-def _check_unknown(
-    answers: Mapping[str, Sequence[AIContent]], requests: Mapping[str, Any], what: str
-) -> None:
-    unknown = [rid for rid in answers if rid not in requests]
+def _check_unknown(unknown: Sequence[str], what: str) -> None:
     if unknown:
         raise UnknownResponseError(
             f"{_ids(unknown)} answer{'s' if len(unknown) == 1 else ''} no {what} request in "
             "the history; send the assistant message holding the request along with the answer",
-            request_ids=unknown,
+            request_ids=list(unknown),
         )
 
 
@@ -410,6 +430,8 @@ def _model_history(
     approvals: Mapping[str, ToolApprovalRequestContent],
     interrupts: Mapping[str, InterruptRequestContent],
     shown: Mapping[str, FunctionCallContent],
+    *,
+    at_end: bool = False,
 ) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
     """The history as the model must see it, where the resumed block goes, and the
     rebuilt call messages (MEAI's placement, ``ProcessFunctionApprovalResponses``).
@@ -422,7 +444,8 @@ def _model_history(
     (so its result follows a call). The block is anchored just before the last message that
     held such content if something of it survives, else where it stood: tool results stay
     next to their calls, ahead of anything the caller sent after the answers. A call that
-    appears twice is kept once.
+    appears twice is kept once. With ``at_end`` (verified answers, given after everything
+    the caller sent) the block goes at the end.
     """
     plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
@@ -467,7 +490,35 @@ def _model_history(
             anchor = max(anchor, len(out))
         elif not relevant and anchor == len(out) - 1 and message.role == ChatRole.TOOL:
             anchor = len(out)  # after the results of the same batch
-    return out, (anchor if anchor >= 0 else len(out)), list(rebuilt.values())
+    if at_end or anchor < 0:
+        anchor = len(out)
+    return out, anchor, list(rebuilt.values())
+
+
+def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[ChatMessage]:
+    """``history`` with each verified call where the model will see it: an approved or
+    rejected call as its request (so it is rebuilt like any answered request), a question's
+    call as the verified call, in place of the client's copy; the calls the client did not
+    send back (Agent Framework's client does not) in one assistant message at the end."""
+    requests = {a.call.call_id: a.request for a in pairs.approvals.values()}
+
+    def verified(call_id: str) -> AIContent:
+        request = requests.get(call_id)
+        return pairs.verified[call_id] if request is None else request
+
+    missing = dict(pairs.verified)
+    out: list[ChatMessage] = []
+    for message in history:
+        contents = list(message.contents)
+        for i, c in enumerate(contents):
+            if c.__class__ is FunctionCallContent and missing.pop(c.call_id, None) is not None:
+                assert isinstance(c, FunctionCallContent)
+                contents[i] = verified(c.call_id)
+        changed = any(a is not b for a, b in zip(contents, message.contents, strict=True))
+        out.append(_copy_message(message, contents) if changed else message)
+    if missing:
+        out.append(ChatMessage(ChatRole.ASSISTANT, [verified(cid) for cid in missing]))
+    return out
 
 
 def _copy_message(message: ChatMessage, contents: list[AIContent]) -> ChatMessage:

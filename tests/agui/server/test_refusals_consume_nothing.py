@@ -31,19 +31,17 @@ from server_support import (
 
 from agui_chat import (
     ChatClient,
-    ChatMessage,
     ChatOptions,
     ChatResponseUpdate,
     DelegatingChatClient,
     FunctionCallContent,
     FunctionInvokingChatClient,
-    ToolApprovalResponseContent,
     ai_function,
     approval_required,
     request_input,
 )
 from agui_chat.agui import AGUIServer
-from agui_chat.agui.server import _resume_check
+from agui_chat.agui.server import _resume_check, current_run
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import SideEffects
 
@@ -163,12 +161,7 @@ class FailsOnce(DelegatingChatClient):
     def get_streaming_response(
         self, messages: Any, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
-        resumed = any(
-            isinstance(c, ToolApprovalResponseContent)
-            for m in messages
-            if isinstance(m, ChatMessage)
-            for c in m.contents
-        )
+        resumed = bool(current_run().input.resume)
         if resumed and not self.failed:
             self.failed = True
             return self._fail()

@@ -4,10 +4,11 @@ A run that pauses ends with interrupts, which the client turns into request cont
 (``ToolApprovalRequestContent`` / ``InterruptRequestContent``) stamped with the AG-UI
 interrupt and the run's id. The caller appends the response and a message holding the
 answers, and calls again. :func:`resume_entries` finds the pending requests of the last
-paused run in that history and the answers given after them, and builds one ``resume``
-entry per request — refusing, before anything is sent, an answer set that leaves a
-request unanswered, names an unknown request, answers one twice, resolves an expired one,
-or does not fit the request's response schema.
+paused run in that history and the answers given after them, pairs them by id as the tool
+loop does (``pair_by_id``, ``check_answered_once``), and builds one ``resume`` entry per
+request — refusing, before anything is sent, an answer set that names an unknown request,
+leaves a request unanswered, answers one twice, resolves an expired one, or does not fit
+the request's response schema.
 
 Which run is paused: the latest run in the history, skipping runs that failed
 (``RUN_ERROR``), so a resume the server rejected can be answered again. Which answers
@@ -26,10 +27,8 @@ from ..._contents import (
     ErrorContent,
 )
 from ..._exceptions import (
-    DuplicateResponseError,
     ExpiredRequestError,
     InvalidResponseError,
-    UnansweredRequestError,
     UnknownResponseError,
 )
 from ..._hitl_contents import (
@@ -42,6 +41,8 @@ from ..._hitl_contents import (
 )
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
+from ...middleware._pairs import pair_by_id
+from ...middleware._resume import check_answered_once
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 
@@ -123,9 +124,8 @@ def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
         answers = _newest_batch(scan, start, sorted(later_boundaries), {*scan.local_ids})
         return Pause(run_id, requests, answers)
     latest = runs[-1][1] if runs else -1
-    stray = [a for i, a in scan.answers if i > latest and a.request_id not in scan.local_ids]
-    if stray:
-        ids = [a.request_id for a in stray]
+    _, ids = pair_by_id(scan.local_ids, (a for i, a in scan.answers if i > latest))
+    if ids:
         raise UnknownResponseError(
             f"{_named(ids)} {_answer_verb(ids)} nothing pending: the last run did not pause "
             "for a person (send the response holding the request along with the answer)",
@@ -145,33 +145,15 @@ def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
     if pause is None:
         return None
     pending = {r.request_id: r for r in pause.requests}
-    unknown = [a.request_id for a in pause.answers if a.request_id not in pending]
+    by_id, unknown = pair_by_id(pending, pause.answers)
     if unknown:
         raise UnknownResponseError(
             f"{_named(unknown)} {_answer_verb(unknown)} no pending request; the paused run "
             f"waits for {_named(list(pending))}",
             request_ids=unknown,
         )
-    by_id: dict[str, InputResponseContent] = {}
-    duplicates: list[str] = []
-    for answer in pause.answers:
-        if answer.request_id in by_id and answer.request_id not in duplicates:
-            duplicates.append(answer.request_id)
-        by_id.setdefault(answer.request_id, answer)
-    if duplicates:
-        raise DuplicateResponseError(
-            f"{_named(duplicates)} answered more than once; answer each request exactly once",
-            request_ids=duplicates,
-        )
-    missing = [rid for rid in pending if rid not in by_id]
-    if missing:
-        raise UnansweredRequestError(
-            f"{_named(missing)} {'has' if len(missing) == 1 else 'have'} no answer; a resume "
-            "must answer every pending request of the paused run in one go (approve or "
-            "reject every approval, answer or cancel every question)",
-            request_ids=missing,
-        )
-    return [_entry(pending[rid], by_id[rid]) for rid in pending]
+    check_answered_once(by_id)
+    return [_entry(pending[rid], by_id[rid][0]) for rid in pending]
 
 
 # -------------------------------------------------------------------- one entry

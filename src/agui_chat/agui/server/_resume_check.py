@@ -2,16 +2,17 @@
 
 Every entry's ``interruptId`` must be a token this server signed, for this thread; the
 payload must fit the approval convention or the question's schema; edits only where
-offered. Then each entry becomes a request/answer pair rebuilt from the *verified* token
-(never from call data the client sent): the request replaces the call in the history when
-the client re-sent it, or is appended when it did not (as Agent Framework clients do). The
-consumed-approvals store is claimed before anything runs, so a replayed resume runs
+offered. Then each entry becomes a request/answer pair built from the *verified* token
+(never from call data the client sent), handed to the tool loop's pairing function as it
+is: no history is rebuilt for the loop to find the answers in again (the loop puts the
+calls the client did not re-send, as Agent Framework clients do, where the model sees
+them). The consumed-approvals store is claimed before anything runs, so a replayed resume runs
 nothing twice: it gets the result kept from the first time instead.
 
 Every check that can refuse a resume runs *before* the claim (nothing refused consumes an
 approval): the tokens, the payloads, the pause's coverage, ambiguous call ids anywhere in
 the history, an approval and a question for the same call, and finally the tool loop's own
-planning of the rebuilt history, done dry. A claim is pending (with a lease) until its
+pairing function on the verified pairs. A claim is pending (with a lease) until its
 tool starts; the server releases it if the tool never does.
 
 An interrupt past its expiry can still be cancelled (an approval also rejected) for
@@ -52,10 +53,11 @@ from ..._hitl_contents import CANCELLED_REASON
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
 from ..._tools import AIFunction, AITool
+from ...middleware._pairs import VerifiedPair
 from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore
-from ._resume_rebuild import Answer, HistoryIndex, index_history, rebuild_history
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
+from ._verified_pairs import Answer, HistoryIndex, index_history, pairs_of, run_history
 
 __all__ = [
     "ANSWER_RETENTION",
@@ -97,7 +99,9 @@ class ResumeRejected(Exception):
 class CheckedResume:
     """A resume that passed every check.
 
-    ``messages`` is the history with the rebuilt requests and answers; ``claimed`` maps a
+    ``pairs`` are the verified answers the tool loop resumes with (hand them over with
+    ``resume_with``); ``messages`` is the client's history with the results kept for
+    replayed answers after their calls; ``claimed`` maps a
     call id to its store key (record its result there), claimed in the store under
     ``owner`` (``unbound``: the keys of answers to questions no tool call asked, which stay
     claimed whatever happens); ``replayed`` are results kept from an earlier use of the same
@@ -114,6 +118,7 @@ class CheckedResume:
     calls: dict[str, FunctionCallContent] = field(default_factory=dict)
     answers: dict[str, list[list[Any]]] = field(default_factory=dict)
     needs_model: bool = True
+    pairs: list[VerifiedPair] = field(default_factory=list)
 
 
 async def check_resume(
@@ -143,7 +148,7 @@ async def check_resume(
             _check_matches(answer, existing[2])
     active = [a for a in answers if a.claims.call_id not in index.answered]
     _check_unambiguous(active, index)
-    _dry_run(messages, index, active, functions)
+    _check_pairs(messages, pairs_of(active, index.calls), functions)
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
     fresh, replayed = await _claim_to_the_end(active, signer, store, owner, lease_until)
@@ -166,7 +171,8 @@ async def check_resume(
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     plan.replayed = [(a.claims.call_id, result) for a, result in replayed if a.claims.call_id]
     plan.needs_model = bool(fresh) or not replayed
-    plan.messages = rebuild_history(messages, index.calls, [a for a, _ in fresh], replayed)
+    plan.pairs = pairs_of([a for a, _ in fresh], index.calls)
+    plan.messages = run_history(messages, index.calls, [a for a, _ in fresh], replayed)
     return plan
 
 
@@ -389,17 +395,16 @@ RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
 )
 
 
-def _dry_run(
+def _check_pairs(
     messages: Sequence[ChatMessage],
-    index: HistoryIndex,
-    answers: Sequence[Answer],
+    pairs: Sequence[VerifiedPair],
     functions: Mapping[str, AITool],
 ) -> None:
-    """Plan the rebuilt history as the tool loop will, before anything is claimed: whatever
-    it would refuse is refused here, with the code the server gives that refusal."""
-    rebuilt = rebuild_history(messages, index.calls, answers, [])
+    """Put the verified pairs through the tool loop's pairing function before anything is
+    claimed: whatever it would refuse is refused here, with the code the server gives that
+    refusal."""
     try:
-        plan_resume(rebuilt, functions)
+        plan_resume(messages, functions, pairs)
     except HumanInTheLoopError as exc:
         for kind, code, message in RESUME_ERRORS:
             if isinstance(exc, kind):

@@ -37,6 +37,7 @@ from ..._tool_registry import ToolRegistry, ToolSource, check_tools
 from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
+from ...middleware._pairs import VerifiedPair, resume_with
 from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body
@@ -288,6 +289,7 @@ class AGUIServer:
                 if run.failure is not None:
                     raise run.failure
                 messages, claimed = run.messages, {}
+                pairs: list[VerifiedPair] = []
                 checked = await self._check_resume(run) if run.input.resume else None
                 outbox.push(encoder.start())
                 if checked is not None:
@@ -297,20 +299,23 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed = checked.messages, checked.claimed
+                    pairs = checked.pairs
                     guard = ClaimGuard(self.approval_store, checked.owner, claimed, checked.unbound)
-                    # The calls a resume rebuilt (the tool loop returns them again) are
-                    # the client's already: never re-emitted.
-                    encoder.known_calls = known_call_ids(messages)
-                stream = self.pipeline.get_streaming_response(messages, run.options)
-                try:
-                    async for update in stream:
-                        data = encoder.update(update)
-                        if data:
-                            await outbox.put(data)
-                        if claimed:
-                            await self._keep_results(update.contents, claimed, encoder)
-                finally:
-                    await close_stream(stream)
+                    # The calls of the verified answers (the tool loop returns them again)
+                    # are the client's already: never re-emitted.
+                    encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
+                # The tool loop resumes with the pairs verified from the signed ids.
+                with resume_with(pairs):
+                    stream = self.pipeline.get_streaming_response(messages, run.options)
+                    try:
+                        async for update in stream:
+                            data = encoder.update(update)
+                            if data:
+                                await outbox.put(data)
+                            if claimed:
+                                await self._keep_results(update.contents, claimed, encoder)
+                    finally:
+                        await close_stream(stream)
                 outbox.push(encoder.finish())
         except ResumeRejected as exc:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)

@@ -1,6 +1,7 @@
-"""Rebuilding the history of a checked resume: each answered call turned into the request the
-tool loop pairs its answer with, rebuilt from the verified token (never from call data the
-client sent), kept results placed after their calls."""
+"""The verified answers of a resume as the consent engine takes them: one
+:class:`~agui_chat.middleware._resume.VerifiedPair` per request, built from the token the
+server signed (never from call data the client sent), and the history the pipeline gets
+(kept results of replayed answers after their calls)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from ..._hitl_contents import (
 from ..._messages import ChatMessage
 from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._values import ChatRole
+from ...middleware._pairs import VerifiedPair
 from ._signing import InterruptClaims, canonical_json
 
-__all__ = ["Answer", "HistoryIndex", "index_history", "rebuild_history"]
+__all__ = ["Answer", "HistoryIndex", "index_history", "pairs_of", "run_history"]
 
 
 @dataclass
@@ -98,75 +100,62 @@ def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
     )
 
 
-def rebuild_history(
+def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[VerifiedPair]:
+    """The pairs the tool loop resumes with: for each verified answer about a call, the
+    request and answer built from the token (never from call data the client sent), with
+    the call as the token vouches for it (keeping the history copy's metadata). A question
+    comes after the earlier answers of the same call, so ``request_input`` finds them all."""
+    pairs: list[VerifiedPair] = []
+    for answer in answers:
+        call_id = answer.claims.call_id
+        if call_id is None or answer.claims.tool_name is None:
+            continue  # a question no tool call asked: not the tool loop's
+        template = calls.get(call_id)
+        call = answer.call(template[2] if template else None)
+        if answer.claims.kind != "approval":
+            pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
+            continue
+        request_id = f"approval:{call_id}"
+        request = ToolApprovalRequestContent(
+            request_id, call, allow_edits=True, additional_properties=answer.trace_properties()
+        )
+        response = ToolApprovalResponseContent(
+            request_id,
+            answer.approved,
+            call,
+            reason=answer.reason,
+            edited_arguments=answer.edited_arguments,
+        )
+        pairs.append(VerifiedPair(call, request, response))
+    return pairs
+
+
+def run_history(
     messages: Sequence[ChatMessage],
     calls: Mapping[str, _Position],
     fresh: Sequence[Answer],
     replayed: Sequence[tuple[Answer, str]],
 ) -> list[ChatMessage]:
-    """The history with each answered call turned into its request (in place, or in an
-    assistant message appended when the client did not send the call), kept results after
-    their calls, and every answer in one user message at the end."""
-    replaced: dict[tuple[int, int], AIContent] = {}
-    appended: list[AIContent] = []
-    responses: list[AIContent] = []
+    """The history the pipeline gets: the client's, with each replayed call followed by the
+    result kept for it (the call appended when the client did not send it), and the
+    questions no tool call asked with their answers at the end (for the inner client)."""
     results_after: dict[int, list[AIContent]] = {}
+    appended: list[AIContent] = []
     appended_results: list[AIContent] = []
-
-    def place(call_id: str, content: AIContent) -> int | None:
-        position = calls.get(call_id)
-        if position is None:
-            appended.append(content)
-            return None
-        replaced[(position[0], position[1])] = content
-        return position[0]
-
-    for answer in fresh:
-        if answer.claims.call_id is None:
-            request, response = _question_pair(answer, None)
-            appended.append(request)
-            responses.append(response)
-            continue
-        template = calls.get(answer.claims.call_id)
-        call = answer.call(template[2] if template else None)
-        if answer.claims.kind == "approval":
-            request_id = f"approval:{call.call_id}"
-            approval = ToolApprovalRequestContent(
-                request_id, call, allow_edits=True, additional_properties=answer.trace_properties()
-            )
-            place(call.call_id, approval)
-            responses.append(
-                ToolApprovalResponseContent(
-                    request_id,
-                    answer.approved,
-                    call,
-                    reason=answer.reason,
-                    edited_arguments=answer.edited_arguments,
-                )
-            )
-        else:
-            place(call.call_id, call)
-            for request, response in _question_pairs(answer, call.call_id):
-                appended.append(request)
-                responses.append(response)
-
     for answer, result in replayed:
-        call_id = answer.claims.call_id or ""
-        kept = FunctionResultContent(call_id, result)
-        if answer.claims.tool_name is None:
+        call_id = answer.claims.call_id
+        if call_id is None or answer.claims.tool_name is None:
             continue
-        at = place(call_id, answer.call(calls[call_id][2] if call_id in calls else None))
-        if at is None:
-            appended_results.append(kept)
+        kept = FunctionResultContent(call_id, result)
+        if call_id in calls:
+            results_after.setdefault(calls[call_id][0], []).append(kept)
         else:
-            results_after.setdefault(at, []).append(kept)
-
+            appended.append(answer.call())
+            appended_results.append(kept)
+    unbound = [_question_pair(a, None) for a in fresh if a.claims.call_id is None]
+    appended += [request for request, _ in unbound]
     out: list[ChatMessage] = []
     for m_index, message in enumerate(messages):
-        edits = {c: v for (m, c), v in replaced.items() if m == m_index}
-        if edits:
-            message = message.clone()
-            message.contents = [edits.get(i, c) for i, c in enumerate(message.contents)]
         out.append(message)
         if m_index in results_after:
             out.append(ChatMessage(ChatRole.TOOL, results_after[m_index]))
@@ -174,8 +163,8 @@ def rebuild_history(
         out.append(ChatMessage(ChatRole.ASSISTANT, appended))
     if appended_results:
         out.append(ChatMessage(ChatRole.TOOL, appended_results))
-    if responses:
-        out.append(ChatMessage(ChatRole.USER, responses))
+    if unbound:
+        out.append(ChatMessage(ChatRole.USER, [response for _, response in unbound]))
     return out
 
 
