@@ -32,7 +32,7 @@ from .._hitl_contents import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from .._input import InputAnswer
+from .._input import question_digest
 from .._messages import ChatMessage
 from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
 from .._values import ChatRole
@@ -58,7 +58,7 @@ class ScheduledCall:
 
     call: FunctionCallContent
     function: AIFunction
-    answers: dict[str, InputAnswer] = field(default_factory=dict)
+    answers: dict[str, InterruptResponseContent] = field(default_factory=dict)
 
 
 @dataclass
@@ -259,7 +259,7 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
             FunctionCallContent(call.call_id, call.name, arguments), function
         )
 
-    per_call_answers: dict[str, dict[str, InputAnswer]] = {}
+    per_call_answers: dict[str, dict[str, InterruptResponseContent]] = {}
     for rid, question in pending_interrupts.items():
         reply = interrupt_answers[rid][0]
         if reply.status == "resolved":
@@ -269,9 +269,13 @@ def plan_resume(history: Sequence[ChatMessage], tools: Mapping[str, AITool]) -> 
                 )
             question.validate_payload(reply.payload)
         assert question.tool_call_id is not None
-        key = question.key or question.message or rid
-        per_call_answers.setdefault(question.tool_call_id, {})[key] = InputAnswer(
-            reply.status, reply.payload
+        # Bound to the question it answers: only that question gets it (never another
+        # message or schema under the same key).
+        key = question_digest(
+            question.key or question.message or rid, question.message, question.response_schema
+        )
+        per_call_answers.setdefault(question.tool_call_id, {})[key] = InterruptResponseContent(
+            rid, reply.payload, reply.status
         )
 
     rejected = {r.call_id for r in plan.rejected}
