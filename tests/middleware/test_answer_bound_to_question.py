@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from loop_support import Ask, call, results_for, resume, scripted
 
+import agui_chat
 from agui_chat import (
     ChatFinishReason,
     ChatMessage,
@@ -21,6 +22,7 @@ from agui_chat import (
     ChatResponse,
     FunctionInvokingChatClient,
     InterruptRequestContent,
+    InterruptResponseContent,
     ai_function,
     request_input,
 )
@@ -205,3 +207,30 @@ async def test_an_answer_to_an_edited_copy_of_the_question_reaches_no_tool(
     assert _question(again).message == "Deploy build 7?"
     assert tools.deployed == []
     assert len(model.calls) == 1
+
+
+async def test_the_answer_is_the_interrupt_response_and_input_answer_is_gone(ask: Ask) -> None:
+    """DESIGN §2: ``request_input`` returns an object with ``.status``, ``.cancelled`` and
+    ``.payload``: the ``InterruptResponseContent`` itself; no second public name for it."""
+    got: list[Any] = []
+
+    @ai_function
+    def pick(env: str) -> str:
+        """Pick a build."""
+        got.append(request_input("Which build?", response_schema=BUILD, key="build"))
+        return "picked"
+
+    options = ChatOptions(tools=[pick])
+    model = scripted([call("c1", "pick", env="prod")], "ok")
+    client = FunctionInvokingChatClient(model)
+    history = [ChatMessage("user", "pick")]
+    paused = await ask(client, history, options)
+    question = _question(paused)
+    await ask(client, resume(history, paused, question.create_response({"build": 3})), options)
+
+    [answer] = got
+    assert isinstance(answer, InterruptResponseContent)
+    assert (answer.status, answer.cancelled, answer.payload) == ("resolved", False, {"build": 3})
+    assert answer.request_id == question.request_id
+    assert not hasattr(agui_chat, "InputAnswer")
+    assert "InputAnswer" not in agui_chat.__all__
