@@ -15,6 +15,7 @@ from server_support import (
     interrupts,
     of_type,
     outcome,
+    refused_before_the_run,
     reject,
     run_agui,
     run_input,
@@ -212,3 +213,27 @@ async def test_earlier_answers_stay_bound_to_their_questions_over_the_wire(tools
     (asked_again,) = interrupts(third)
     assert asked_again["message"] == "Which account should the money leave?"
     assert tools.count("transfer") == 0
+
+
+async def test_the_first_answer_sent_again_after_the_new_question_runs_nothing(
+    tools: Tools,
+) -> None:
+    """The client answers the old question again instead of the new one: the tool never
+    gets that answer for the question it asks now: the used answer is refused, and nothing
+    is deployed."""
+    model = scripted([FunctionCallContent("c1", "deploy", {"env": "prod"})], "Deployed.")
+    app = _server(
+        model, Deployer(tools, ("Deploy to staging?", YES_NO), ("Deploy to prod?", YES_NO)).tool
+    )
+    first = await run_agui(app, run_input(user("ship it")))
+    (old,) = interrupts(first)
+    history = [user("ship it"), *history_from(first)]
+    second = await run_agui(app, run_input(*history, run="r2", resume=[answer(old, True)]))
+    (new,) = interrupts(second)
+    assert new["message"] == "Deploy to prod?"
+
+    replayed = await run_agui(app, run_input(*history, run="r3", resume=[answer(old, True)]))
+
+    assert tools.count("deploy") == 0
+    refused_before_the_run(replayed, "RESUME_ALREADY_CONSUMED")
+    assert len(model.calls) == 1
