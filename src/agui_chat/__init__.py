@@ -61,7 +61,7 @@ from ._hosted_contents import (
     McpServerToolCallContent,
     McpServerToolResultContent,
 )
-from ._input import InputAnswer, InputRequired, request_input
+from ._input import InputRequired, request_input
 from ._messages import ChatMessage
 from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
 from ._responses import ChatResponse, ChatResponseUpdate
@@ -131,7 +131,6 @@ __all__ = [
     "HTTPStatusError",
     "HostedMcpServerTool",
     "HumanInTheLoopError",
-    "InputAnswer",
     "InputRequestContent",
     "InputRequired",
     "InputResponseContent",

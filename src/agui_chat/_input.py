@@ -3,35 +3,42 @@
 The first time a tool calls ``request_input``, it raises ``InputRequired``; the function
 invocation middleware turns that into an ``InterruptRequestContent`` and pauses the run. When
 the answer comes back, the tool is invoked again with the same arguments and the same call
-returns the answer.
+returns the answer (an ``InterruptResponseContent``).
+
+An answer is bound to the question it answers: its key, message and response schema
+(:func:`question_digest`). On the resumed call, ``request_input`` returns an answer only for
+the very question the person saw; a question that differs in any of them (another message
+under the same key, another schema) is asked again, never answered with the old answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from ._schema import parse_expiry
+from ._hitl_contents import InterruptResponseContent
+from ._schema import parse_expiry, to_jsonable
 
-__all__ = ["InputAnswer", "InputRequired", "request_input"]
+__all__ = ["InputRequired", "question_digest", "request_input"]
 
 
-@dataclass(frozen=True, slots=True)
-class InputAnswer:
-    """A person's answer to ``request_input``: ``status`` is ``"resolved"`` or
-    ``"cancelled"``; a cancelled answer has no payload and means the person declined."""
-
-    status: Literal["resolved", "cancelled"]
-    payload: Any = None
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the person declined to answer."""
-        return self.status == "cancelled"
+def question_digest(
+    key: str, message: str | None, response_schema: Mapping[str, Any] | None
+) -> str:
+    """The identity of a question, which its answer is bound to: a digest of its ``key``,
+    ``message`` and ``response_schema`` in one canonical spelling (sorted keys, compact), so
+    the same question compares equal however its schema's keys are ordered, and any
+    other question does not."""
+    schema = to_jsonable(response_schema) if response_schema is not None else None
+    spelled = json.dumps(
+        [key, message, schema], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(spelled.encode("utf-8")).hexdigest()
 
 
 class InputRequired(Exception):
@@ -68,15 +75,21 @@ class InputRequired(Exception):
         self.key = key or message
         self.metadata = dict(metadata) if metadata is not None else None
 
+    @property
+    def digest(self) -> str:
+        """The identity of this question (:func:`question_digest`)."""
+        return question_digest(self.key, self.message, self.response_schema)
 
-_answers: ContextVar[Mapping[str, InputAnswer] | None] = ContextVar(
+
+_answers: ContextVar[Mapping[str, InterruptResponseContent] | None] = ContextVar(
     "agui_chat_input_answers", default=None
 )
 
 
 @contextlib.contextmanager
-def provide_answers(answers: Mapping[str, InputAnswer]) -> Iterator[None]:
-    """Make ``answers`` (by question key) visible to ``request_input`` while a tool runs."""
+def provide_answers(answers: Mapping[str, InterruptResponseContent]) -> Iterator[None]:
+    """Make ``answers`` visible to ``request_input`` while a tool runs, each under the
+    :func:`question_digest` of the question it answers."""
     token = _answers.set(answers)
     try:
         yield
@@ -91,12 +104,14 @@ def request_input(
     reason: str = "input_required",
     expires_at: datetime | str | None = None,
     key: str | None = None,
-) -> InputAnswer:
+) -> InterruptResponseContent:
     """Ask the person a question from inside a tool.
 
-    Returns the answer when the run has been resumed with one; otherwise raises
-    ``InputRequired``, which pauses the run. Give each question of one tool its own ``key``
-    (by default the message is the key).
+    Returns the answer (``.status``, ``.cancelled``, ``.payload``) when the run has been
+    resumed with an answer to this very question: the same key, message and response
+    schema. Otherwise raises ``InputRequired``, which pauses the run and asks it; an answer
+    to a different question is never returned. Give each question of one tool its own
+    ``key`` (by default the message is the key).
     """
     request = InputRequired(
         message,
@@ -106,6 +121,7 @@ def request_input(
         key=key,
     )
     answers = _answers.get()
-    if answers is not None and request.key in answers:
-        return answers[request.key]
-    raise request
+    answer = answers.get(request.digest) if answers is not None else None
+    if answer is None:
+        raise request
+    return answer

@@ -44,8 +44,22 @@ def test_a_rejection_typed_on_stdin_runs_nothing_and_its_reason_reaches_the_mode
         out = chat(url, "clean up the draft\nr\nnot today\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
     assert agent.deleted == []
-    assert agent.results_seen_by_model() == ["Tool call invocation rejected. Not today."]
-    assert "Tool call invocation rejected. Not today." in out.stdout
+    assert agent.results_seen_by_model() == ["Tool call invocation rejected. not today"]
+    assert "Tool call invocation rejected. not today" in out.stdout
+
+
+def test_a_typed_reason_reaches_the_model_exactly_as_typed() -> None:
+    """Nothing of the person's reason is trimmed, capitalised or added (DESIGN §3 rule 7);
+    a reason of only spaces is no reason."""
+    with live_agent() as (url, agent):
+        out = chat(url, "clean up the draft\nr\n  rm -rf /tmp  \n\n")
+        blank = chat(url, "clean up the draft\nr\n   \n\n")
+    assert out.returncode == 0 and blank.returncode == 0, out.stdout + blank.stdout
+    assert agent.deleted == []
+    assert agent.results_seen_by_model() == [
+        "Tool call invocation rejected.   rm -rf /tmp  ",
+        "Tool call invocation rejected.",
+    ]
 
 
 def test_edited_arguments_typed_on_stdin_are_what_runs() -> None:

@@ -22,7 +22,7 @@ def test_end_of_piped_input_at_an_approval_rejects_and_says_so() -> None:
     assert agent.deleted == []
     assert "end of input: rejected delete_file (no answer from the person)" in out.stdout
     assert agent.results_seen_by_model() == [
-        "Tool call invocation rejected. No answer from the person."
+        "Tool call invocation rejected. no answer from the person"
     ]
 
 
@@ -47,7 +47,7 @@ def test_the_persons_reason_reaches_the_model_in_their_words() -> None:
         out = chat(url, "clean up the draft\nn\nkeep it\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
     assert agent.deleted == []
-    assert agent.results_seen_by_model() == ["Tool call invocation rejected. Keep it."]
+    assert agent.results_seen_by_model() == ["Tool call invocation rejected. keep it"]
 
 
 @pytest.mark.parametrize(

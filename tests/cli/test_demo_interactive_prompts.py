@@ -37,7 +37,7 @@ def test_rejecting_with_a_reason_and_answering_the_form(
 ) -> None:
     out = demo("r\nkeep the draft\n7\nhotfix\n", capsys, monkeypatch)
     assert "? [y]es / [n]o / [e]dit: " in out
-    assert "Tool call invocation rejected. Keep the draft." in out
+    assert "Tool call invocation rejected. keep the draft" in out
     assert "deleted reports" not in out
     assert "Build number to deploy (integer, required) [42]: " in out
     assert "deployed web build 7 (hotfix)" in out

@@ -81,7 +81,7 @@ def test_ctrl_d_at_an_approval_prompt_rejects_and_the_tool_never_runs() -> None:
         status, _ = finish(child)
     assert status == 0
     assert agent.deleted == []
-    assert rejection_seen(agent) == "Tool call invocation rejected. No answer from the person."
+    assert rejection_seen(agent) == "Tool call invocation rejected. no answer from the person"
 
 
 def test_ctrl_c_at_an_approval_prompt_rejects_aloud_and_returns_to_you() -> None:
@@ -98,7 +98,7 @@ def test_ctrl_c_at_an_approval_prompt_rejects_aloud_and_returns_to_you() -> None
         status, _ = finish(child)
     assert status == 0
     assert agent.deleted == []
-    assert rejection_seen(agent) == "Tool call invocation rejected. No answer from the person."
+    assert rejection_seen(agent) == "Tool call invocation rejected. no answer from the person"
 
 
 def test_ctrl_c_at_a_question_prompt_cancels_the_question() -> None:

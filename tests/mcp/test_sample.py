@@ -36,7 +36,7 @@ def test_approved_in_the_terminal_the_file_is_written() -> None:
 def test_rejected_in_the_terminal_nothing_is_written() -> None:
     out = _run(stdin="n not now\n")
     assert out.returncode == 0, out.stderr
-    assert "Tool call invocation rejected. Not now." in out.stdout
+    assert "Tool call invocation rejected. not now" in out.stdout
     assert out.stdout.rstrip().endswith("files: notes.txt")
 
 

@@ -276,7 +276,7 @@ async def test_rule7_a_rejection_reason_reaches_the_model(ask: Ask) -> None:
         client, resume(history, paused, request.create_response(False, "keep it")), tools.options
     )
     assert tools.deleted == []
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Keep it."]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. keep it"]
     assert final.text == "Understood."
 
 
@@ -305,7 +305,7 @@ async def test_answers_are_paired_with_requests_by_id_whatever_their_order(ask: 
     await ask(client, resume(history, paused, *answers), tools.options)
 
     assert tools.deleted == ["/tmp/b"]
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Not a."]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. not a"]
     assert results_for(model.calls[-1][0], "c2") == ["deleted /tmp/b"]
 
 
@@ -421,7 +421,7 @@ async def test_rule5_an_expired_request_can_be_rejected(ask: Ask) -> None:
         client, resume(history, paused, request.create_response(False, "late")), tools.options
     )
     assert tools.deleted == []
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. Late."]
+    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected. late"]
 
 
 # -- persistence -----------------------------------------------------------------------------
@@ -459,7 +459,7 @@ async def test_a_paused_conversation_stored_as_json_resumes_correctly(ask: Ask) 
         "tool: result l1 /tmp: a.txt b.txt",
         'assistant: call d1 delete_file {"path": "/tmp/a"}'
         ' | call d2 delete_file {"path": "/tmp/b"}',
-        "tool: result d2 Tool call invocation rejected. Keep b.",
+        "tool: result d2 Tool call invocation rejected. keep b",
         "tool: result d1 deleted /tmp/a",
     ]
 

@@ -104,7 +104,7 @@ async def test_a_question_bound_to_a_rejected_gated_call_runs_nothing(ask: Ask) 
     )
     assert [type(r) for r in shown] == [ToolApprovalRequestContent, InterruptRequestContent]
     assert tools.invoked == []
-    assert results_for(model.calls[-1][0], "c9") == ["Tool call invocation rejected. No."]
+    assert results_for(model.calls[-1][0], "c9") == ["Tool call invocation rejected. no"]
 
 
 async def test_a_question_bound_to_an_informational_call_runs_nothing(ask: Ask) -> None:

@@ -188,9 +188,10 @@ async def test_mixed_approved_and_rejected_responses_are_executed_and_failed(
 @pytest.mark.parametrize(
     ("reason", "text"),
     [
-        ("User denied permission for this operation", "User denied permission for this operation."),
-        ("keep it", "Keep it."),
+        ("User denied permission for this operation", "User denied permission for this operation"),
+        ("keep it", "keep it"),
         ("Not now!", "Not now!"),
+        ("/etc/passwd", "/etc/passwd"),
         (None, ""),
         ("", ""),
         ("   ", ""),
@@ -245,7 +246,7 @@ async def test_mixed_custom_and_default_reasons_and_an_approval(streaming: bool)
     )
     rejected = msg(
         "tool",
-        frc("callId1", "Tool call invocation rejected. Custom rejection for Func1."),
+        frc("callId1", "Tool call invocation rejected. Custom rejection for Func1"),
         frc("callId2", "Tool call invocation rejected."),
     )
     result = msg("tool", frc("callId3", "Result 1"))

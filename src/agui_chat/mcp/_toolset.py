@@ -10,8 +10,9 @@ Elicitation is a question for the person. When the server sends ``elicitation/cr
 during a call, the call is answered with an error (the server's tool stops), and the tool
 raises ``InputRequired``: the run pauses with an ``InterruptRequestContent`` carrying the
 server's message and requested schema. On resume the tool is called again, and each
-elicitation of that call, matched by its position and message, is answered from the
-person's payload: a payload accepts (``content`` = payload), a cancelled answer declines
+elicitation of that call is answered from the person's answer to that very question
+(matched by its position, message and requested schema: one that differs is asked again,
+see ``agui_chat._input``): a payload accepts (``content`` = payload), a cancelled answer declines
 (or cancels, with ``on_cancelled="cancel"``). Like ``request_input``, the work the server's
 tool did before eliciting is done again on the resumed call.
 

@@ -532,7 +532,7 @@ class _Loop:
                 continue
             questions.append(
                 InterruptRequestContent(
-                    input_request_id(o.call.call_id, q.key),
+                    input_request_id(o.call.call_id, q.digest),  # a new question, a new id
                     reason=q.reason,
                     message=q.message,
                     tool_call_id=o.call.call_id,

@@ -7,6 +7,7 @@ import builtins
 import importlib
 import inspect
 import logging
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from typing import Any, NoReturn
 
 from .._contents import FunctionCallContent, FunctionResultContent
 from .._exceptions import ToolArgumentsError
-from .._input import InputAnswer, InputRequired, provide_answers
+from .._hitl_contents import InterruptResponseContent
+from .._input import InputRequired, provide_answers
 from .._messages import ChatMessage
 from .._options import ChatOptions
 from .._tool_start import tool_starting
@@ -39,17 +41,26 @@ def not_found_text(name: str) -> str:
     return f'Error: Requested function "{name}" not found.'
 
 
+#: What .NET's ``char.IsWhiteSpace`` counts besides the space, line and paragraph
+#: separators (Unicode Zs, Zl, Zp): tab, line feed, vertical tab, form feed, carriage
+#: return and next line.
+_NET_CONTROL_SPACES = frozenset("\t\n\v\f\r\x85")
+
+
+def _blank(reason: str | None) -> bool:
+    """.NET's ``string.IsNullOrWhiteSpace``, which MEAI applies to the reason."""
+    return reason is None or all(
+        ch in _NET_CONTROL_SPACES or unicodedata.category(ch) in ("Zs", "Zl", "Zp") for ch in reason
+    )
+
+
 def rejected_text(reason: str | None) -> str:
-    """MEAI's text for a rejected call: ``"Tool call invocation rejected."`` alone for a
-    blank reason; a given reason appended as a sentence (first letter capitalised, a final
-    period added when it has no end punctuation)."""
-    text = reason.strip() if reason else ""
-    if not text:
+    """MEAI's text for a rejected call: ``"Tool call invocation rejected."``, then a space
+    and the person's reason exactly as given when it is not blank (no capitalising, no
+    added period, nothing trimmed: a reason may be a path or a command)."""
+    if _blank(reason):
         return REJECTED_TEXT
-    text = text[0].upper() + text[1:]
-    if text[-1] not in ".!?…":
-        text += "."
-    return f"{REJECTED_TEXT} {text}"
+    return f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
@@ -123,7 +134,7 @@ async def invoke_call(
     arguments: Mapping[str, Any] | None,
     context: FunctionInvocationContext,
     *,
-    answers: Mapping[str, InputAnswer] | None = None,
+    answers: Mapping[str, InterruptResponseContent] | None = None,
     include_detailed_errors: bool = False,
     invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:

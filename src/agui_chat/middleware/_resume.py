@@ -45,7 +45,7 @@ from .._hitl_contents import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from .._input import InputAnswer
+from .._input import question_digest
 from .._messages import ChatMessage
 from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
 from .._values import ChatRole
@@ -91,7 +91,7 @@ class ScheduledCall:
 
     call: FunctionCallContent
     function: AIFunction
-    answers: dict[str, InputAnswer] = field(default_factory=dict)
+    answers: dict[str, InterruptResponseContent] = field(default_factory=dict)
 
 
 @dataclass
@@ -350,11 +350,14 @@ def _approved_calls(
     return approved
 
 
-def _answers_by_call(questions: Mapping[str, QuestionPair]) -> dict[str, dict[str, InputAnswer]]:
-    """The answers each call's tool finds when it runs again (by the question's key),
+def _answers_by_call(
+    questions: Mapping[str, QuestionPair],
+) -> dict[str, dict[str, InterruptResponseContent]]:
+    """The answers each call's tool finds when it runs again (by the question it answers:
+    its key, message and schema, so another question under the same key is asked again),
     checked: a resolved answer to an expired question is refused, and every resolved
     answer must fit the question's schema."""
-    per_call: dict[str, dict[str, InputAnswer]] = {}
+    per_call: dict[str, dict[str, InterruptResponseContent]] = {}
     for rid, pair in questions.items():
         question, reply = pair.request, pair.answers[0]
         if reply.status == "resolved":
@@ -364,14 +367,13 @@ def _answers_by_call(questions: Mapping[str, QuestionPair]) -> dict[str, dict[st
                 )
             question.validate_payload(reply.payload)
         assert question.tool_call_id is not None
-        key = question.key or question.message or rid
-        per_call.setdefault(question.tool_call_id, {})[key] = _input_answer(reply)
+        key = question_digest(
+            question.key or question.message or rid, question.message, question.response_schema
+        )
+        per_call.setdefault(question.tool_call_id, {})[key] = InterruptResponseContent(
+            rid, reply.payload, reply.status
+        )
     return per_call
-
-
-def _input_answer(reply: InterruptResponseContent) -> InputAnswer:
-    """What ``request_input`` returns for ``reply``."""
-    return InputAnswer(reply.status, reply.payload)
 
 
 def _check_ambiguous(

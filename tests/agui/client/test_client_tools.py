@@ -181,7 +181,7 @@ async def test_a_client_tool_rejected_locally_never_runs() -> None:
 
     assert clock.calls == []
     assert "resume" not in agent.bodies[1]
-    assert "Tool call invocation rejected. Not now." in agent.bodies[1]["messages"][-1]["content"]
+    assert "Tool call invocation rejected. not now" in agent.bodies[1]["messages"][-1]["content"]
 
 
 async def test_the_tool_loop_leaves_a_servers_approval_to_the_server() -> None:

@@ -143,9 +143,9 @@ async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
     final = await chat.answer(request.create_response(False, "it is my thesis"))
     assert tools.count("delete_file") == 0
     assert results_seen(model.calls[-1][0]) == {
-        "c1": "Tool call invocation rejected. It is my thesis."
+        "c1": "Tool call invocation rejected. it is my thesis"
     }
-    assert final.text == "Tool said: Tool call invocation rejected. It is my thesis."
+    assert final.text == "Tool said: Tool call invocation rejected. it is my thesis"
 
 
 async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:

@@ -183,10 +183,10 @@ async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: 
     events = await run_agui(app, body)
     assert tools.count("delete_file") == 0
     received, _ = model.calls[-1]
-    assert results_seen(received) == {"c1": "Tool call invocation rejected. Keep it."}
+    assert results_seen(received) == {"c1": "Tool call invocation rejected. keep it"}
     assert (
         of_type(events, "TOOL_CALL_RESULT")[0]["content"]
-        == "Tool call invocation rejected. Keep it."
+        == "Tool call invocation rejected. keep it"
     )
 
 
@@ -271,7 +271,7 @@ async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> No
     assert tools.runs["delete_file"] == [{"path": "a.txt"}]
     assert results_seen(model.calls[-1][0]) == {
         "c1": "deleted a.txt",
-        "c2": "Tool call invocation rejected. Not b.",
+        "c2": "Tool call invocation rejected. not b",
     }
     assert outcome(events) == {"type": "success"}
 

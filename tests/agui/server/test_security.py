@@ -194,7 +194,7 @@ async def test_a_rejection_replayed_as_an_approval_still_runs_nothing(tools: Too
         app, run_input(user("x"), *history, run="r3", resume=[approve(interrupt)])
     )
     assert tools.count("delete_file") == 0
-    assert replay[1]["content"] == "Tool call invocation rejected. No."
+    assert replay[1]["content"] == "Tool call invocation rejected. no"
 
 
 async def test_a_replay_while_the_first_resume_left_no_result_runs_nothing(tools: Tools) -> None:

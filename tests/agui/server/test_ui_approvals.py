@@ -72,14 +72,18 @@ def test_reject_with_a_reason_never_runs_and_the_reason_reaches_the_model(
         ready(page, url)
         say(page, "Please tidy up")
         card = _card(page)
-        card.get_by_label("Reason for rejecting (optional)").fill("keep it for the audit")
+        # Typed with spaces around it: the person's words go to the model as typed.
+        card.get_by_label("Reason for rejecting (optional)").fill(" keep it for the audit ")
         shot(page, tmp_path, "rejecting.png")
         card.get_by_role("button", name="Reject delete_file").click()
         page.get_by_text("Done: ").wait_for()
         shot(page, tmp_path, "rejected.png")
     assert tools.count("delete_file") == 0
-    assert app.resumes()[0][0]["payload"] == {"approved": False, "reason": "keep it for the audit"}
-    assert any("keep it for the audit" in r.lower() for r in model.results()), model.results()
+    assert app.resumes()[0][0]["payload"] == {
+        "approved": False,
+        "reason": " keep it for the audit ",
+    }
+    assert "Tool call invocation rejected.  keep it for the audit " in model.results()
 
 
 def test_edit_runs_with_the_edited_arguments_and_an_invalid_edit_is_never_sent(

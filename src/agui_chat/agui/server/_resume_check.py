@@ -161,9 +161,16 @@ async def check_resume(
                 call_id, answer.claims.tool_name, answer.arguments
             )
             if answer.claims.kind == "question":
-                key = (answer.claims.question or {}).get("key")
-                # (a cancelled answer's payload is None: _read_question dropped it)
-                entry = [key, answer.status, answer.payload]
+                question = answer.claims.question or {}
+                # (a cancelled answer's payload is None: _read_question dropped it); the
+                # question's message and schema go with it: the answer is bound to them
+                entry = [
+                    question.get("key"),
+                    answer.status,
+                    answer.payload,
+                    question.get("message"),
+                    question.get("schema"),
+                ]
                 plan.answers[call_id] = [*answer.claims.answers, entry]
     for answer, key in fresh:
         if answer.claims.call_id is None:

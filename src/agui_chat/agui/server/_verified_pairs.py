@@ -176,13 +176,23 @@ def _question_pairs(
     key = (answer.claims.question or {}).get("key")
     pairs = []
     for position, prior in enumerate(answer.claims.answers):
-        prior_key, status, payload = prior
+        # Each earlier answer comes with the question it answered (its message and schema),
+        # so request_input hands it only to that question (one from a token without them
+        # answers no question: it is asked again).
+        prior_key, status, payload, *question = prior
+        message, schema = [*question, None, None][:2]
         if prior_key == key:
             continue
         request_id = f"question:{call_id}:earlier-{position}"
         pairs.append(
             (
-                InterruptRequestContent(request_id, tool_call_id=call_id, key=prior_key),
+                InterruptRequestContent(
+                    request_id,
+                    message=message,
+                    tool_call_id=call_id,
+                    response_schema=schema,
+                    key=prior_key,
+                ),
                 InterruptResponseContent(request_id, payload, status),
             )
         )
@@ -200,6 +210,7 @@ def _question_pair(
         reason=question.get("reason"),
         message=question.get("message"),
         tool_call_id=call_id,
+        response_schema=question.get("schema"),
         key=question.get("key"),
         additional_properties=answer.trace_properties(),
     )
