@@ -17,6 +17,7 @@ export const RUN_ERROR_WORDS = {
   APPROVAL_STALE: "This approval is too old to answer. Start a new conversation.",
   INTERRUPT_STALE: "This question is too old to answer. Start a new conversation.",
   RESUME_INVALID_PAYLOAD: "The server refused an answer as invalid.",
+  RESUME_UNKNOWN_PAYLOAD_KEY: "The server refused an answer it could not read in full (an unknown field); nothing ran.",
   RESUME_ALREADY_CONSUMED: "These requests were already answered.",
   APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
   APPROVAL_STORE_UNAVAILABLE:
