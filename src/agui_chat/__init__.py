@@ -77,6 +77,7 @@ from ._tools import (
 )
 from ._usage import UsageDetails
 from ._values import ChatFinishReason, ChatRole
+from ._version import __version__
 from .middleware import (
     ChatClientBuilder,
     ConfigureOptionsChatClient,
@@ -87,8 +88,6 @@ from .middleware import (
     RetryingChatClient,
     current_invocation,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "APPROVAL_RESPONSE_SCHEMA",
