@@ -272,3 +272,25 @@ async def test_without_an_sdk_a_pause_is_not_stamped() -> None:
     paused = await client.get_response("deploy", TOOLS)
     [request] = paused.input_requests
     assert request.additional_properties is None
+
+
+async def test_content_json_cannot_hold_never_fails_the_call(otel: Recorded) -> None:
+    """With ``capture_content``, a tool whose result holds itself: the tool runs once, the
+    run ends with the model's answer, and the span records the result as text."""
+    ran: list[int] = []
+
+    @ai_function
+    def loop() -> dict[str, Any]:
+        "Return a value that holds itself."
+        ran.append(1)
+        value: dict[str, Any] = {"ok": True}
+        value["self"] = value
+        return value
+
+    client = _pipeline(otel, [FunctionCallContent("r1", "loop", {})], capture_content=True)
+    done = await client.get_response("go", ChatOptions(tools=[loop]))
+    assert done.text == "done"
+    assert ran == [1]
+    a = dict(otel.span("execute_tool loop").attributes or {})
+    assert a["agui_chat.tool.outcome"] == "ran"
+    assert a["gen_ai.tool.call.result"] == "{'ok': True, 'self': {...}}"

@@ -190,10 +190,11 @@ class ToolTracing:
         return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
     def _records(self) -> bool:
+        """Whether anything would record a span, an event on the current span or a metric."""
         return (
-            trace.get_current_span().is_recording()
-            or self._traces()
+            self._traces()
             or self._instruments() is not None
+            or trace.get_current_span().is_recording()
         )
 
     # -- tools -------------------------------------------------------------------------------
@@ -215,12 +216,14 @@ class ToolTracing:
         self, call: FunctionCallContent, tool: AITool, invocation: Awaitable[InvocationOutcome]
     ) -> InvocationOutcome:
         """Run ``invocation`` (the tool's execution) in its span and return its outcome."""
+        if not self._traces():  # no SDK: no span to make (one check per call)
+            return await invocation
         span = self._tracer.start_span(
             f"execute_tool {call.name}",
             kind=SpanKind.INTERNAL,
             attributes=self._tool_attributes(call, tool),
         )
-        if not span.is_recording():  # nothing records: no span to keep current
+        if not span.is_recording():  # sampled out: no span to keep current
             span.end()
             return await invocation
         try:
@@ -248,6 +251,8 @@ class ToolTracing:
         return outcome
 
     def _unrun_tool(self, call: FunctionCallContent, outcome: str, **extra: Any) -> None:
+        if not self._traces():
+            return
         attributes = {**self._tool_attributes(call, None), TOOL_OUTCOME: outcome, **extra}
         span = self._tracer.start_span(
             f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes=attributes
