@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import agui_chat
@@ -107,3 +109,17 @@ def test_use_opentelemetry_builds_the_public_class_and_loads_nothing_by_name() -
                 assert not ours, f"{path.name} loads {named.value!r} by name"  # type: ignore[attr-defined]
     assert importlib.util.find_spec("agui_chat._telemetry") is None
     assert not hasattr(agui_chat, "OpenTelemetryHooks")
+
+
+def test_the_metrics_api_is_imported_on_first_use_not_with_the_package() -> None:
+    """DESIGN §6: ``opentelemetry.metrics`` is about half of what the API adds to the import
+    time, and only an answer or a request needs it (tests/otel/test_otel_tool_loop.py shows
+    the metrics recorded then)."""
+    code = (
+        "import sys, agui_chat, agui_chat.agui\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry.metrics')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -21,10 +21,9 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Awaitable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from opentelemetry import metrics, trace
-from opentelemetry.metrics import _internal as metrics_internal
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .._contents import FunctionCallContent, FunctionResultContent
@@ -42,6 +41,9 @@ from .._values import ChatRole
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
 from ._otel_names import (
     DECISION,
     DECISION_BUCKETS,
@@ -101,9 +103,14 @@ def error_type(exc: BaseException) -> str:
 
 def metrics_enabled() -> bool:
     """Whether a meter provider other than the API's no-op default has been set (read from
-    the API's global, not through ``get_meter_provider()``, which reads the environment)."""
-    provider = getattr(metrics_internal, "_METER_PROVIDER", None)
-    return provider is not None and not isinstance(provider, metrics.NoOpMeterProvider)
+    the API's global, not through ``get_meter_provider()``, which reads the environment).
+
+    The metrics API is imported on the first answer or request, not with ``agui_chat``
+    (about half of what the API adds to the import time; DESIGN §6)."""
+    from opentelemetry.metrics import _internal
+
+    provider = getattr(_internal, "_METER_PROVIDER", None)
+    return provider is not None and not isinstance(provider, _internal.NoOpMeterProvider)
 
 
 def traceparent_of_current() -> str | None:
@@ -117,7 +124,7 @@ def traceparent_of_current() -> str | None:
 class _Instruments:
     """The person's metrics on one meter provider."""
 
-    def __init__(self, provider: metrics.MeterProvider) -> None:
+    def __init__(self, provider: MeterProvider) -> None:
         meter = provider.get_meter(SCOPE, __version__, SCHEMA_URL)
         self.approvals = meter.create_counter(
             METRIC_APPROVALS, unit="{approval}", description="Approval decisions by outcome"
@@ -132,7 +139,7 @@ class _Instruments:
 
 #: The instruments on each global meter provider that has been set (made on first record, so
 #: nothing is created while metrics are off).
-_GLOBAL_INSTRUMENTS: weakref.WeakKeyDictionary[metrics.MeterProvider, _Instruments] = (
+_GLOBAL_INSTRUMENTS: weakref.WeakKeyDictionary[MeterProvider, _Instruments] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -164,7 +171,7 @@ class ToolTracing:
         self,
         *,
         tracer_provider: trace.TracerProvider | None = None,
-        meter_provider: metrics.MeterProvider | None = None,
+        meter_provider: MeterProvider | None = None,
         capture_content: bool = False,
     ) -> None:
         self.capture_content = capture_content
@@ -178,7 +185,9 @@ class ToolTracing:
             return self._own
         if not metrics_enabled():
             return None
-        provider = metrics.get_meter_provider()
+        from opentelemetry.metrics import get_meter_provider
+
+        provider = get_meter_provider()
         found = _GLOBAL_INSTRUMENTS.get(provider)
         if found is None:
             found = _GLOBAL_INSTRUMENTS[provider] = _Instruments(provider)
