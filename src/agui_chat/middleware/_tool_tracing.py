@@ -7,7 +7,7 @@ or the answer: inside ``AGUIServer``, the run's SERVER span. ``FunctionInvokingC
 traces through the global providers, or through those of an ``OpenTelemetryChatClient`` below
 it (which also says whether content is captured): it asks its inner pipeline for a
 :class:`ToolTracing` once, when it is built. Nothing here runs per streamed update, and with
-nothing recording each hook returns after one check.
+nothing recording each method returns after one check.
 
 Two keys of a request's ``additional_properties`` carry a pause across requests (and, inside
 the AG-UI server's signed interrupt ids, across workers): :data:`REQUESTED_AT` (epoch seconds
@@ -41,9 +41,6 @@ from .._values import ChatRole
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
-
-if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
 from ._otel_names import (
     DECISION,
     DECISION_BUCKETS,
@@ -77,6 +74,9 @@ from ._otel_names import (
     TOOL_OUTCOME,
     TOOL_TYPE,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
 
 __all__ = [
     "REQUESTED_AT",
