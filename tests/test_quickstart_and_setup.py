@@ -116,7 +116,8 @@ def test_pyproject_declares_the_package_its_extras_and_the_command() -> None:
     assert any(d.startswith("openai") for d in extras["openai"])
     assert {d.split(">")[0] for d in extras["server"]} >= {"starlette", "uvicorn"}
     base = " ".join(project["project"]["dependencies"])
-    for forbidden in ("openai", "starlette", "uvicorn", "opentelemetry"):
+    for forbidden in ("openai", "starlette", "uvicorn", "opentelemetry-sdk", "opentelemetry-exp"):
         assert forbidden not in base
+    assert any(d.startswith("opentelemetry-api>=") for d in project["project"]["dependencies"])
     assert project["project"]["scripts"]["agui-chat"] == "agui_chat.cli:main"
     assert (Path(agui_chat.__file__).parent / "py.typed").is_file()

@@ -78,6 +78,7 @@ from ._tools import (
 )
 from ._usage import UsageDetails
 from ._values import ChatFinishReason, ChatRole
+from ._version import __version__
 from .middleware import (
     ChatClientBuilder,
     ConfigureOptionsChatClient,
@@ -88,8 +89,6 @@ from .middleware import (
     RetryingChatClient,
     current_invocation,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AGUIChatError",

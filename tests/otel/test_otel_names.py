@@ -7,7 +7,7 @@ from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.semconv.attributes import error_attributes, server_attributes
 from opentelemetry.semconv.schemas import Schemas
 
-from agui_chat.otel import _names
+from agui_chat.middleware import _otel_names as _names
 
 
 def _values(module: object) -> set[str]:

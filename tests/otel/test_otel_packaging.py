@@ -1,6 +1,7 @@
-"""Without opentelemetry installed: the package, the tool loop and the AG-UI client and server
-work untraced; ``agui_chat.otel`` and ``use_opentelemetry()`` fail with one line naming the
-extra. An expired answer is an event on the current span."""
+"""With the base install (``opentelemetry-api``, no SDK): the package, the tool loop and the
+AG-UI client and server work untraced, a pause is not stamped, ``agui_chat.otel`` and
+``use_opentelemetry()`` work, and ``configure_export`` fails with one line naming the extra.
+An expired answer is an event on the current span."""
 
 from __future__ import annotations
 
@@ -26,14 +27,16 @@ from agui_chat import (
 from agui_chat.testing import ScriptedChatClient
 
 
-def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
+def test_with_the_api_alone_nothing_traces_and_the_export_names_the_extra() -> None:
     script = textwrap.dedent(
         """
         import sys
-        sys.modules["opentelemetry"] = None  # as if it were not installed
+        for name in ("opentelemetry.sdk", "opentelemetry.exporter"):
+            sys.modules[name] = None  # as if the [otel] extra were not installed
         import asyncio
         import httpx
-        from agui_chat import ChatClientBuilder, FunctionCallContent, ai_function, ChatOptions
+        from agui_chat import (ChatClientBuilder, FunctionCallContent, ai_function,
+                               approval_required, ChatOptions)
         from agui_chat.agui import AGUIChatClient, AGUIServer
         from agui_chat.testing import ScriptedChatClient
 
@@ -41,6 +44,12 @@ def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
         def add(a: int, b: int) -> int:
             "Add."
             return a + b
+
+        @approval_required
+        @ai_function
+        def deploy() -> str:
+            "Deploy."
+            return "deployed"
 
         def model(messages, options):
             if messages[-1].role == "tool":
@@ -60,13 +69,20 @@ def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
             http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t")
             async with AGUIChatClient("http://t/", http_client=http) as client:
                 print((await client.get_response("add")).text)
+            calls = ScriptedChatClient(lambda m, o: [FunctionCallContent("d1", "deploy", {})])
+            traced = (
+                ChatClientBuilder(calls)
+                .use_function_invocation()
+                .use_opentelemetry(capture_content=True)
+                .build()
+            )
+            paused = await traced.get_response("go", ChatOptions(tools=[deploy]))
+            [request] = paused.input_requests
+            print(request.additional_properties)
         asyncio.run(main())
+        from agui_chat.otel import OpenTelemetryChatClient, configure_export
         try:
-            ChatClientBuilder(ScriptedChatClient(model)).use_opentelemetry()
-        except ImportError as exc:
-            print(exc)
-        try:
-            import agui_chat.otel
+            configure_export()
         except ImportError as exc:
             print(exc)
         """
@@ -75,11 +91,11 @@ def test_without_opentelemetry_nothing_traces_and_the_extra_is_named() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert lines[0] == "sum 5"
-    assert (
-        lines[1:] == ["agui_chat.otel needs opentelemetry-api: pip install 'agui-chat[otel]'"] * 2
-    )
+    assert done.stdout.strip().splitlines() == [
+        "sum 5",
+        "None",  # no SDK: the request carries no time and no traceparent
+        "exporting telemetry needs opentelemetry-sdk: pip install 'agui-chat[otel]'",
+    ]
 
 
 async def test_an_expired_answer_is_an_event(otel: Recorded) -> None:

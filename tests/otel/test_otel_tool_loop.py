@@ -206,3 +206,91 @@ async def test_a_question_and_its_answer_are_events(otel: Recorded, cancel: bool
     }
     outcomes = [(s.attributes or {})["agui_chat.tool.outcome"] for s in otel.spans("execute_tool")]
     assert outcomes == ["input_required", "ran"]
+
+
+async def test_the_tool_loop_traces_through_the_global_api_on_its_own(
+    global_otel: Recorded,
+) -> None:
+    """Without ``use_opentelemetry()`` the loop opens its ``execute_tool`` spans and records
+    the person's events and metrics with the global providers (content not captured); tracing
+    changes nothing of what runs: the gated call runs once, only after the approval, and a
+    replay of the answered history runs it no more."""
+    client = (
+        ChatClientBuilder(
+            ScriptedChatClient(_model([FunctionCallContent("g1", "deploy", {"target": "eu"})]))
+        )
+        .use_function_invocation()
+        .build()
+    )
+    tracer = global_otel.tracer_provider.get_tracer("test")
+    before = len(RUNS)
+    with tracer.start_as_current_span("turn 1"):
+        paused = await client.get_response("deploy", TOOLS)
+    assert RUNS[before:] == []
+    [request] = paused.input_requests
+    assert request.additional_properties is not None  # stamped: something records
+    history = [
+        ChatMessage("user", "deploy"),
+        *paused.messages,
+        ChatMessage("user", [request.create_response(True)]),  # type: ignore[attr-defined]
+    ]
+    with tracer.start_as_current_span("turn 2"):
+        done = await client.get_response(history, TOOLS)
+    assert done.text == "done"
+    with tracer.start_as_current_span("turn 3"):
+        await client.get_response(history, TOOLS)
+    assert RUNS[before:] == ["eu"]
+    events = [
+        (e.name, dict(e.attributes or {})) for s in global_otel.spans("turn") for e in s.events
+    ]
+    assert [name for name, _ in events] == [
+        "agui_chat.approval.requested",
+        "agui_chat.approval.approved",
+    ]
+    assert all(a["gen_ai.tool.call.id"] == "g1" for _, a in events)
+    assert "gen_ai.tool.call.arguments" not in events[0][1]
+    [span] = global_otel.spans("execute_tool")
+    attributes = dict(span.attributes or {})
+    assert (span.name, attributes["agui_chat.tool.outcome"]) == ("execute_tool deploy", "ran")
+    assert "gen_ai.tool.call.result" not in attributes
+    assert global_otel.spans("chat") == []  # no chat client: no model-call spans
+    [point] = global_otel.points("agui_chat.approvals")
+    assert (point.attributes, point.value) == ({"agui_chat.decision": "approved"}, 1)
+
+
+async def test_without_an_sdk_a_pause_is_not_stamped() -> None:
+    """The API's no-op providers (no SDK configured): the loop records nothing and leaves the
+    request as it was made (an AG-UI server then signs no tracing claims into its id)."""
+    client = (
+        ChatClientBuilder(
+            ScriptedChatClient(_model([FunctionCallContent("n1", "deploy", {"target": "eu"})]))
+        )
+        .use_function_invocation()
+        .use_opentelemetry(capture_content=True)
+        .build()
+    )
+    paused = await client.get_response("deploy", TOOLS)
+    [request] = paused.input_requests
+    assert request.additional_properties is None
+
+
+async def test_content_json_cannot_hold_never_fails_the_call(otel: Recorded) -> None:
+    """With ``capture_content``, a tool whose result holds itself: the tool runs once, the
+    run ends with the model's answer, and the span records the result as text."""
+    ran: list[int] = []
+
+    @ai_function
+    def loop() -> dict[str, Any]:
+        "Return a value that holds itself."
+        ran.append(1)
+        value: dict[str, Any] = {"ok": True}
+        value["self"] = value
+        return value
+
+    client = _pipeline(otel, [FunctionCallContent("r1", "loop", {})], capture_content=True)
+    done = await client.get_response("go", ChatOptions(tools=[loop]))
+    assert done.text == "done"
+    assert ran == [1]
+    a = dict(otel.span("execute_tool loop").attributes or {})
+    assert a["agui_chat.tool.outcome"] == "ran"
+    assert a["gen_ai.tool.call.result"] == "{'ok': True, 'self': {...}}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -74,18 +73,18 @@ class ChatClientBuilder:
     def use_opentelemetry(
         self, *, capture_content: bool = False, **settings: Any
     ) -> ChatClientBuilder:
-        """Add an ``agui_chat.otel.OpenTelemetryChatClient`` (``pip install
-        'agui-chat[otel]'``); ``settings`` are its other keyword arguments. Add it after
+        """Add an ``agui_chat.otel.OpenTelemetryChatClient``; ``settings`` are its other
+        keyword arguments. It needs ``opentelemetry-api`` only (a base dependency); configure
+        an SDK to record (``pip install 'agui-chat[otel]'``). Add it after
         ``use_function_invocation()`` (inside the tool loop): each model call then gets its
-        span, and the loop finds it for its tool spans and the person's events.
+        span, and the loop traces its tools and the person's events with its providers and
+        ``capture_content``."""
+        from ._chat_tracing import OpenTelemetryChatClient
 
-        The middleware may not import an adapter (DESIGN §1), so the adapter is loaded by name.
-        """
-        otel = importlib.import_module("agui_chat.otel")
         if not isinstance(capture_content, bool):
             raise TypeError(f"capture_content must be a bool, got {type(capture_content).__name__}")
         return self.use(
-            lambda inner: otel.OpenTelemetryChatClient(
+            lambda inner: OpenTelemetryChatClient(
                 inner, capture_content=capture_content, **settings
             )
         )

@@ -33,7 +33,6 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
-from .._telemetry import find_telemetry
 from .._tool_registry import ToolSource, check_tools
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
@@ -71,6 +70,7 @@ from ._resume import (
     input_request_id,
     plan_resume,
 )
+from ._tool_tracing import tool_tracing_of
 
 __all__ = ["FunctionInvokingChatClient"]
 
@@ -126,7 +126,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
-        self.telemetry = find_telemetry(inner_client)  # tracing hooks (no-op without otel)
+        self.telemetry = tool_tracing_of(inner_client)  # its spans and the person's events
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
         if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:

@@ -1,21 +1,14 @@
 """OpenTelemetry for agui_chat: GenAI-convention spans and metrics for model calls, the tool
-loop and the person's part in it (``pip install 'agui-chat[otel]'``).
+loop and the person's part in it. See ``docs/observability.md`` for every span, event,
+attribute and metric.
 
-``OpenTelemetryChatClient`` (or ``ChatClientBuilder(...).use_opentelemetry()``) stands on
-``opentelemetry-api`` alone; configure an SDK to record anything (``configure_export`` does
-that for the command line from the standard ``OTEL_*`` variables). See
-``docs/observability.md`` for every span, event, attribute and metric.
+``OpenTelemetryChatClient`` (or ``ChatClientBuilder(...).use_opentelemetry()``) and the tool
+loop stand on ``opentelemetry-api`` alone, a base dependency; configure an SDK to record
+anything. ``configure_export`` does that for the command line from the standard ``OTEL_*``
+variables; it needs the SDK and the OTLP exporter (``pip install 'agui-chat[otel]'``).
 """
 
-try:
-    import opentelemetry.trace  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the install
-    raise ImportError(
-        "agui_chat.otel needs opentelemetry-api: pip install 'agui-chat[otel]'"
-    ) from None
-
-from ._chat import OpenTelemetryChatClient
+from ..middleware._chat_tracing import OpenTelemetryChatClient
 from ._export import configure_export
-from ._hooks import OpenTelemetryHooks
 
-__all__ = ["OpenTelemetryChatClient", "OpenTelemetryHooks", "configure_export"]
+__all__ = ["OpenTelemetryChatClient", "configure_export"]

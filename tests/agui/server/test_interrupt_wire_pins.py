@@ -31,9 +31,9 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat._telemetry import REQUESTED_AT, TRACEPARENT
 from agui_chat.agui.server import AGUIServer, _interrupts
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
+from agui_chat.middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from agui_chat.stores import InMemoryApprovalStore
 
 NOW = 4_000_000_000.25  # the fake clock: a quarter second past a whole second

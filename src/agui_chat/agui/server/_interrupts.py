@@ -28,10 +28,9 @@ from ..._hitl_contents import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_of_current
 from ..wire._messages import QUESTION_METADATA_KEY
-from ..wire._tracing import current_traceparent
 from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
 
 __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
@@ -207,7 +206,7 @@ def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
     """The tracing claims of a request (none when tracing is off): the span the run paused
     in and when the request was made."""
     properties = request.additional_properties or {}
-    traceparent = properties.get(TRACEPARENT) or current_traceparent()
+    traceparent = properties.get(TRACEPARENT) or traceparent_of_current()
     if not isinstance(traceparent, str):
         return {}
     at = properties.get(REQUESTED_AT)

@@ -17,9 +17,9 @@ from ..._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from ..._messages import ChatMessage
-from ..._telemetry import REQUESTED_AT, TRACEPARENT
 from ..._values import ChatRole
 from ...middleware._pairs import VerifiedPair
+from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from ._signing import InterruptClaims, canonical_json
 
 __all__ = ["Answer", "HistoryIndex", "index_history", "pairs_of", "run_history"]
@@ -50,7 +50,7 @@ class Answer:
         return dict(self.claims.arguments or {})
 
     def trace_properties(self) -> dict[str, Any] | None:
-        """What the request carried for tracing (see ``agui_chat._telemetry``), if anything."""
+        """What the request carried for tracing (see ``middleware/_tool_tracing``), if anything."""
         if self.claims.traceparent is None:
             return None
         return {TRACEPARENT: self.claims.traceparent, REQUESTED_AT: self.claims.requested_at}

@@ -1,10 +1,10 @@
-"""OpenTelemetry spans for AG-UI runs, when ``opentelemetry-api`` is installed.
+"""OpenTelemetry spans for AG-UI runs, with ``opentelemetry-api`` (a base dependency).
 
 The client opens a CLIENT span per run and sends its W3C trace context (``traceparent``,
 ``tracestate``) with the request; the server continues it with a SERVER span per run, so one
-trace holds client run → server run → model calls → tool executions. The API is imported
-lazily and guarded: without it (or without an SDK, whose no-op tracer makes spans that do
-not record) nothing is traced, and each run pays one check.
+trace holds client run → server run → model calls → tool executions. Without an SDK (the
+API's no-op tracer makes spans that do not record) nothing is traced, and each run pays one
+check.
 
 Attributes: ``agui.thread.id``, ``agui.run.id``, ``agui.run.outcome`` (``success``,
 ``interrupt``, ``error``, ``cancelled``) and, on ``RUN_ERROR``, ``agui.run.error_code`` and
@@ -18,6 +18,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from opentelemetry import context, propagate, trace
+from opentelemetry.trace import Span
+
 __all__ = [
     "RUN_ERROR_CODE",
     "RUN_ID",
@@ -25,7 +28,6 @@ __all__ = [
     "RUN_SPAN_NAME",
     "THREAD_ID",
     "RunSpan",
-    "current_traceparent",
     "start_run_span",
 ]
 
@@ -37,37 +39,11 @@ RUN_SPAN_NAME = "agui.run"
 _SCOPE = "agui_chat.agui"
 _TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
-_api: Any = None  # the opentelemetry modules once looked up; False when not installed
 
-
-def _otel() -> Any:
-    global _api
-    if _api is None:
-        try:
-            from opentelemetry import context, propagate, trace
-
-            _api = (trace, propagate, context)
-        except ImportError:
-            _api = False
-    return _api or None
-
-
-def current_traceparent() -> str | None:
-    """The W3C ``traceparent`` of the current span, when one is recording."""
-    api = _otel()
-    if api is None:
-        return None
-    ctx = api[0].get_current_span().get_span_context()
-    if not ctx.is_valid:
-        return None
-    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
-
-
-def _link(api: Any, traceparent: str) -> Any:
+def _link(traceparent: str) -> trace.Link | None:
     found = _TRACEPARENT.match(traceparent)
     if found is None:
         return None
-    trace = api[0]
     ctx = trace.SpanContext(
         trace_id=int(found[1], 16),
         span_id=int(found[2], 16),
@@ -80,15 +56,13 @@ def _link(api: Any, traceparent: str) -> Any:
 class RunSpan:
     """One run's span (recording); attach it while the run's work happens."""
 
-    def __init__(self, api: Any, span: Any) -> None:
-        self._api = api
+    def __init__(self, span: Span) -> None:
         self.span = span
-        self._token: Any = None
+        self._token: object = None
 
     def headers(self) -> dict[str, str]:
         """The W3C trace context headers that continue this span elsewhere."""
         carrier: dict[str, str] = {}
-        trace, propagate, _ = self._api
         propagate.inject(carrier, context=trace.set_span_in_context(self.span))
         return carrier
 
@@ -100,12 +74,11 @@ class RunSpan:
         return self.headers()
 
     def attach(self) -> None:
-        trace, _, context = self._api
         self._token = context.attach(trace.set_span_in_context(self.span))
 
     def detach(self) -> None:
         if self._token is not None:
-            self._api[2].detach(self._token)
+            context.detach(self._token)  # type: ignore[arg-type]
             self._token = None
 
     def event(self, name: str, attributes: Mapping[str, Any]) -> None:
@@ -121,8 +94,7 @@ class RunSpan:
         if outcome == "error":
             kind = code or (type(error).__name__ if error is not None else "_OTHER")
             span.set_attribute("error.type", kind)
-            status = self._api[0].Status(self._api[0].StatusCode.ERROR, kind)
-            span.set_status(status)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, kind))
         span.end()
 
 
@@ -138,10 +110,6 @@ def start_run_span(
     """A ``client`` or ``server`` run span, or ``None`` when nothing would record it. A
     server span continues the trace context of ``headers`` (the request's, as ASGI gives
     them) and links to the spans named by ``links`` (W3C traceparents)."""
-    api = _otel()
-    if api is None:
-        return None
-    trace, propagate, _ = api
     tracer = trace.get_tracer(_SCOPE)
     parent = None
     if headers is not None:
@@ -156,7 +124,7 @@ def start_run_span(
         span_attributes[THREAD_ID] = thread_id
     if run_id is not None:
         span_attributes[RUN_ID] = run_id
-    span_links = [link for link in (_link(api, t) for t in links) if link is not None]
+    span_links = [link for link in (_link(t) for t in links) if link is not None]
     span = tracer.start_span(
         RUN_SPAN_NAME,
         context=parent,
@@ -167,4 +135,4 @@ def start_run_span(
     if not span.is_recording():
         span.end()
         return None
-    return RunSpan(api, span)
+    return RunSpan(span)

@@ -1,7 +1,9 @@
 """``OpenTelemetryChatClient``: a span and metrics per model call, GenAI conventions.
 
-It stands on ``opentelemetry-api`` alone: without an SDK (the API's no-op providers) every
-call passes straight through, streams included, at no cost per update.
+It stands on ``opentelemetry-api`` alone (a base dependency), so it lives below the builder
+(``ChatClientBuilder.use_opentelemetry``); its public home is ``agui_chat.otel``. Without an
+SDK (the API's no-op providers) every call passes straight through, streams included, at no
+cost per update.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .. import __version__
 from .._client import ChatClient, ChatMessages
 from .._contents import UsageContent
 from .._messages import as_messages
@@ -23,12 +24,46 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
-from .._telemetry import Telemetry
 from .._usage import UsageDetails
-from ..middleware import DelegatingChatClient
-from . import _content
-from . import _names as n
-from ._hooks import OpenTelemetryHooks, error_type, metrics_enabled
+from .._version import __version__
+from ._delegating import DelegatingChatClient
+from ._otel_content import input_messages, output_messages, system_instructions
+from ._otel_names import (
+    CONVERSATION_ID,
+    DURATION_BUCKETS,
+    ERROR_TYPE,
+    INPUT_MESSAGES,
+    METRIC_OPERATION_DURATION,
+    METRIC_TOKEN_USAGE,
+    OPERATION_NAME,
+    OUTPUT_MESSAGES,
+    OUTPUT_TYPE,
+    PROVIDER_NAME,
+    REQUEST_FREQUENCY_PENALTY,
+    REQUEST_MAX_TOKENS,
+    REQUEST_MODEL,
+    REQUEST_PRESENCE_PENALTY,
+    REQUEST_SEED,
+    REQUEST_STOP_SEQUENCES,
+    REQUEST_STREAM,
+    REQUEST_TEMPERATURE,
+    REQUEST_TOP_K,
+    REQUEST_TOP_P,
+    RESPONSE_FINISH_REASONS,
+    RESPONSE_ID,
+    RESPONSE_MODEL,
+    SCHEMA_URL,
+    SCOPE,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    STREAM_END,
+    SYSTEM_INSTRUCTIONS,
+    TOKEN_BUCKETS,
+    TOKEN_TYPE,
+    USAGE_INPUT_TOKENS,
+    USAGE_OUTPUT_TOKENS,
+)
+from ._tool_tracing import ToolTracing, error_type, metrics_enabled
 
 __all__ = ["OpenTelemetryChatClient"]
 
@@ -47,9 +82,10 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     """Traces every model call as a ``chat {model}`` CLIENT span and records the
     ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms,
     following the OpenTelemetry GenAI semantic conventions as published in
-    **Semantic Conventions v1.44.0** (status Development). It also serves the tool loop
-    above it (``FunctionInvokingChatClient`` finds it with ``get_service``): a span per tool
-    execution and the human-in-the-loop events and metrics (see ``docs/observability.md``).
+    **Semantic Conventions v1.44.0** (status Development). A tool loop above it
+    (``FunctionInvokingChatClient``) traces its tool executions and the person's part with
+    this client's providers and ``capture_content`` (it asks for its ``ToolTracing`` with
+    ``get_service``; see ``docs/observability.md``).
 
     - ``provider_name``, ``model``, ``server_address``, ``server_port``: what the spans say
       about the service; by default read from the innermost client where it tells
@@ -87,28 +123,32 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         self.server_address = server_address or found_address
         self.server_port = server_port or (found_port if self.server_address else None)
         self.capture_content = capture_content
-        self._tracer = trace.get_tracer(n.SCOPE, __version__, tracer_provider, n.SCHEMA_URL)
+        self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, SCHEMA_URL)
         meter = (meter_provider or metrics.get_meter_provider()).get_meter(
-            n.SCOPE, __version__, n.SCHEMA_URL
+            SCOPE, __version__, SCHEMA_URL
         )
         self._own_meter = meter_provider is not None
         self._duration = meter.create_histogram(
-            n.METRIC_OPERATION_DURATION,
+            METRIC_OPERATION_DURATION,
             unit="s",
             description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=list(n.DURATION_BUCKETS),
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
         )
         self._tokens = meter.create_histogram(
-            n.METRIC_TOKEN_USAGE,
+            METRIC_TOKEN_USAGE,
             unit="{token}",
             description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=list(n.TOKEN_BUCKETS),
+            explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
         )
-        self.hooks = OpenTelemetryHooks(self._tracer, meter, capture_content=capture_content)
+        self.tool_tracing = ToolTracing(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        )
 
     def get_service(self, kind: type[_T]) -> _T | None:
-        if kind is Telemetry or kind is OpenTelemetryHooks:
-            return self.hooks  # type: ignore[return-value]
+        if kind is ToolTracing:
+            return self.tool_tracing  # type: ignore[return-value]
         return super().get_service(kind)
 
     # -- the calls -------------------------------------------------------------------------
@@ -189,7 +229,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         finally:
             await close_stream(stream)
             if ended != "failed":
-                span.set_attribute(n.STREAM_END, ended)
+                span.set_attribute(STREAM_END, ended)
                 response = (
                     ChatResponse.from_updates(kept)
                     if kept is not None
@@ -210,16 +250,16 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         """The span and the metric attributes of one call, or ``None`` when nothing would
         record (no SDK): the call then passes through."""
         model = (options.model_id if options is not None else None) or self.model
-        attributes: dict[str, Any] = {n.OPERATION_NAME: "chat", n.PROVIDER_NAME: self.provider_name}
+        attributes: dict[str, Any] = {OPERATION_NAME: "chat", PROVIDER_NAME: self.provider_name}
         if model:
-            attributes[n.REQUEST_MODEL] = model
+            attributes[REQUEST_MODEL] = model
         if self.server_address:
-            attributes[n.SERVER_ADDRESS] = self.server_address
+            attributes[SERVER_ADDRESS] = self.server_address
             if self.server_port:
-                attributes[n.SERVER_PORT] = self.server_port
+                attributes[SERVER_PORT] = self.server_port
         span_attributes = {**attributes, **_request_attributes(options)}
         if streaming:
-            span_attributes[n.REQUEST_STREAM] = True
+            span_attributes[REQUEST_STREAM] = True
         span = self._tracer.start_span(
             f"chat {model}" if model else "chat", kind=SpanKind.CLIENT, attributes=span_attributes
         )
@@ -227,11 +267,9 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             span.end()
             return None
         if self.capture_content and span.is_recording():
-            span.set_attribute(n.INPUT_MESSAGES, _content.input_messages(as_messages(messages)))
+            span.set_attribute(INPUT_MESSAGES, input_messages(as_messages(messages)))
             if options is not None and options.instructions:
-                span.set_attribute(
-                    n.SYSTEM_INSTRUCTIONS, _content.system_instructions(options.instructions)
-                )
+                span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(options.instructions))
         return span, attributes, time.perf_counter()
 
     def _finish(
@@ -240,27 +278,25 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         reason = response.finish_reason
         finish = str(getattr(reason, "value", reason)) if reason is not None else None
         if response.model_id:
-            attributes[n.RESPONSE_MODEL] = response.model_id
+            attributes[RESPONSE_MODEL] = response.model_id
         if span.is_recording():
             if response.response_id:
-                span.set_attribute(n.RESPONSE_ID, response.response_id)
+                span.set_attribute(RESPONSE_ID, response.response_id)
             if response.model_id:
-                span.set_attribute(n.RESPONSE_MODEL, response.model_id)
+                span.set_attribute(RESPONSE_MODEL, response.model_id)
             if finish is not None:
-                span.set_attribute(n.RESPONSE_FINISH_REASONS, [str(finish)])
+                span.set_attribute(RESPONSE_FINISH_REASONS, [str(finish)])
             if self.capture_content:
-                span.set_attribute(
-                    n.OUTPUT_MESSAGES, _content.output_messages(response.messages, finish)
-                )
+                span.set_attribute(OUTPUT_MESSAGES, output_messages(response.messages, finish))
         usage = response.usage
         if usage is not None:
             for kind, count, name in (
-                ("input", usage.input_token_count, n.USAGE_INPUT_TOKENS),
-                ("output", usage.output_token_count, n.USAGE_OUTPUT_TOKENS),
+                ("input", usage.input_token_count, USAGE_INPUT_TOKENS),
+                ("output", usage.output_token_count, USAGE_OUTPUT_TOKENS),
             ):
                 if count is not None:
                     span.set_attribute(name, count)
-                    self._tokens.record(count, {**attributes, n.TOKEN_TYPE: kind})
+                    self._tokens.record(count, {**attributes, TOKEN_TYPE: kind})
         self._duration.record(time.perf_counter() - start, attributes)
         span.end()
 
@@ -268,8 +304,8 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         self, span: Span, attributes: dict[str, Any], start: float, exc: BaseException
     ) -> None:
         kind = error_type(exc)
-        attributes[n.ERROR_TYPE] = kind
-        span.set_attribute(n.ERROR_TYPE, kind)
+        attributes[ERROR_TYPE] = kind
+        span.set_attribute(ERROR_TYPE, kind)
         span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
         if self.capture_content:
             span.record_exception(exc)
@@ -283,21 +319,21 @@ def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for name, value in (
-        (n.REQUEST_TEMPERATURE, options.temperature),
-        (n.REQUEST_TOP_P, options.top_p),
-        (n.REQUEST_TOP_K, options.top_k),
-        (n.REQUEST_MAX_TOKENS, options.max_output_tokens),
-        (n.REQUEST_SEED, options.seed),
-        (n.REQUEST_FREQUENCY_PENALTY, options.frequency_penalty),
-        (n.REQUEST_PRESENCE_PENALTY, options.presence_penalty),
-        (n.CONVERSATION_ID, options.conversation_id),
+        (REQUEST_TEMPERATURE, options.temperature),
+        (REQUEST_TOP_P, options.top_p),
+        (REQUEST_TOP_K, options.top_k),
+        (REQUEST_MAX_TOKENS, options.max_output_tokens),
+        (REQUEST_SEED, options.seed),
+        (REQUEST_FREQUENCY_PENALTY, options.frequency_penalty),
+        (REQUEST_PRESENCE_PENALTY, options.presence_penalty),
+        (CONVERSATION_ID, options.conversation_id),
     ):
         if value is not None:
             out[name] = value
     if options.stop_sequences:
-        out[n.REQUEST_STOP_SEQUENCES] = list(options.stop_sequences)
+        out[REQUEST_STOP_SEQUENCES] = list(options.stop_sequences)
     if options.response_format is not None:
-        out[n.OUTPUT_TYPE] = "json"
+        out[OUTPUT_TYPE] = "json"
     return out
 
 

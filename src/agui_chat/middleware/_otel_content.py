@@ -27,8 +27,12 @@ __all__ = ["input_messages", "output_messages", "system_instructions", "to_json"
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON; what JSON cannot hold is written as its ``str``."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Compact JSON; what JSON cannot hold is written as its ``str`` (a value that holds
+    itself too: recording content never fails the call it records)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, RecursionError):  # a circular value
+        return str(value)
 
 
 def _part(content: AIContent) -> dict[str, Any] | None:
