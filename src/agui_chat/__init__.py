@@ -5,7 +5,7 @@ The public surface is what this module re-exports; adapters live in ``agui_chat.
 ``agui_chat.openai`` and ``agui_chat.testing``.
 """
 
-from ._client import BaseChatClient, ChatClient, ChatMessages
+from ._client import BaseChatClient, ChatClient
 from ._contents import (
     AIContent,
     DataContent,
@@ -56,11 +56,6 @@ from ._hitl_contents import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from ._hosted_contents import (
-    HostedMcpServerTool,
-    McpServerToolCallContent,
-    McpServerToolResultContent,
-)
 from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage
 from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
@@ -107,7 +102,6 @@ __all__ = [
     "ChatClientError",
     "ChatFinishReason",
     "ChatMessage",
-    "ChatMessages",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseFormat",
@@ -128,7 +122,6 @@ __all__ = [
     "FunctionInvokingChatClient",
     "FunctionResultContent",
     "HTTPStatusError",
-    "HostedMcpServerTool",
     "HumanInTheLoopError",
     "InputAnswer",
     "InputRequestContent",
@@ -138,8 +131,6 @@ __all__ = [
     "InterruptResponseContent",
     "InvalidResponseError",
     "LoggingChatClient",
-    "McpServerToolCallContent",
-    "McpServerToolResultContent",
     "ProtocolError",
     "RateLimitError",
     "RefusalError",

@@ -67,3 +67,18 @@ def test_the_agui_package_and_its_rooms_hand_out_the_same_objects() -> None:
     assert agui.AGUIChatClient is client.AGUIChatClient
     assert agui.AGUIServer is server.AGUIServer
     assert agui.current_run is server.current_run
+
+
+#: Public names deleted by issue 24: nothing in the package produces or needs them.
+DELETED = [
+    ("agui_chat", "McpServerToolCallContent"),
+    ("agui_chat", "McpServerToolResultContent"),
+    ("agui_chat", "HostedMcpServerTool"),
+    ("agui_chat", "ChatMessages"),
+    ("agui_chat.agui.server", "ASGIHandOff"),
+]
+
+
+@pytest.mark.parametrize(("package", "name"), DELETED)
+def test_names_nothing_produces_have_no_public_home(package: str, name: str) -> None:
+    assert not hasattr(importlib.import_module(package), name)

@@ -5,7 +5,7 @@ extra."""
 from __future__ import annotations
 
 from ...stores import ApprovalStore, InMemoryApprovalStore
-from ._mount import ASGIHandOff, bearer_token, fastapi_router, protect
+from ._mount import bearer_token, fastapi_router, protect
 from ._run_context import AGUIRunContext, current_run
 from ._serve import serve
 from ._server import AUDIENCE_ENV, SIGNING_KEY_ENV, AGUIServer, default_audience
@@ -15,7 +15,6 @@ __all__ = [
     "SIGNING_KEY_ENV",
     "AGUIRunContext",
     "AGUIServer",
-    "ASGIHandOff",
     "ApprovalStore",
     "InMemoryApprovalStore",
     "bearer_token",
