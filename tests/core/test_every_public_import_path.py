@@ -76,9 +76,19 @@ DELETED = [
     ("agui_chat", "HostedMcpServerTool"),
     ("agui_chat", "ChatMessages"),
     ("agui_chat.agui.server", "ASGIHandOff"),
+    ("agui_chat", "TimeoutError"),  # renamed ServiceTimeoutError: it shadowed the builtin
 ]
 
 
 @pytest.mark.parametrize(("package", "name"), DELETED)
 def test_names_nothing_produces_have_no_public_home(package: str, name: str) -> None:
     assert not hasattr(importlib.import_module(package), name)
+
+
+@pytest.mark.parametrize("package", ["agui_chat", *sorted(PUBLIC)])
+def test_no_public_name_shadows_a_builtin(package: str) -> None:
+    """``from agui_chat import *`` must not replace a builtin (``TimeoutError`` once did)."""
+    import builtins
+
+    shadowing = set(importlib.import_module(package).__all__) & set(dir(builtins))
+    assert not shadowing, f"{package} exports {sorted(shadowing)}"

@@ -16,7 +16,7 @@ from .._exceptions import (
     HTTPStatusError,
     ProtocolError,
     RunError,
-    TimeoutError,
+    ServiceTimeoutError,
     TransportError,
     TruncatedStreamError,
 )
@@ -67,7 +67,7 @@ def explain(exc: AGUIChatError, url: str) -> str:
             f"cannot connect to {where}: nothing answers there. Is the server running? "
             "(start one with: agui-chat serve)"
         )
-    if isinstance(exc, TimeoutError):
+    if isinstance(exc, ServiceTimeoutError):
         return f"{where} did not answer in time; try again, or check the server"
     if isinstance(exc, AuthenticationError):
         return (
