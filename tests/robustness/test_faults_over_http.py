@@ -34,9 +34,8 @@ from agui_chat import (
     ai_function,
     approval_required,
 )
-from agui_chat.agui import InMemoryApprovalStore
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 #: Every wait on the other side of a socket is bounded by this (seconds).

@@ -31,7 +31,7 @@ from robustness_streams import (
 )
 
 from agui_chat import ChatOptions, ProtocolError, TruncatedStreamError
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
 from agui_chat.agui.wire._sse import aiter_sse_data
 

@@ -32,7 +32,8 @@ from agui_chat import (
     ToolApprovalRequestContent,
 )
 from agui_chat._telemetry import REQUESTED_AT, TRACEPARENT
-from agui_chat.agui.server import AGUIServer, _interrupts
+from agui_chat.agui import AGUIServer
+from agui_chat.agui.server import _interrupts
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
 from agui_chat.stores import InMemoryApprovalStore
 
