@@ -99,6 +99,12 @@ def _absolute(module: Path, level: int, name: str) -> str:
     return ".".join([*base, name] if name else base)
 
 
+def _dotted(module: Path) -> str:
+    """The dotted name of the module at ``module`` (a package by its ``__init__``)."""
+    parts = ["agui_chat", *module.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def _agui_side(dotted: str) -> str | None:
     parts = dotted.split(".")
     if parts[:2] == ["agui_chat", "agui"] and len(parts) > 2:
@@ -158,3 +164,33 @@ def test_every_module_is_under_600_lines_and_says_what_it_holds(module: Path) ->
     assert source.count("\n") <= 600, f"{module.name} has {source.count(chr(10))} lines"
     if source.strip():
         assert ast.get_docstring(ast.parse(source)), f"{module.name} has no module docstring"
+
+
+def _wire_users() -> dict[str, set[str]]:
+    """For each ``agui/wire`` module, the rooms (``client``, ``server``) that use it, directly
+    or through another wire module."""
+    wire = PACKAGE / "agui" / "wire"
+    modules = {_dotted(p) for p in wire.glob("_*.py") if p.name != "__init__.py"}
+    users: dict[str, set[str]] = {m: set() for m in modules}
+    used_by_wire: list[tuple[str, str]] = []  # (used, importer) inside wire
+    for module in AGUI_MODULES:
+        room = module.relative_to(PACKAGE / "agui").parts[0]
+        for level, name in _imports(module):
+            dotted = _absolute(module, level, name)
+            if dotted not in modules:
+                continue
+            if room == "wire":
+                used_by_wire.append((dotted, _dotted(module)))
+            elif room in ("client", "server"):
+                users[dotted].add(room)
+    for _ in modules:  # a wire module used by a wire module serves that one's users too
+        for used, importer in used_by_wire:
+            users[used] |= users.get(importer, set())
+    return users
+
+
+def test_agui_wire_holds_only_what_the_client_and_the_server_both_use() -> None:
+    users = _wire_users()
+    assert users, "no wire modules found"
+    one_sided = {m: sorted(rooms) for m, rooms in users.items() if rooms != {"client", "server"}}
+    assert not one_sided, f"move these to the one room that uses them: {one_sided}"

@@ -39,7 +39,7 @@ from ..._exceptions import (
     TransportError,
 )
 from ...middleware._retry import backoff_delay
-from ..wire._sse import SSEDecoder
+from ._sse import SSEDecoder
 
 __all__ = ["AGUITransport", "EventStream", "map_transport_error"]
 
