@@ -38,12 +38,6 @@ from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequired
 from .._usage import UsageDetails
 from .._values import ChatFinishReason, ChatRole
 from ._delegating import DelegatingChatClient
-from ._history import (
-    drop_answers,
-    duplicate_id_results,
-    duplicated_call_ids,
-    pending_calls,
-)
 from ._invocation import (
     FunctionInvocationContext,
     FunctionInvoker,
@@ -68,6 +62,12 @@ from ._resume import (
     approval_request_id,
     input_request_id,
     plan_resume,
+)
+from ._turn_calls import (
+    drop_answers,
+    duplicate_id_results,
+    duplicated_call_ids,
+    pending_calls,
 )
 
 __all__ = ["FunctionInvokingChatClient"]
