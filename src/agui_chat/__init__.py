@@ -60,6 +60,7 @@ from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage
 from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
 from ._responses import ChatResponse, ChatResponseUpdate
+from ._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._sync import SyncChatClient
 from ._tools import (
     AIFunction,
@@ -71,7 +72,6 @@ from ._tools import (
     approval_required,
 )
 from ._usage import UsageDetails
-from ._values import ChatFinishReason, ChatRole
 from .middleware import (
     ChatClientBuilder,
     ConfigureOptionsChatClient,

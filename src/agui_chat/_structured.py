@@ -24,7 +24,7 @@ from ._contents import ErrorContent
 from ._exceptions import RefusalError, StructuredOutputError
 from ._messages import ChatMessage, as_messages
 from ._options import ChatOptions, ChatResponseFormat
-from ._values import ChatRole
+from ._role_and_finish_reason import ChatRole
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError

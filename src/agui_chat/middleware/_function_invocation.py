@@ -31,12 +31,12 @@ from .._hitl_contents import (
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
 from .._telemetry import find_telemetry
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
-from .._values import ChatFinishReason, ChatRole
 from ._delegating import DelegatingChatClient
 from ._invocation import (
     FunctionInvocationContext,

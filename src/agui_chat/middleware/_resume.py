@@ -34,8 +34,8 @@ from .._hitl_contents import (
 )
 from .._input import InputAnswer
 from .._messages import ChatMessage
+from .._role_and_finish_reason import ChatRole
 from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
-from .._values import ChatRole
 from ._invocation import rejected_text
 
 __all__ = ["ResumePlan", "ScheduledCall", "approval_request_id", "input_request_id", "plan_resume"]

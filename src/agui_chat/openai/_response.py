@@ -20,8 +20,8 @@ from .._contents import (
 from .._exceptions import ProtocolError
 from .._messages import ChatMessage
 from .._responses import ChatResponse
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._usage import UsageDetails
-from .._values import ChatFinishReason, ChatRole
 
 __all__ = [
     "finish_reason",

@@ -26,7 +26,7 @@ from .._contents import (
     UsageContent,
 )
 from .._responses import ChatResponseUpdate
-from .._values import ChatFinishReason, ChatRole
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._response import (
     finish_reason,
     function_call,

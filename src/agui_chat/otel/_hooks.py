@@ -25,9 +25,9 @@ from .._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from .._messages import ChatMessage
+from .._role_and_finish_reason import ChatRole
 from .._telemetry import _O, REQUESTED_AT, TRACEPARENT, ResumeWork, Telemetry
 from .._tools import AITool
-from .._values import ChatRole
 from . import _names as n
 from ._content import to_json
 

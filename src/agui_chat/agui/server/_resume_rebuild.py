@@ -16,8 +16,8 @@ from ..._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from ..._messages import ChatMessage
+from ..._role_and_finish_reason import ChatRole
 from ..._telemetry import REQUESTED_AT, TRACEPARENT
-from ..._values import ChatRole
 from ._signing import InterruptClaims, canonical_json
 
 __all__ = ["Answer", "HistoryIndex", "index_history", "rebuild_history"]
