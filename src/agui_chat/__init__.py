@@ -58,7 +58,8 @@ from ._hitl_contents import (
 )
 from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage
-from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from ._options import ChatOptions, ChatToolMode
+from ._response_format import ChatResponseFormat
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._sync import SyncChatClient

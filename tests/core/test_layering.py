@@ -30,18 +30,49 @@ ADAPTERS = ("agui", "openai", "mcp", "otel", "stores", "cli", "testing")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    """Every import in ``path`` as (level, absolute-or-relative module name)."""
+    """Every import in ``path`` as (level, absolute-or-relative module name): at the top, in
+    functions, under ``TYPE_CHECKING``, and a module loaded by name
+    (``importlib.import_module("agui_chat.otel")``)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found += [(0, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             found.append((node.level, node.module or ""))
+            # ``from . import _names``: the submodule is what is imported.
+            found += [(node.level, f"{node.module}.{a.name}" if node.module else a.name)
+                      for a in node.names if a.name != "*"]  # fmt: skip
+        elif isinstance(node, ast.Call) and _loads_by_name(node):
+            name = node.args[0].value  # type: ignore[attr-defined]
+            dots = len(name) - len(name.lstrip("."))
+            found.append((dots, name[dots:]))
     return found
 
 
+def _loads_by_name(call: ast.Call) -> bool:
+    """``importlib.import_module("<a constant>", ...)`` (a name computed at run time is not
+    seen)."""
+    func = call.func
+    named = isinstance(func, ast.Attribute) and func.attr == "import_module"
+    named = named or (isinstance(func, ast.Name) and func.id == "import_module")
+    return named and bool(call.args) and isinstance(call.args[0], ast.Constant)
+
+
+#: Known breaches another part of issue 24 removes (strict: once gone, the mark must go too).
+_LOADS_OTEL_BY_NAME = pytest.mark.xfail(
+    strict=True,
+    reason="issue 24: the builder loads agui_chat.otel by name; opentelemetry-api moves into "
+    "the core and this goes (remove this mark then)",
+)
+
+
 @pytest.mark.parametrize(
-    "module", CORE_AND_MIDDLEWARE, ids=lambda p: p.relative_to(PACKAGE).as_posix()
+    "module",
+    [
+        pytest.param(p, marks=_LOADS_OTEL_BY_NAME) if p.name == "_builder.py" else p
+        for p in CORE_AND_MIDDLEWARE
+    ],
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
 )
 def test_core_and_middleware_import_no_adapter_and_no_adapter_dependency(module: Path) -> None:
     in_middleware = module.parent.name == "middleware"
@@ -194,3 +225,83 @@ def test_agui_wire_holds_only_what_the_client_and_the_server_both_use() -> None:
     assert users, "no wire modules found"
     one_sided = {m: sorted(rooms) for m, rooms in users.items() if rooms != {"client", "server"}}
     assert not one_sided, f"move these to the one room that uses them: {one_sided}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (every import, lazy ones included). A package
+    is its ``__init__``; importing ``a.b.c`` counts as importing ``a.b.c`` only (not the
+    packages around it, which Python also runs)."""
+    modules = {_dotted(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for level, imported in _imports(path):
+            dotted = _absolute(path, level, imported)
+            if dotted in modules and dotted != name:
+                targets.add(dotted)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another (strongly connected, more than one)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_lazy_two_module_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
+    graph = _import_graph()
+    # ``_options`` imports ``_tools`` inside ``ChatOptions.__post_init__`` and under
+    # TYPE_CHECKING; ``agui_chat.cli._main`` imports the AG-UI package inside functions.
+    assert "agui_chat._tools" in graph["agui_chat._options"]
+    assert "agui_chat.agui" in graph["agui_chat.cli._main"]
+    assert "agui_chat.otel" in graph["agui_chat.middleware._builder"]  # by name
+
+
+def _touches_otel(group: list[str]) -> bool:
+    return any(m.startswith("agui_chat.otel") for m in group)
+
+
+def test_no_modules_import_each_other_not_even_lazily() -> None:
+    cycles = [group for group in _cycles(_import_graph()) if not _touches_otel(group)]
+    assert not cycles, f"modules that import each other: {cycles}"
+
+
+@_LOADS_OTEL_BY_NAME
+def test_no_cycle_through_the_otel_adapter() -> None:
+    """Today: otel._chat -> agui_chat (``__version__``) -> middleware -> _builder -> (by
+    name) agui_chat.otel -> otel._chat."""
+    cycles = [group for group in _cycles(_import_graph()) if _touches_otel(group)]
+    assert not cycles, f"modules that import each other: {cycles}"

@@ -23,7 +23,8 @@ from .._contents import (
 )
 from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from .._options import ChatOptions, ChatToolMode
+from .._response_format import ChatResponseFormat
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of
 from .._tools import AIFunctionDeclaration
