@@ -552,7 +552,7 @@ def bench_sse(n: int, runs: int) -> dict[str, Any]:
     from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
     from httpx_sse._decoders import SSELineDecoder
 
-    from agui_chat.agui.wire._sse import SSEDecoder
+    from agui_chat.agui.client._sse import SSEDecoder
 
     chunks = [b"".join(text_stream(n)[i : i + 100]) for i in range(0, n + 4, 100)]
 

@@ -1,7 +1,7 @@
 """An AG-UI agent inside a FastAPI app, behind a bearer-token check.
 
 ``AGUIServer`` is a plain ASGI application and does no authentication: that is the host
-application's job. ``agui_chat.agui.server`` has the two public ways to put it in front:
+application's job. ``agui_chat.agui`` has the two public ways to put it in front:
 
 1. FastAPI (what this sample does): ``fastapi_router`` gives an ``APIRouter`` whose endpoint
    runs your dependencies first, then hands the untouched request to the server::
@@ -35,7 +35,7 @@ from fastapi import Depends, FastAPI, HTTPException
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agui_chat import AIContent, ChatMessage, ChatOptions, FunctionCallContent, approval_required
-from agui_chat.agui.server import AGUIServer, fastapi_router, serve
+from agui_chat.agui import AGUIServer, fastapi_router, serve
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from agui_chat import (
     ChatClientBuilder,
     ChatMessage,
-    ChatMessages,
     ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
@@ -25,13 +24,16 @@ from agui_chat import (
 )
 from agui_chat.testing import ScriptedChatClient
 
+#: What a chat client accepts as ``messages``: one user message as text, or messages.
+Messages = str | ChatMessage | Sequence[ChatMessage]
+
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 
 
 class RedactingChatClient(DelegatingChatClient):
     """Replaces e-mail addresses in user messages with ``[email]`` before the model sees them."""
 
-    def _redact(self, messages: ChatMessages) -> list[ChatMessage]:
+    def _redact(self, messages: Messages) -> list[ChatMessage]:
         if isinstance(messages, str):
             messages = [ChatMessage("user", messages)]
         elif isinstance(messages, ChatMessage):
@@ -42,12 +44,12 @@ class RedactingChatClient(DelegatingChatClient):
         ]
 
     async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
+        self, messages: Messages, options: ChatOptions | None = None
     ) -> ChatResponse:
         return await self.inner_client.get_response(self._redact(messages), options)
 
     def get_streaming_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
+        self, messages: Messages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         return self.inner_client.get_streaming_response(self._redact(messages), options)
 

@@ -156,7 +156,7 @@ def validated_server_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Record every SSE body an ``AGUIServer`` finishes while the block runs, and check each
     with ag-ui-validate at its end. A stream the client cut off is not the server's to
     finish, so it is not checked."""
-    from agui_chat.agui.server import AGUIServer
+    from agui_chat.agui import AGUIServer
 
     streams: list[tuple[bytes, bool]] = []
     original = AGUIServer._stream

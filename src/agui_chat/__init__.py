@@ -5,7 +5,7 @@ The public surface is what this module re-exports; adapters live in ``agui_chat.
 ``agui_chat.openai`` and ``agui_chat.testing``.
 """
 
-from ._client import BaseChatClient, ChatClient, ChatMessages
+from ._client import BaseChatClient, ChatClient
 from ._contents import (
     AIContent,
     DataContent,
@@ -37,9 +37,9 @@ from ._exceptions import (
     RateLimitError,
     RefusalError,
     RunError,
+    ServiceTimeoutError,
     ServiceUnavailableError,
     StructuredOutputError,
-    TimeoutError,
     ToolArgumentsError,
     ToolError,
     TransientError,
@@ -56,15 +56,12 @@ from ._hitl_contents import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from ._hosted_contents import (
-    HostedMcpServerTool,
-    McpServerToolCallContent,
-    McpServerToolResultContent,
-)
 from ._input import InputRequired, request_input
 from ._messages import ChatMessage
-from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
+from ._options import ChatOptions, ChatToolMode
+from ._response_format import ChatResponseFormat
 from ._responses import ChatResponse, ChatResponseUpdate
+from ._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._sync import SyncChatClient
 from ._tool_registry import ToolSource
 from ._tools import (
@@ -77,7 +74,6 @@ from ._tools import (
     approval_required,
 )
 from ._usage import UsageDetails
-from ._values import ChatFinishReason, ChatRole
 from ._version import __version__
 from .middleware import (
     ChatClientBuilder,
@@ -106,7 +102,6 @@ __all__ = [
     "ChatClientError",
     "ChatFinishReason",
     "ChatMessage",
-    "ChatMessages",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseFormat",
@@ -128,7 +123,6 @@ __all__ = [
     "FunctionInvokingChatClient",
     "FunctionResultContent",
     "HTTPStatusError",
-    "HostedMcpServerTool",
     "HumanInTheLoopError",
     "InputRequestContent",
     "InputRequired",
@@ -137,19 +131,17 @@ __all__ = [
     "InterruptResponseContent",
     "InvalidResponseError",
     "LoggingChatClient",
-    "McpServerToolCallContent",
-    "McpServerToolResultContent",
     "ProtocolError",
     "RateLimitError",
     "RefusalError",
     "RetryingChatClient",
     "RunError",
+    "ServiceTimeoutError",
     "ServiceUnavailableError",
     "StructuredOutputError",
     "SyncChatClient",
     "TextContent",
     "TextReasoningContent",
-    "TimeoutError",
     "ToolApprovalRequestContent",
     "ToolApprovalResponseContent",
     "ToolArgumentsError",

@@ -11,7 +11,7 @@ from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._structured import get_structured_response, wants_structured
 
-__all__ = ["BaseChatClient", "ChatClient", "ChatMessages"]
+__all__ = ["BaseChatClient", "ChatClient"]
 
 _T = TypeVar("_T")
 _Self = TypeVar("_Self", bound="BaseChatClient")

@@ -274,8 +274,7 @@ def _strict_json(text: str) -> Any:
 
 
 class ToolCallContent(AIContent):
-    """Base of every tool call: a function call we may run (``FunctionCallContent``) or a
-    call the service runs itself (``McpServerToolCallContent``)."""
+    """Base of every tool call (``FunctionCallContent``: a function call we may run)."""
 
     __slots__ = ("call_id",)
     call_id: str

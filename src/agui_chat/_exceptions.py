@@ -6,7 +6,7 @@ Catch at the level you care about::
     ├── ChatClientError                talking to a model or an agent failed
     │   ├── TransportError             the request or the stream broke on the network
     │   │   ├── ConnectError           (transient) could not connect
-    │   │   └── TimeoutError           (transient before the first update) timed out
+    │   │   └── ServiceTimeoutError    (transient before the first update) timed out
     │   ├── HTTPStatusError            the service answered an error status (.status_code, .body)
     │   │   ├── AuthenticationError    401 / 403
     │   │   ├── RateLimitError         (transient) 429, with .retry_after
@@ -60,9 +60,9 @@ __all__ = [
     "RateLimitError",
     "RefusalError",
     "RunError",
+    "ServiceTimeoutError",
     "ServiceUnavailableError",
     "StructuredOutputError",
-    "TimeoutError",
     "ToolArgumentsError",
     "ToolError",
     "TransientError",
@@ -98,7 +98,7 @@ class ConnectError(TransportError, TransientError):
     """Could not connect to the service."""
 
 
-class TimeoutError(TransportError, TransientError):
+class ServiceTimeoutError(TransportError, TransientError):
     """The service did not answer in time."""
 
 

@@ -70,9 +70,9 @@ class InputResponseContent(AIContent):
 class ToolApprovalRequestContent(InputRequestContent):
     """A tool call that waits for a person's approval before it may run.
 
-    ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); it may
-    also be a call the service runs itself (``McpServerToolCallContent``), whose request and
-    answer the loop passes through to the service. Answer it with :meth:`create_response`,
+    ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); a request
+    whose call is another ``ToolCallContent`` (one the service runs itself) is passed through
+    to the service with its answer. Answer it with :meth:`create_response`,
     or withdraw it undecided with :meth:`cancel`. ``requires_confirmation`` is false for a
     request that is shown only for context; ``allow_edits`` says whether the person may change
     the arguments.

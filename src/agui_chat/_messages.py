@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._contents import AIContent, TextContent
+from ._role_and_finish_reason import ChatRole
 from ._schema import to_jsonable
-from ._values import ChatRole
 
 __all__ = ["ChatMessage", "as_messages"]
 

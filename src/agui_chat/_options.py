@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ._response_format import ChatResponseFormat
 
 if TYPE_CHECKING:
     from ._tools import AITool
 
-__all__ = ["ChatOptions", "ChatResponseFormat", "ChatToolMode"]
+__all__ = ["ChatOptions", "ChatToolMode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,60 +43,6 @@ class ChatToolMode:
 ChatToolMode.AUTO = ChatToolMode("auto")
 ChatToolMode.NONE = ChatToolMode("none")
 ChatToolMode.REQUIRE_ANY = ChatToolMode("required")
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResponseFormat:
-    """The shape of the model's answer: ``TEXT``, ``JSON``,
-    ``ChatResponseFormat.for_json_schema(schema, name=..., description=...)``, or
-    ``ChatResponseFormat.for_type(Model)`` (the strict schema of a Python type, whose reply
-    ``get_response`` validates into ``response.value``).
-
-    ``strict`` asks the provider to enforce the schema (OpenAI's strict mode); ``output_type``
-    is the Python type the schema was made from, if any.
-    """
-
-    kind: Literal["text", "json"]
-    schema: Mapping[str, Any] | None = None
-    schema_name: str | None = None
-    schema_description: str | None = None
-    strict: bool | None = None
-    output_type: Any = None
-
-    TEXT: ClassVar[ChatResponseFormat]
-    JSON: ClassVar[ChatResponseFormat]
-
-    @classmethod
-    def for_json_schema(
-        cls,
-        schema: Mapping[str, Any] | type[Any],
-        name: str | None = None,
-        description: str | None = None,
-        *,
-        strict: bool | None = None,
-    ) -> ChatResponseFormat:
-        """JSON constrained by ``schema`` (a JSON schema dict or a pydantic model class)."""
-        if isinstance(schema, type):
-            from pydantic import TypeAdapter
-
-            name = name or schema.__name__
-            schema = TypeAdapter(schema).json_schema()
-        if not isinstance(schema, Mapping):
-            raise TypeError("schema must be a JSON schema mapping or a pydantic model class")
-        return cls("json", dict(schema), name, description, strict)
-
-    @classmethod
-    def for_type(cls, output_type: Any) -> ChatResponseFormat:
-        """The strict JSON schema of ``output_type`` (a pydantic model, a dataclass, a
-        ``TypedDict`` or a type such as ``list[str]``); a ``TypeError`` names a type pydantic
-        cannot make a schema for."""
-        from ._structured import output_spec
-
-        return output_spec(output_type).response_format
-
-
-ChatResponseFormat.TEXT = ChatResponseFormat("text")
-ChatResponseFormat.JSON = ChatResponseFormat("json")
 
 
 @dataclass(slots=True)

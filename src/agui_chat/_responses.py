@@ -20,10 +20,10 @@ from ._hitl_contents import (
     InputRequestContent,
 )
 from ._messages import ChatMessage
+from ._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._schema import to_jsonable
 from ._streams import close_stream
 from ._usage import UsageDetails
-from ._values import ChatFinishReason, ChatRole
 
 __all__ = ["ChatResponse", "ChatResponseUpdate", "OutputT"]
 

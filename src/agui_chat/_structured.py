@@ -1,134 +1,38 @@
-"""Structured output: a Python type as a strict JSON schema, and a reply validated into it.
+"""Structured output: a reply validated into the Python type the caller asked for (``.value``).
 
 ``get_response(messages, options, response_format=Model)`` (on every chat client) sends the
 schema of ``Model`` as ``ChatOptions.response_format`` and returns a ``ChatResponse[Model]``
 whose ``.value`` is the validated reply. The work happens once, in the outermost client the
 call reaches: inner clients receive a format with the schema only (no ``output_type``), so
-the tool loop's intermediate turns are never validated.
-
-The schema is made strict-compatible as OpenAI's strict mode requires: every object has
-``additionalProperties: false`` and lists every property as required, a property that had
-a default becomes nullable, and a root that is not an object is wrapped as ``{"value": ...}``.
+the tool loop's intermediate turns are never validated. The format and the strict schema of a
+type are in ``_response_format``; this module uses them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Awaitable, Mapping
-from functools import lru_cache
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._contents import ErrorContent
 from ._exceptions import RefusalError, StructuredOutputError
 from ._messages import ChatMessage, as_messages
-from ._options import ChatOptions, ChatResponseFormat
-from ._values import ChatRole
+from ._options import ChatOptions
+from ._response_format import ChatResponseFormat, output_spec, schema_name, type_name
+from ._role_and_finish_reason import ChatRole
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter, ValidationError
-
-    from ._client import ChatMessages
     from ._responses import ChatResponse
 
 __all__ = [
-    "OutputSpec",
+    "format_from_wire",
     "format_to_wire",
     "get_structured_response",
-    "output_spec",
     "response_format_of",
     "schema_instructions",
     "wants_structured",
 ]
-
-_NAME = re.compile(r"[^A-Za-z0-9_-]")
-_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?\s*```\s*$", re.DOTALL)
-_WRAP_KEY = "value"
-
-
-class OutputSpec:
-    """A requested output type: its strict schema and its validator."""
-
-    __slots__ = ("adapter", "output_type", "response_format", "wrapped")
-
-    def __init__(self, output_type: Any) -> None:
-        # pydantic is imported on first use, not with the package (bench/import_time.py).
-        from pydantic import TypeAdapter
-        from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
-
-        try:
-            adapter: TypeAdapter[Any] = TypeAdapter(output_type)
-            schema = adapter.json_schema()
-        except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
-            raise TypeError(
-                f"response_format={_type_name(output_type)} has no JSON schema pydantic can "
-                f"make; use a pydantic model, a dataclass, a TypedDict or a type such as "
-                f"list[str] ({str(exc).splitlines()[0]})"
-            ) from exc
-        self.output_type = output_type
-        self.adapter = adapter
-        self.wrapped = schema.get("type") != "object" or "properties" not in schema
-        if self.wrapped:
-            defs = schema.pop("$defs", None)
-            schema = {
-                "type": "object",
-                "properties": {_WRAP_KEY: schema},
-                "required": [_WRAP_KEY],
-            }
-            if defs:
-                schema["$defs"] = defs
-        strict, fits = strict_schema(schema)
-        description = schema.get("description") if not self.wrapped else None
-        self.response_format = ChatResponseFormat(
-            "json",
-            strict,
-            _NAME.sub("_", _type_name(output_type))[:64] or "response",
-            description if isinstance(description, str) else None,
-            fits,
-            output_type,
-        )
-
-    def parse(self, text: str) -> tuple[Any, list[str]]:
-        """The validated value and no errors, or ``None`` and the errors (one line each)."""
-        match = _FENCE.match(text)
-        body = match.group("body") if match else text.strip()
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            return None, [f"(root): the reply is not JSON ({exc})"]
-        if self.wrapped and isinstance(data, dict) and set(data) == {_WRAP_KEY}:
-            data = data[_WRAP_KEY]
-        from pydantic import ValidationError
-
-        try:
-            return self.adapter.validate_python(data), []
-        except ValidationError as exc:
-            errors = _errors(exc)
-        # The strict schema made defaulted properties nullable: a null there means "default".
-        try:
-            return self.adapter.validate_python(_drop_nulls(data)), []
-        except ValidationError:
-            return None, errors
-
-
-@lru_cache(maxsize=128)
-def _cached_spec(output_type: Any) -> OutputSpec:
-    return OutputSpec(output_type)
-
-
-def output_spec(output_type: Any) -> OutputSpec:
-    """The ``OutputSpec`` of ``output_type`` (cached per type when the type is hashable)."""
-    if output_type is None or isinstance(output_type, (ChatResponseFormat, str, Mapping)):
-        raise TypeError(
-            f"response_format must be a type (a pydantic model, a dataclass, a TypedDict, "
-            f"list[str]...), got {_type_name(output_type)}"
-        )
-    try:
-        hash(output_type)
-    except TypeError:
-        return OutputSpec(output_type)  # an unhashable type expression is not cached
-    return _cached_spec(output_type)
 
 
 def response_format_of(options: ChatOptions | None) -> ChatResponseFormat | None:
@@ -157,13 +61,15 @@ def wants_structured(options: ChatOptions | None, response_format: Any, retries:
 
 class _GetResponse(Protocol):
     def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
+        self,
+        messages: str | ChatMessage | Sequence[ChatMessage],
+        options: ChatOptions | None = None,
     ) -> Awaitable[ChatResponse[Any]]: ...
 
 
 async def get_structured_response(
     client: _GetResponse,
-    messages: ChatMessages,
+    messages: str | ChatMessage | Sequence[ChatMessage],
     options: ChatOptions | None,
     response_format: Any = None,
     retries: int = 0,
@@ -199,7 +105,7 @@ async def get_structured_response(
         refusal = _refusal(response)
         if refusal is not None:
             raise RefusalError(
-                f"the model refused to answer as {_type_name(spec.output_type)}: {refusal}",
+                f"the model refused to answer as {type_name(spec.output_type)}: {refusal}",
                 refusal=refusal,
                 response=response,
             )
@@ -211,7 +117,7 @@ async def get_structured_response(
             return response
         if attempt == retries:
             raise StructuredOutputError(
-                f"the reply does not validate as {_type_name(spec.output_type)} after "
+                f"the reply does not validate as {type_name(spec.output_type)} after "
                 f"{attempt + 1} attempt(s): {'; '.join(errors[:5])}",
                 text=text,
                 errors=errors,
@@ -237,7 +143,7 @@ def format_to_wire(fmt: ChatResponseFormat) -> dict[str, Any]:
     if fmt.schema is None:
         return {"type": "json_object"}
     json_schema: dict[str, Any] = {
-        "name": _NAME.sub("_", fmt.schema_name or "response")[:64],
+        "name": schema_name(fmt.schema_name or "response"),
         "schema": dict(fmt.schema),
     }
     if fmt.schema_description:
@@ -284,79 +190,6 @@ def schema_instructions(fmt: ChatResponseFormat) -> str:
         "Reply with only a JSON value (no prose, no code fence) that validates against this "
         f"JSON schema: {schema}"
     )
-
-
-# -- the strict schema ---------------------------------------------------------------------
-
-
-def strict_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-    """``schema`` made strict-compatible, and whether strict mode can take it (an object
-    with free-form keys, such as a ``dict[str, int]``, cannot be strict)."""
-    fits = [True]
-    return _strict(schema, fits), fits[0]
-
-
-def _strict(node: Any, fits: list[bool]) -> Any:
-    if isinstance(node, list):
-        return [_strict(item, fits) for item in node]
-    if not isinstance(node, Mapping):
-        return node
-    out = {k: _strict(v, fits) for k, v in node.items() if k != "default"}
-    if out.get("type") == "object" or "properties" in out:
-        properties: dict[str, Any] = out.get("properties") or {}
-        extra = out.get("additionalProperties")
-        if extra not in (None, False) or (not properties and "additionalProperties" in out):
-            fits[0] = False
-        else:
-            required = set(node.get("required", ()))
-            for name, prop in properties.items():
-                if name not in required:
-                    properties[name] = _nullable(prop)
-            out["properties"] = properties
-            out["required"] = list(properties)
-            out["additionalProperties"] = False
-    return out
-
-
-def _nullable(prop: Any) -> Any:
-    if not isinstance(prop, Mapping):
-        return prop
-    kind = prop.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return prop
-    options = prop.get("anyOf")
-    if isinstance(options, list):
-        if any(isinstance(o, Mapping) and o.get("type") == "null" for o in options):
-            return prop
-        return {**prop, "anyOf": [*options, {"type": "null"}]}
-    if isinstance(kind, str) and "enum" not in prop:
-        return {**prop, "type": [kind, "null"]}
-    return {"anyOf": [dict(prop), {"type": "null"}]}
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _type_name(output_type: Any) -> str:
-    if isinstance(output_type, type) and not getattr(output_type, "__args__", None):
-        return output_type.__name__
-    return repr(output_type).replace("typing.", "")
-
-
-def _errors(exc: ValidationError) -> list[str]:
-    out = []
-    for error in exc.errors(include_url=False):
-        where = "/".join(str(p) for p in error["loc"]) or "(root)"
-        out.append(f"{where}: {error['msg']}")
-    return out
-
-
-def _drop_nulls(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _drop_nulls(v) for k, v in data.items() if v is not None}
-    if isinstance(data, list):
-        return [_drop_nulls(item) for item in data]
-    return data
 
 
 def _refusal(response: ChatResponse[Any]) -> str | None:

@@ -25,7 +25,7 @@ from agui_chat import (
     HTTPStatusError,
     ProtocolError,
     RunError,
-    TimeoutError,
+    ServiceTimeoutError,
     TransportError,
     TruncatedStreamError,
 )
@@ -229,7 +229,7 @@ def test_a_failed_run_is_reported_once_and_a_later_success_exits_0() -> None:
             "(start one with: agui-chat serve)",
         ),
         (
-            TimeoutError("x"),
+            ServiceTimeoutError("x"),
             "127.0.0.1:8000 did not answer in time; try again, or check the server",
         ),
         (

@@ -19,8 +19,8 @@ import pytest
 from agui_chat._exceptions import ProtocolError
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
 from agui_chat.agui.client._reducer import AGUIThreadReducer
-from agui_chat.agui.wire._sse import SSEDecoder
-from agui_chat.agui.wire._verify import RunRecord
+from agui_chat.agui.client._sse import SSEDecoder
+from agui_chat.agui.client._verify import RunRecord
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 STREAMS = CORPUS / "1.1" / "streams"

@@ -35,7 +35,7 @@ from agui_chat import (
     TextContent,
     UriContent,
 )
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.client._reducer import AGUIThreadReducer
 from agui_chat.agui.wire._messages import SUBAGENT_KEY
 

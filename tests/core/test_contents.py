@@ -20,8 +20,6 @@ from agui_chat import (
     InterruptRequestContent,
     InterruptResponseContent,
     InvalidResponseError,
-    McpServerToolCallContent,
-    McpServerToolResultContent,
     TextContent,
     TextReasoningContent,
     ToolApprovalRequestContent,
@@ -81,10 +79,6 @@ EXAMPLES: list[AIContent] = [
     ),
     InterruptResponseContent("q1", {"build": 7}, "resolved", metadata={"by": "ann"}),
     InterruptResponseContent("q2", None, "cancelled"),
-    McpServerToolCallContent("m1", "search_docs", "docs", arguments={"q": "otel", "n": 2}),
-    McpServerToolResultContent("m1", [TextContent("two hits"), ErrorContent("partial")]),
-    ToolApprovalRequestContent("m1", McpServerToolCallContent("m1", "search_docs", "docs")),
-    ToolApprovalResponseContent("m1", False, McpServerToolCallContent("m1", "search_docs")),
 ]
 
 

@@ -32,18 +32,38 @@ ADAPTERS = ("agui", "openai", "mcp", "otel", "stores", "cli", "testing")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    """Every import in ``path`` as (level, absolute-or-relative module name)."""
+    """Every import in ``path`` as (level, absolute-or-relative module name): at the top, in
+    functions, under ``TYPE_CHECKING``, and a module loaded by name
+    (``importlib.import_module("agui_chat.otel")``)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found += [(0, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             found.append((node.level, node.module or ""))
+            # ``from . import _names``: the submodule is what is imported.
+            found += [(node.level, f"{node.module}.{a.name}" if node.module else a.name)
+                      for a in node.names if a.name != "*"]  # fmt: skip
+        elif isinstance(node, ast.Call) and _loads_by_name(node):
+            name = node.args[0].value  # type: ignore[attr-defined]
+            dots = len(name) - len(name.lstrip("."))
+            found.append((dots, name[dots:]))
     return found
 
 
+def _loads_by_name(call: ast.Call) -> bool:
+    """``importlib.import_module("<a constant>", ...)`` (a name computed at run time is not
+    seen)."""
+    func = call.func
+    named = isinstance(func, ast.Attribute) and func.attr == "import_module"
+    named = named or (isinstance(func, ast.Name) and func.id == "import_module")
+    return named and bool(call.args) and isinstance(call.args[0], ast.Constant)
+
+
 @pytest.mark.parametrize(
-    "module", CORE_AND_MIDDLEWARE, ids=lambda p: p.relative_to(PACKAGE).as_posix()
+    "module",
+    [p for p in CORE_AND_MIDDLEWARE],
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
 )
 def test_core_and_middleware_import_no_adapter_and_no_adapter_dependency(module: Path) -> None:
     in_middleware = module.parent.name == "middleware"
@@ -100,6 +120,12 @@ def _absolute(module: Path, level: int, name: str) -> str:
     parts = ["agui_chat", *module.relative_to(PACKAGE).with_suffix("").parts]
     base = parts[: len(parts) - level]
     return ".".join([*base, name] if name else base)
+
+
+def _dotted(module: Path) -> str:
+    """The dotted name of the module at ``module`` (a package by its ``__init__``)."""
+    parts = ["agui_chat", *module.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _agui_side(dotted: str) -> str | None:
@@ -161,3 +187,113 @@ def test_every_module_is_under_600_lines_and_says_what_it_holds(module: Path) ->
     assert source.count("\n") <= 600, f"{module.name} has {source.count(chr(10))} lines"
     if source.strip():
         assert ast.get_docstring(ast.parse(source)), f"{module.name} has no module docstring"
+
+
+def _wire_users() -> dict[str, set[str]]:
+    """For each ``agui/wire`` module, the rooms (``client``, ``server``) that use it, directly
+    or through another wire module."""
+    wire = PACKAGE / "agui" / "wire"
+    modules = {_dotted(p) for p in wire.glob("_*.py") if p.name != "__init__.py"}
+    users: dict[str, set[str]] = {m: set() for m in modules}
+    used_by_wire: list[tuple[str, str]] = []  # (used, importer) inside wire
+    for module in AGUI_MODULES:
+        room = module.relative_to(PACKAGE / "agui").parts[0]
+        for level, name in _imports(module):
+            dotted = _absolute(module, level, name)
+            if dotted not in modules:
+                continue
+            if room == "wire":
+                used_by_wire.append((dotted, _dotted(module)))
+            elif room in ("client", "server"):
+                users[dotted].add(room)
+    for _ in modules:  # a wire module used by a wire module serves that one's users too
+        for used, importer in used_by_wire:
+            users[used] |= users.get(importer, set())
+    return users
+
+
+def test_agui_wire_holds_only_what_the_client_and_the_server_both_use() -> None:
+    users = _wire_users()
+    assert users, "no wire modules found"
+    one_sided = {m: sorted(rooms) for m, rooms in users.items() if rooms != {"client", "server"}}
+    assert not one_sided, f"move these to the one room that uses them: {one_sided}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (every import, lazy ones included). A package
+    is its ``__init__``; importing ``a.b.c`` counts as importing ``a.b.c`` only (not the
+    packages around it, which Python also runs)."""
+    modules = {_dotted(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for level, imported in _imports(path):
+            dotted = _absolute(path, level, imported)
+            if dotted in modules and dotted != name:
+                targets.add(dotted)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another (strongly connected, more than one)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_lazy_two_module_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_import_graph_sees_lazy_and_type_checking_imports() -> None:
+    graph = _import_graph()
+    # ``_options`` imports ``_tools`` inside ``ChatOptions.__post_init__`` and under
+    # TYPE_CHECKING; ``agui_chat.cli._main`` imports the AG-UI package inside functions.
+    assert "agui_chat._tools" in graph["agui_chat._options"]
+    assert "agui_chat.agui" in graph["agui_chat.cli._main"]
+
+
+def test_the_import_graph_sees_a_module_loaded_by_name(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import importlib\n"
+        "from importlib import import_module\n"
+        "def f():\n"
+        "    importlib.import_module('agui_chat.otel')\n"
+        "    import_module('.._tools', 'agui_chat.middleware')\n"
+    )
+    assert (0, "agui_chat.otel") in _imports(source)
+    assert (2, "_tools") in _imports(source)
+
+
+def test_no_modules_import_each_other_not_even_lazily() -> None:
+    cycles = _cycles(_import_graph())
+    assert not cycles, f"modules that import each other: {cycles}"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 from agui_streams import SideEffects

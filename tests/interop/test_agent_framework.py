@@ -13,7 +13,7 @@ import pytest
 from interop_support import PeerServer, our_app, peer_python, run_peer
 
 from agui_chat import ChatFinishReason, ChatMessage, ToolApprovalRequestContent
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 from agui_streams import SideEffects
 
 CLIENT = Path(__file__).parent / "clients" / "agent_framework_client.py"

@@ -19,7 +19,7 @@ from agui_chat import (
     RunError,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 GRAPHS = ["/graph", "/graph-outcome"]
 

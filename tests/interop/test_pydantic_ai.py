@@ -17,7 +17,7 @@ from agui_chat import (
     ToolApprovalRequestContent,
     ai_function,
 )
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 
 async def ask(server: PeerServer, prompt: str, answer: Any) -> tuple[Any, Any]:

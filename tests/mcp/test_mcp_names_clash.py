@@ -24,7 +24,7 @@ from agui_chat import (
     ToolError,
     approval_required,
 )
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.mcp import MCPToolset
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import scripted

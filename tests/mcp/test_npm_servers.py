@@ -19,8 +19,7 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.mcp import MCPToolset
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import scripted

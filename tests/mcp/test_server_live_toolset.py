@@ -22,8 +22,7 @@ from mcp_servers import read_log
 from mcp_support import call, model_saw, serving
 
 from agui_chat import ChatMessage, ChatResponse, ToolApprovalRequestContent
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.mcp import MCPApprovalRequired, MCPToolset
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient

@@ -14,6 +14,7 @@ from meai_support import Funcs, invoke, invoke_plan, shape
 
 from agui_chat import (
     AIFunction,
+    AITool,
     ApprovalRequiredAIFunction,
     ChatMessage,
     ChatOptions,
@@ -22,7 +23,6 @@ from agui_chat import (
     FunctionInvocationContext,
     FunctionInvokingChatClient,
     FunctionResultContent,
-    HostedMcpServerTool,
     TextContent,
     ToolApprovalRequestContent,
     ai_function,
@@ -204,9 +204,18 @@ async def test_continues_with_successful_calls_until_maximum_iterations(streamin
     assert last is not None and last.tools is None
 
 
+class ServiceTool(AITool):
+    """A tool the model's service runs itself (as MEAI's hosted tools): not a function."""
+
+    def __init__(self) -> None:
+        self.name = "web_search"
+        self.description = "Run by the service."
+        self.additional_properties = {}
+
+
 async def test_the_last_iteration_keeps_the_tools_that_are_not_functions(streaming: bool) -> None:
     f = Funcs()
-    hosted = HostedMcpServerTool("myServer", "https://localhost/mcp")
+    hosted = ServiceTool()
     options = ChatOptions(tools=[f.func1, hosted], tool_mode=ChatToolMode.AUTO)
     plan = [
         HELLO,

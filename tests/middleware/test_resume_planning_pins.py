@@ -24,11 +24,9 @@ from agui_chat import (
     FunctionCallContent,
     FunctionInvokingChatClient,
     FunctionResultContent,
-    HostedMcpServerTool,
     InterruptRequestContent,
     InterruptResponseContent,
     InvalidResponseError,
-    McpServerToolCallContent,
     TextContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
@@ -141,35 +139,6 @@ async def test_a_request_after_text_in_the_models_message_is_paired_with_its_ans
 
     assert tools.runs == ["delete a"]
     assert final.text == "done"
-
-
-async def test_the_services_approvals_ahead_of_ours_do_not_hide_ours(ask: Ask) -> None:
-    """A message holding the service's MCP approval request before ours, and an answer
-    holding the service's answer before ours: ours is run, the service's passes through."""
-    tools = Tools()
-    tools.options.tools = [
-        *(tools.options.tools or []),
-        HostedMcpServerTool("docs", "https://x/mcp"),
-    ]
-    mcp = McpServerToolCallContent("m1", "search", "docs")
-    theirs = ToolApprovalRequestContent("m1", mcp)
-    ours = delete_request()
-    history = [
-        msg("user", TextContent("clean up")),
-        msg("assistant", theirs, ours),
-        msg("user", ToolApprovalResponseContent("m1", True, mcp), ours.create_response(True)),
-    ]
-    model = scripted("done")
-    await ask(FunctionInvokingChatClient(model), history, tools.options)
-
-    assert tools.runs == ["delete a"]
-    assert seen(model) == [
-        "user: clean up",
-        "assistant: approval? m1",
-        'assistant: call c1 delete_file {"path": "a"}',
-        "tool: result c1 deleted a",
-        "user: approval! m1 True",
-    ]
 
 
 async def test_an_approval_for_a_tool_the_caller_runs_is_left_for_the_inner_client(

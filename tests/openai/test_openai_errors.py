@@ -16,8 +16,8 @@ from agui_chat import (
     HTTPStatusError,
     RateLimitError,
     RunError,
+    ServiceTimeoutError,
     ServiceUnavailableError,
-    TimeoutError,
     TransientError,
 )
 from agui_chat.openai import OpenAIChatClient
@@ -102,7 +102,7 @@ async def test_a_refused_connection_raises_connect_error(
 
 async def test_a_timeout_raises_timeout_error(chat: OpenAIChatClient, wire: Wire) -> None:
     wire.router.post("/chat/completions").mock(side_effect=httpx.ReadTimeout("slow"))
-    with pytest.raises(TimeoutError) as caught:
+    with pytest.raises(ServiceTimeoutError) as caught:
         await chat.get_response("Hi")
     assert isinstance(caught.value.__cause__, openai.APITimeoutError)
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from robustness_http import SIGNING_KEY
 
-from agui_chat import BaseChatClient, ChatMessages, ChatOptions, ChatResponseUpdate
-from agui_chat.agui.server import AGUIServer
+from agui_chat import BaseChatClient, ChatOptions, ChatResponseUpdate
+from agui_chat._client import ChatMessages
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]

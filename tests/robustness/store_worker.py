@@ -32,8 +32,7 @@ from agui_chat import (
     ai_function,
     approval_required,
 )
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server import current_run
+from agui_chat.agui import AGUIServer, current_run
 from agui_chat.testing import ScriptedChatClient
 
 EFFECTS = Path(os.environ.get("EFFECTS_DIR", "."))

@@ -12,8 +12,7 @@ from typing import Any
 from robustness_http import SIGNING_KEY, SideEffects, delete_call, free_port, scripted
 
 from agui_chat import ChatMessage, FunctionResultContent, ToolApprovalRequestContent
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, StartServer
 

@@ -31,8 +31,7 @@ from robustness_http import (
 )
 
 from agui_chat import ChatMessage, ToolApprovalRequestContent
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
 from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, StartServer

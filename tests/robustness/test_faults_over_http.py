@@ -27,16 +27,15 @@ from agui_chat import (
     ChatMessage,
     FunctionResultContent,
     RunError,
-    TimeoutError,
+    ServiceTimeoutError,
     ToolApprovalRequestContent,
     TransportError,
     TruncatedStreamError,
     ai_function,
     approval_required,
 )
-from agui_chat.agui import InMemoryApprovalStore
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 #: Every wait on the other side of a socket is bounded by this (seconds).
@@ -167,7 +166,7 @@ async def test_a_stall_mid_stream_is_our_timeout_error_and_is_not_retried(
     url = await live_server(app)
     seen: list[str] = []
     async with client_for(url, timeout=0.3, max_retries=2) as client:
-        with pytest.raises(TimeoutError, match="while reading the event stream") as caught:
+        with pytest.raises(ServiceTimeoutError, match="while reading the event stream") as caught:
             async for update in client.get_streaming_response("hi"):
                 seen.append(update.raw_representation["type"])
     assert not isinstance(caught.value, httpx.TimeoutException)
@@ -182,7 +181,7 @@ async def test_a_stall_before_the_first_event_is_retried_then_our_timeout_error(
     url = await live_server(app)
     async with client_for(url, timeout=0.3, max_retries=1) as client:
         client._transport.retry_initial_delay = 0.01  # keep the backoff short
-        with pytest.raises(TimeoutError, match="before the first event") as caught:
+        with pytest.raises(ServiceTimeoutError, match="before the first event") as caught:
             await client.get_response("hi")
     assert not isinstance(caught.value, httpx.TimeoutException)
     assert app.requests == 2

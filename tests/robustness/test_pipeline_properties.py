@@ -31,9 +31,9 @@ from robustness_streams import (
 )
 
 from agui_chat import ChatOptions, ProtocolError, TruncatedStreamError
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
-from agui_chat.agui.wire._sse import aiter_sse_data
+from agui_chat.agui.client._sse import aiter_sse_data
 
 #: No stream here needs more than a fraction of a second; hitting this is a hang.
 HANG = 10.0

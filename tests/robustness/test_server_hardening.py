@@ -30,8 +30,7 @@ from robustness_http import (
     user,
 )
 
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from robustness_streams import PROPERTY, chunked, payload, sse_body, valid_stream
 
-from agui_chat.agui.wire._sse import SSEDecoder
+from agui_chat.agui.client._sse import SSEDecoder
 
 #: Byte fragments that stress the reader: line ends, field names, BOM and UTF-8 pieces.
 _FRAGMENTS = st.sampled_from(

@@ -21,7 +21,7 @@ from .._contents import (
 from .._messages import ChatMessage
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
-from .._values import ChatFinishReason, ChatRole
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._prompts import Terminal, answer_requests
 
 #: How long a turn waits for its first update before saying it is still connecting.

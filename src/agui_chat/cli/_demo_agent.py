@@ -12,8 +12,8 @@ from .._contents import AIContent, FunctionCallContent, FunctionResultContent, T
 from .._input import request_input
 from .._messages import ChatMessage
 from .._options import ChatOptions
+from .._role_and_finish_reason import ChatRole
 from .._tools import AIFunction, ai_function, approval_required
-from .._values import ChatRole
 from ..testing import ScriptedChatClient
 
 __all__ = ["DEMO_PROMPTS", "demo_model", "demo_tools"]

@@ -16,7 +16,7 @@ from .._exceptions import (
     HTTPStatusError,
     ProtocolError,
     RunError,
-    TimeoutError,
+    ServiceTimeoutError,
     TransportError,
     TruncatedStreamError,
 )
@@ -60,7 +60,7 @@ _BY_KIND: tuple[tuple[type[AGUIChatError], str], ...] = (
         "cannot connect to {where}: nothing answers there. Is the server running? "
         "(start one with: agui-chat serve)",
     ),
-    (TimeoutError, "{where} did not answer in time; try again, or check the server"),
+    (ServiceTimeoutError, "{where} did not answer in time; try again, or check the server"),
     (
         AuthenticationError,
         "{where} refused the credentials (HTTP {exc.status_code}); pass them with "

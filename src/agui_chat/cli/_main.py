@@ -292,7 +292,8 @@ async def _demo(args: argparse.Namespace) -> int:
 
 
 async def _demo_in_browser(model: ChatClient, described: str) -> int:
-    from ..agui import AGUIServer, InMemoryApprovalStore
+    from ..agui import AGUIServer
+    from ..stores import InMemoryApprovalStore
     from ._background import BackgroundServer
 
     app = AGUIServer(
@@ -370,11 +371,13 @@ def _is_asgi(obj: Any) -> bool:
 
 
 def _server_extra() -> Any:
-    """``agui_chat.agui.server``, or one line naming the extra to install."""
+    """``agui_chat.agui`` with its server names loaded, or one line naming the extra to
+    install."""
     try:
         import uvicorn  # noqa: F401
 
-        from ..agui import server
+        from .. import agui as server
+        from ..agui.server import _server  # noqa: F401 - fail here if the extra is missing
     except ImportError as exc:
         raise CommandError(
             f"this command needs the server extra ({exc}): pip install 'agui-chat[server]'"

@@ -31,19 +31,13 @@ from .._hitl_contents import (
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
 from .._structured import get_structured_response, wants_structured
 from .._tool_registry import ToolSource, check_tools
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
-from .._values import ChatFinishReason, ChatRole
 from ._delegating import DelegatingChatClient
-from ._history import (
-    drop_answers,
-    duplicate_id_results,
-    duplicated_call_ids,
-    pending_calls,
-)
 from ._invocation import (
     FunctionInvocationContext,
     FunctionInvoker,
@@ -71,6 +65,12 @@ from ._resume import (
     plan_resume,
 )
 from ._tool_tracing import tool_tracing_of
+from ._turn_calls import (
+    drop_answers,
+    duplicate_id_results,
+    duplicated_call_ids,
+    pending_calls,
+)
 
 __all__ = ["FunctionInvokingChatClient"]
 

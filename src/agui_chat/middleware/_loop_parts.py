@@ -10,9 +10,9 @@ from .._contents import AIContent, FunctionCallContent, FunctionResultContent
 from .._messages import ChatMessage
 from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._role_and_finish_reason import ChatRole
 from .._tool_registry import ToolRegistry, ToolSource
 from .._tools import AIFunctionDeclaration, AITool
-from .._values import ChatRole
 
 __all__ = [
     "ADDITIONAL_TOOLS",

@@ -23,7 +23,7 @@ from .._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from .._messages import ChatMessage
-from .._values import ChatRole
+from .._role_and_finish_reason import ChatRole
 
 __all__ = [
     "ApprovalPair",

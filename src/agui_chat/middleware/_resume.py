@@ -47,8 +47,8 @@ from .._hitl_contents import (
 )
 from .._input import question_digest
 from .._messages import ChatMessage
+from .._role_and_finish_reason import ChatRole
 from .._tools import AIFunction, AITool, ApprovalRequiredAIFunction
-from .._values import ChatRole
 from ._invocation import rejected_text
 from ._pairs import (
     ApprovalPair,

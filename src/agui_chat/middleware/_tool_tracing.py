@@ -36,8 +36,8 @@ from .._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from .._messages import ChatMessage
+from .._role_and_finish_reason import ChatRole
 from .._tools import AITool
-from .._values import ChatRole
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json

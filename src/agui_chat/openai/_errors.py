@@ -2,7 +2,7 @@
 
 Each SDK error becomes one of ours, with the SDK's chained as ``__cause__``::
 
-    APITimeoutError                       -> TimeoutError
+    APITimeoutError                       -> ServiceTimeoutError
     APIConnectionError                    -> ConnectError
     APIStatusError 401 / 403              -> AuthenticationError
     APIStatusError 429                    -> RateLimitError (retry_after from Retry-After)
@@ -30,8 +30,8 @@ from .._exceptions import (
     ProtocolError,
     RateLimitError,
     RunError,
+    ServiceTimeoutError,
     ServiceUnavailableError,
-    TimeoutError,
 )
 
 __all__ = ["map_error", "retry_after"]
@@ -42,7 +42,7 @@ _UNAVAILABLE = frozenset({502, 503, 504})
 def map_error(exc: openai.OpenAIError, service: str) -> ChatClientError:
     """Our error for ``exc``; ``service`` names who answered (for the message)."""
     if isinstance(exc, openai.APITimeoutError):
-        return TimeoutError(f"{service} did not answer in time: {exc}")
+        return ServiceTimeoutError(f"{service} did not answer in time: {exc}")
     if isinstance(exc, openai.APIConnectionError):
         return ConnectError(f"could not reach {service}: {_cause(exc)}")
     if isinstance(exc, openai.APIStatusError):

@@ -22,8 +22,8 @@ from .._contents import (
 from .._exceptions import ProtocolError
 from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._usage import UsageDetails
-from .._values import ChatFinishReason, ChatRole
 
 __all__ = [
     "UpdateAssembler",

@@ -25,8 +25,8 @@ from .._contents import (
 from .._exceptions import RunError, TruncatedStreamError
 from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._usage import UsageDetails
-from .._values import ChatFinishReason, ChatRole
 from ._response import UpdateAssembler, function_call, timestamp, token_count
 from ._responses_request import ITEM_ID_KEY
 

@@ -21,7 +21,8 @@ from .._contents import (
     UriContent,
 )
 from .._messages import ChatMessage
-from .._options import ChatOptions, ChatResponseFormat
+from .._options import ChatOptions
+from .._response_format import ChatResponseFormat
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of
 from ._request import Json, call_arguments, message_role, passthrough, tool_fields

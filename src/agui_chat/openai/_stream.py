@@ -23,7 +23,7 @@ from .._contents import (
     UsageContent,
 )
 from .._responses import ChatResponseUpdate
-from .._values import ChatFinishReason
+from .._role_and_finish_reason import ChatFinishReason
 from ._response import (
     UpdateAssembler,
     finish_reason,

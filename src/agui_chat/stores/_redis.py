@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from .._exceptions import ApprovalStoreUnavailableError
 from ._base import ApprovalStore
-from ._redis_url import redact_url
+from ._url_redaction import redact_url
 
 try:
     import redis.asyncio as _redis

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ._base import ApprovalStore
 from ._memory import InMemoryApprovalStore
-from ._redis_url import redact_url
+from ._url_redaction import redact_url
 
 __all__ = ["store_from_url"]
 

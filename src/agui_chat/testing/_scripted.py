@@ -13,8 +13,8 @@ from .._contents import AIContent, TextContent
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._structured import get_structured_response, wants_structured
-from .._values import ChatFinishReason, ChatRole
 
 __all__ = ["ScriptedChatClient"]
 

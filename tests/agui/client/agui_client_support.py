@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 ENDPOINT = "http://agent.test/run"
 

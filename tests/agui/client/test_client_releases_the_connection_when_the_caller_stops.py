@@ -12,7 +12,7 @@ import pytest
 from agui_client_support import ENDPOINT, finished, frame, started
 
 from agui_chat import ChatOptions, ai_function
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 
 @ai_function

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from agui_client_support import Agent, BrokenStream, frame, run, started, text
 
-from agui_chat import ConnectError, HTTPStatusError, TimeoutError
+from agui_chat import ConnectError, HTTPStatusError, ServiceTimeoutError
 
 
 def ok(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,7 +120,7 @@ async def test_nothing_is_retried_once_an_event_has_arrived() -> None:
     seen: list[str] = []
 
     async with agent.client() as client:
-        with pytest.raises(TimeoutError, match="while reading"):
+        with pytest.raises(ServiceTimeoutError, match="while reading"):
             async for update in client.get_streaming_response("hi"):
                 seen.append(update.raw_representation["type"])
 

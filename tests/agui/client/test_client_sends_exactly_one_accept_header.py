@@ -11,7 +11,7 @@ import httpx
 import pytest
 from agui_client_support import ENDPOINT, Agent, run, text
 
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 
 def reply(body: dict[str, Any]) -> list[dict[str, Any]]:

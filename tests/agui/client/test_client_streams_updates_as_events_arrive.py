@@ -23,7 +23,7 @@ from agui_chat import (
     FunctionCallUpdateContent,
     ai_function,
 )
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 #: A client that held updates back never gets here; a working one needs milliseconds.
 BOUND = 5.0

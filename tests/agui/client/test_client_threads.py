@@ -14,7 +14,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from agui_chat import ChatMessage, ChatOptions
-from agui_chat.agui.client import AGUIChatClient
+from agui_chat.agui import AGUIChatClient
 
 
 def hello(body: dict[str, Any]) -> list[dict[str, Any]]:

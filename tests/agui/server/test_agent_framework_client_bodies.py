@@ -17,7 +17,7 @@ import pytest
 from server_support import SIGNING_KEY, Tools, interrupts, of_type, outcome, run_agui, scripted
 
 from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._from_wire import parse_run_input, to_chat_messages
 from agui_chat.agui.server._peer_compat import AGENT_FRAMEWORK_SNAKE_CASE
 from agui_chat.stores import InMemoryApprovalStore

@@ -27,7 +27,7 @@ from server_support import (
 )
 
 from agui_chat import FunctionCallContent
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 MISPLACED_EDITS = ["edited_args", "editedArguments", "edited_action", "arguments", "EditedArgs"]

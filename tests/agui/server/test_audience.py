@@ -21,8 +21,7 @@ from server_support import (
 )
 
 from agui_chat import FunctionCallContent
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server import AUDIENCE_ENV, default_audience
+from agui_chat.agui import AUDIENCE_ENV, AGUIServer, default_audience
 from agui_chat.agui.server._signing import InterruptSigner, TokenError, audience_id
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import SideEffects

@@ -22,8 +22,7 @@ from agui_chat import (
     ai_function,
     request_input,
 )
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.agui.server._run_context import current_run
 from agui_chat.stores import InMemoryApprovalStore
 

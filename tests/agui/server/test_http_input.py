@@ -9,7 +9,7 @@ import httpx
 import pytest
 from server_support import SIGNING_KEY, client_for, run_agui, run_input, scripted, user
 
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 

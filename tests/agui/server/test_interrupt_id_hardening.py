@@ -42,8 +42,8 @@ from agui_chat import (
     approval_required,
     request_input,
 )
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer, _signing
+from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui.server import _signing
 from agui_chat.agui.server._resume_check import ANSWER_RETENTION
 from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.stores._memory import InMemoryApprovalStore

@@ -31,7 +31,8 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui.server import AGUIServer, _interrupts
+from agui_chat.agui import AGUIServer
+from agui_chat.agui.server import _interrupts
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
 from agui_chat.middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from agui_chat.stores import InMemoryApprovalStore

@@ -13,7 +13,7 @@ from ag_ui_validate.transport import TransportOptions, validate_endpoint
 from server_support import SIGNING_KEY, Tools, run_input, scripted, sse_events, user
 
 from agui_chat import FunctionCallContent, ai_function
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 Start = Callable[[Any], Awaitable[str]]

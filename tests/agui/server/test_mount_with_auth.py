@@ -24,7 +24,7 @@ from starlette.datastructures import Headers
 from starlette.routing import Mount, Route
 
 from agui_chat import FunctionCallContent, approval_required
-from agui_chat.agui.server import AGUIServer, bearer_token, fastapi_router, protect
+from agui_chat.agui import AGUIServer, bearer_token, fastapi_router, protect
 from agui_chat.stores import InMemoryApprovalStore
 
 TOKEN = "s3cret-token"

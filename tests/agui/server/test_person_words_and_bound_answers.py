@@ -30,7 +30,7 @@ from agui_chat import (
     ai_function,
     request_input,
 )
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 REJECTED = "Tool call invocation rejected."

@@ -40,8 +40,8 @@ from agui_chat import (
     approval_required,
     request_input,
 )
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server import _resume_check, current_run
+from agui_chat.agui import AGUIServer, current_run
+from agui_chat.agui.server import _resume_check
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import SideEffects
 

@@ -30,7 +30,7 @@ from server_support import (
 
 from agui_chat import FunctionCallContent, InterruptRequestContent
 from agui_chat._exceptions import ApprovalStoreUnavailableError
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.stores import InMemoryApprovalStore
 from fake_clock import FakeClock, on_the_server

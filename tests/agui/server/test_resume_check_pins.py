@@ -38,7 +38,8 @@ from agui_chat import (
     request_input,
 )
 from agui_chat._exceptions import HumanInTheLoopError
-from agui_chat.agui.server import AGUIServer, _resume_check
+from agui_chat.agui import AGUIServer
+from agui_chat.agui.server import _resume_check
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner, pause_digest
 from agui_chat.stores import InMemoryApprovalStore
 from fake_clock import FakeClock, on_the_server

@@ -8,7 +8,7 @@ import pytest
 import uvicorn
 from server_support import SIGNING_KEY, scripted
 
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._serve import serve
 from agui_chat.stores import InMemoryApprovalStore
 

@@ -32,7 +32,7 @@ from agui_chat import (
     FunctionInvokingChatClient,
     ai_function,
 )
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 
 

@@ -19,8 +19,7 @@ from server_support import (
 )
 
 from agui_chat import ApprovalStoreError, FunctionCallContent
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server import SIGNING_KEY_ENV
+from agui_chat.agui import SIGNING_KEY_ENV, AGUIServer
 from agui_chat.stores import (
     InMemoryApprovalStore,
     RedisApprovalStore,

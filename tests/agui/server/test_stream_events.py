@@ -42,7 +42,7 @@ from agui_chat import (
     UsageDetails,
     ai_function,
 )
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._run_context import current_run
 from agui_chat.stores import InMemoryApprovalStore
 

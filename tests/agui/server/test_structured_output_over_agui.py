@@ -11,8 +11,7 @@ import httpx
 from pydantic import BaseModel
 
 from agui_chat import ChatMessage, ChatOptions, ChatResponseFormat
-from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.testing import ScriptedChatClient
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 from browser_support import open_page, ready, say, serve, shot
 
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
 from agui_chat.cli._demo_agent import demo_model, demo_tools
+from agui_chat.stores import InMemoryApprovalStore
 
 UNNAMED_CONTROLS = """() => {
   const name = (el) => {

@@ -12,7 +12,8 @@ from typing import Any
 from browser_support import Recorder, RecordingModel, open_page, ready, say, serve, shot
 from server_support import SideEffects
 
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 KEY = "ui-test-signing-key-0123456789abcdef"
 

@@ -11,7 +11,8 @@ from typing import Any
 from browser_support import RecordingModel, open_page, read_body, ready, replay, say, serve, shot
 
 from agui_chat import ChatClientError
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 

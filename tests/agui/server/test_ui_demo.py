@@ -8,8 +8,9 @@ from pathlib import Path
 
 from browser_support import open_page, ready, say, serve
 
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
 from agui_chat.cli._demo_agent import demo_model, demo_tools
+from agui_chat.stores import InMemoryApprovalStore
 
 
 def test_the_demo_round_trip_in_the_browser(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 from server_support import run_input, sse_events, user
 
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 ROOT = Path(__file__).resolve().parents[3]

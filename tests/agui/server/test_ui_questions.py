@@ -11,7 +11,8 @@ from typing import Any
 from browser_support import Recorder, RecordingModel, open_page, ready, say, serve, shot
 
 from agui_chat import ai_function, request_input
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 
 DEPLOY_SCHEMA = {
     "type": "object",

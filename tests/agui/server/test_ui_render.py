@@ -22,7 +22,8 @@ from agui_chat import (
     approval_required,
     request_input,
 )
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 XSS = "<img src=x onerror=window.__xss=1>"

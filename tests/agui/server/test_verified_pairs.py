@@ -36,7 +36,7 @@ from agui_chat import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from agui_chat.agui.server import AGUIServer
+from agui_chat.agui import AGUIServer
 from agui_chat.middleware._pairs import VerifiedPair, resume_with
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient

@@ -1,9 +1,3 @@
-"""``AGUIChatClient``: any AG-UI agent as a ``ChatClient`` (transport, request building,
-events to updates, resume, and the thread reducer)."""
-
-from __future__ import annotations
-
-from ._client import AGUIChatClient
-from ._reducer import AGUIStateTracker, AGUIThreadReducer
-
-__all__ = ["AGUIChatClient", "AGUIStateTracker", "AGUIThreadReducer"]
+"""``AGUIChatClient``: any AG-UI agent as a ``ChatClient`` (transport and SSE framing, request
+building, the decoding pipeline with chunk expansion and stream verification, events to
+updates, resume, and the thread reducer). Its public names live in ``agui_chat.agui``."""

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
-from agui_chat.agui.wire._chunks import CHUNK_TYPES, ChunkExpander
 from agui_chat.agui.wire._compat import (
     RETIRED_TYPES,
     RetiredShapeTranslator,
@@ -30,7 +29,9 @@ from agui_chat.agui.wire._compat import (
     peer_predates_subagents,
 )
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
-from agui_chat.agui.wire._verify import RunRecord, StreamVerifier
+
+from ._chunks import CHUNK_TYPES, ChunkExpander
+from ._verify import RunRecord, StreamVerifier
 
 __all__ = ["AGUIEventPipeline"]
 

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 from ..._contents import ErrorContent
 from ..._responses import ChatResponseUpdate
+from ..._role_and_finish_reason import ChatFinishReason
 from ..._streams import close_stream
-from ..._values import ChatFinishReason
 from ..wire._tracing import RunSpan, start_run_span
 
 __all__ = ["traced_stream"]

@@ -33,13 +33,13 @@ from ..._exceptions import (
     HTTPStatusError,
     ProtocolError,
     RateLimitError,
+    ServiceTimeoutError,
     ServiceUnavailableError,
-    TimeoutError,
     TransientError,
     TransportError,
 )
 from ...middleware._retry import backoff_delay
-from ..wire._sse import SSEDecoder
+from ._sse import SSEDecoder
 
 __all__ = ["AGUITransport", "EventStream", "map_transport_error"]
 
@@ -250,13 +250,13 @@ class AGUITransport:
 
 
 def map_transport_error(exc: httpx.TransportError, *, after_first_event: bool) -> TransportError:
-    """Our error for an httpx network failure (``ConnectError``, ``TimeoutError`` or the
+    """Our error for an httpx network failure (``ConnectError``, ``ServiceTimeoutError`` or the
     base ``TransportError``), with a message that says when it happened."""
     when = "while reading the event stream" if after_first_event else "before the first event"
     if isinstance(exc, httpx.ConnectError):
         return ConnectError(f"could not connect to the AG-UI endpoint: {exc}")
     if isinstance(exc, httpx.TimeoutException):
-        return TimeoutError(f"the AG-UI endpoint timed out {when}: {exc}")
+        return ServiceTimeoutError(f"the AG-UI endpoint timed out {when}: {exc}")
     return TransportError(f"the connection to the AG-UI endpoint broke {when}: {exc!r}")
 
 

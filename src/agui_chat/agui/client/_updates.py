@@ -32,8 +32,8 @@ from ..._hitl_contents import (
     ToolApprovalRequestContent,
 )
 from ..._responses import ChatResponseUpdate
+from ..._role_and_finish_reason import ChatFinishReason, ChatRole
 from ..._usage import UsageDetails
-from ..._values import ChatFinishReason, ChatRole
 from ..wire._messages import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,

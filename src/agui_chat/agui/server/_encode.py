@@ -29,8 +29,8 @@ from ..._hitl_contents import (
 )
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
+from ..._role_and_finish_reason import ChatFinishReason
 from ..._schema import dump_json, to_jsonable
-from ..._values import ChatFinishReason
 from ..wire._event_schema import TEXT_ROLES
 
 __all__ = ["PASS_THROUGH_TYPES", "PROTOCOL_VERSION", "RunEncoder"]

@@ -36,8 +36,8 @@ from ..._contents import (
 )
 from ..._exceptions import ToolError
 from ..._messages import ChatMessage
+from ..._role_and_finish_reason import ChatRole
 from ..._tools import AIFunctionDeclaration
-from ..._values import ChatRole
 from ..wire._compat import upgrade_binary_part
 from ..wire._messages import ENCRYPTED_FOR_KEY
 from ._peer_compat import apply_client_rules

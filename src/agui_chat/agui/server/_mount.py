@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["ASGIHandOff", "bearer_token", "fastapi_router", "protect"]
+__all__ = ["bearer_token", "fastapi_router", "protect"]
 
 #: A check of a request's headers: true lets the request through (may be async).
 HeaderCheck = Callable[[Headers], "bool | Awaitable[bool]"]
@@ -83,7 +83,7 @@ class _Protected:
         await self.app(scope, receive, send)
 
 
-class ASGIHandOff(Response):
+class _ASGIHandOff(Response):
     """A response that lets an ASGI app (the agent) answer the request itself: return it
     from a FastAPI or Starlette endpoint that did not read the body."""
 
@@ -114,7 +114,7 @@ def fastapi_router(
     methods = ["POST", "GET"] if getattr(server, "ui", False) else ["POST"]
 
     async def agui_endpoint(request: Request) -> Response:
-        return ASGIHandOff(server)
+        return _ASGIHandOff(server)
 
     # FastAPI reads the annotations to inject the request; under postponed evaluation they
     # are strings naming a local import, so give it the classes themselves.

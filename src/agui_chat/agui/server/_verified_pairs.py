@@ -17,7 +17,7 @@ from ..._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from ..._messages import ChatMessage
-from ..._values import ChatRole
+from ..._role_and_finish_reason import ChatRole
 from ...middleware._pairs import VerifiedPair
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from ._signing import InterruptClaims, canonical_json

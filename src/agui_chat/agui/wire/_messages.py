@@ -31,7 +31,8 @@ from ..._hitl_contents import (
     ToolApprovalRequestContent,
 )
 from ..._messages import ChatMessage
-from ..._options import ChatOptions, ChatResponseFormat
+from ..._options import ChatOptions
+from ..._response_format import ChatResponseFormat
 from ..._schema import dump_json, to_jsonable
 from ..._structured import format_from_wire, format_to_wire, response_format_of
 from ..._tools import AIFunctionDeclaration

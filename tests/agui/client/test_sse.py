@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_chat.agui.wire._sse import SSEDecoder, aiter_sse_data
+from agui_chat.agui.client._sse import SSEDecoder, aiter_sse_data
 
 
 def decode(*chunks: bytes | str) -> list[str]:

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
+from agui_chat.agui.client._chunks import ChunkExpander
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
-from agui_chat.agui.wire._chunks import ChunkExpander
+from agui_chat.agui.client._verify import ToolCallRecord
 from agui_chat.agui.wire._compat import (
     RetiredShapeTranslator,
     check_protocol_version,
@@ -20,7 +21,6 @@ from agui_chat.agui.wire._compat import (
     parse_version,
 )
 from agui_chat.agui.wire._event_schema import EVENT_TYPES, EventEnforcer
-from agui_chat.agui.wire._verify import ToolCallRecord
 
 Event = dict[str, Any]
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
-from agui_chat.agui.wire._verify import StreamVerifier
+from agui_chat.agui.client._verify import StreamVerifier
 
 Event = dict[str, Any]
 
