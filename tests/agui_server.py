@@ -62,6 +62,10 @@ class ServedAgent:
     app: AGUIServer
     model: ChatClient
 
+    def client(self) -> httpx.AsyncClient:
+        """An httpx client that sends its requests to this server in process."""
+        return client_for(self.app)
+
     async def post(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """POST ``body`` as it is (see ``run_agui``)."""
         return await run_agui(self.app, body)

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import SIGNING_KEY, Tools, interrupts, of_type, outcome, run_agui, scripted
+from server_support import Tools, interrupts, of_type, outcome, scripted
 
 from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent
-from agui_chat.agui.server import AGUIServer
 from agui_chat.agui.server._from_wire import parse_run_input, to_chat_messages
 from agui_chat.agui.server._peer_compat import AGENT_FRAMEWORK_SNAKE_CASE
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 RECORDED = json.loads(
     (Path(__file__).parent / "data" / "agent-framework-client-requests.json").read_text()
@@ -106,38 +105,28 @@ def test_camel_case_wins_when_both_spellings_are_sent(caplog: pytest.LogCaptureF
 
 async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    paused = await run_agui(app, FIRST)
+    agent = agui_server(model, tools=[tools.delete_file()])
+    paused = await agent.post(FIRST)
     assert paused[0]["threadId"] == "t-maf"
     (interrupt,) = interrupts(paused)
     assert tools.count("delete_file") == 0
 
-    resumed = await run_agui(app, resumed_with(interrupt["id"], {"approved": True}))
+    resumed = await agent.post(resumed_with(interrupt["id"], {"approved": True}))
     (result,) = of_type(resumed, "TOOL_CALL_RESULT")
     assert result["toolCallId"] == "call_del_1" and result["content"] == "deleted reports/q3.txt"
     assert outcome(resumed) == {"type": "success"}
     assert tools.runs["delete_file"] == [{"path": "reports/q3.txt"}]
 
     # The client sends the same resume again (a retry): the kept result, nothing re-run.
-    again = await run_agui(app, resumed_with(interrupt["id"], {"approved": True}))
+    again = await agent.post(resumed_with(interrupt["id"], {"approved": True}))
     assert [e["content"] for e in of_type(again, "TOOL_CALL_RESULT")] == ["deleted reports/q3.txt"]
     assert tools.count("delete_file") == 1
 
 
 async def test_its_rejection_runs_nothing(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    (interrupt,) = interrupts(await run_agui(app, FIRST))
-    resumed = await run_agui(app, resumed_with(interrupt["id"], {"approved": False}))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    (interrupt,) = interrupts(await agent.post(FIRST))
+    resumed = await agent.post(resumed_with(interrupt["id"], {"approved": False}))
     assert outcome(resumed) == {"type": "success"}
     assert tools.count("delete_file") == 0
