@@ -9,13 +9,11 @@ import httpx
 import pytest
 from server_support import run_input, scripted, user
 
-from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
 
 
 def make_server(**settings: Any) -> ServedAgent:
     model = scripted(*["hi there"] * 5)
-    settings.setdefault("approval_store", InMemoryApprovalStore())
     return agui_server(model, **settings)
 
 

@@ -54,7 +54,6 @@ ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 def delete_app(tools: Tools, *replies: Any, **settings: Any) -> ServedAgent:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], *replies)
-    settings.setdefault("approval_store", InMemoryApprovalStore())
     return agui_server(model, tools=[tools.delete_file(allow_edits=False)], **settings)
 
 
