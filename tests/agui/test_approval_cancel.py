@@ -25,9 +25,8 @@ from agui_chat import (
     approval_required,
 )
 from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 CALL = FunctionCallContent("c1", "delete_file", {"path": "a.txt"})
 
@@ -103,12 +102,7 @@ async def test_the_tool_loop_treats_a_cancel_as_a_rejection_with_reason_cancelle
 
 async def test_over_agui_a_cancel_is_a_cancelled_entry_and_the_server_runs_nothing() -> None:
     tools, seen = Deletes(), []
-    server = AGUIServer(
-        model(seen),
-        tools=[tools.tool],
-        signing_key="k" * 32,
-        approval_store=InMemoryApprovalStore(),
-    )
+    server = agui_server(model(seen), tools=[tools.tool]).app
     bodies: list[bytes] = []
 
     async def record(request: httpx.Request) -> None:

@@ -20,11 +20,9 @@ from agui_chat import (
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import AGUIServer
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 from agui_streams import scripted
-
-KEY = b"k" * 32
 
 
 class Chat:
@@ -51,9 +49,7 @@ async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
 
 
 def _served(toolset: MCPToolset, model: ScriptedChatClient) -> AGUIServer:
-    return AGUIServer(
-        model, tools=toolset.tools, signing_key=KEY, approval_store=InMemoryApprovalStore()
-    )
+    return agui_server(model, tools=toolset.tools).app
 
 
 async def test_a_destructive_mcp_call_waits_for_approval_over_ag_ui(

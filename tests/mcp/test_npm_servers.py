@@ -20,9 +20,8 @@ from agui_chat import (
     ToolApprovalRequestContent,
 )
 from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server import AGUIServer
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from agui_streams import scripted
 
 ELICIT = "trigger-elicitation-request"
@@ -125,12 +124,7 @@ async def test_the_everything_servers_elicitation_through_the_tool_loop(answered
 async def test_the_everything_servers_elicitation_over_ag_ui(answered: bool) -> None:
     async with everything() as toolset:
         model = scripted(call("c1", ELICIT), "ok")
-        app = AGUIServer(
-            model,
-            tools=toolset.tools,
-            signing_key=b"k" * 32,
-            approval_store=InMemoryApprovalStore(),
-        )
+        app = agui_server(model, tools=toolset.tools).app
         async with (
             serving(app) as url,
             AGUIChatClient(url + "/", timeout=20, max_retries=0) as client,
