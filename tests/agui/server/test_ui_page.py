@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 from server_support import run_input, sse_events, user
 
-from agui_chat.agui import AGUIServer, InMemoryApprovalStore
+from agui_chat.agui import AGUIServer
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 ROOT = Path(__file__).resolve().parents[3]
 UI = ROOT / "src" / "agui_chat" / "agui" / "server" / "_ui"
@@ -26,8 +27,7 @@ def _client(app: AGUIServer) -> httpx.AsyncClient:
 
 def _server(**kwargs: object) -> AGUIServer:
     model = ScriptedChatClient(lambda messages, options: "hello there")
-    kwargs.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(model, signing_key="k" * 32, **kwargs)  # type: ignore[arg-type]
+    return agui_server(model, **kwargs).app
 
 
 async def test_the_page_is_off_by_default() -> None:
