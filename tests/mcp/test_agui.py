@@ -23,6 +23,7 @@ from agui_chat.mcp import MCPToolset
 from agui_chat.testing import ScriptedChatClient
 from agui_server import agui_server
 from agui_streams import scripted
+from meai_texts import REJECTED
 
 
 class Chat:
@@ -80,7 +81,7 @@ async def test_a_rejected_mcp_call_never_runs_over_ag_ui(toolset: MCPToolset, lo
         assert isinstance(request, ToolApprovalRequestContent)
         await chat.answer(request.create_response(False))
     assert read_log(log) == []
-    assert model_saw(model)["c1"] == "Tool call invocation rejected."
+    assert model_saw(model)["c1"] == REJECTED
 
 
 @pytest.mark.parametrize("answered", [True, False])

@@ -23,6 +23,7 @@ from agui_chat.agui.client import AGUIChatClient
 from agui_chat.mcp import MCPToolset
 from agui_server import agui_server
 from agui_streams import scripted
+from meai_texts import REJECTED
 
 ELICIT = "trigger-elicitation-request"
 
@@ -86,7 +87,7 @@ async def test_write_file_waits_for_approval(root: Path, approved: bool) -> None
         assert _listing(root) == ["new.txt", "notes.txt"]
     else:
         assert _listing(root) == ["notes.txt"]
-        assert model_saw(model)["c1"] == "Tool call invocation rejected."
+        assert model_saw(model)["c1"] == REJECTED
 
 
 @pytest.mark.parametrize("approved", [True, False])

@@ -24,6 +24,7 @@ from agui_chat import (
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
+from meai_texts import REJECTED
 
 HELLO = ChatMessage("user", "hello")
 
@@ -103,7 +104,7 @@ async def test_our_answers_are_handled_and_the_services_pass_through(
     ours = (
         FunctionResultContent("callId1", "Result 1")
         if approve_func
-        else FunctionResultContent("callId1", "Tool call invocation rejected.")
+        else FunctionResultContent("callId1", REJECTED)
     )
     expected_input = [
         HELLO,

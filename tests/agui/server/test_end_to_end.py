@@ -25,6 +25,7 @@ from agui_chat import (
 from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server._run_context import current_run
 from agui_server import ServedAgent, agui_server
+from meai_texts import FAILED
 
 Connect = Callable[[ServedAgent], Awaitable[AGUIChatClient]]
 
@@ -301,8 +302,8 @@ async def test_a_tool_that_raises(connect: Connect) -> None:
     )
     final = await chat.send()
     assert runs == ["charge"]
-    assert results_seen(model.calls[-1][0]) == {"c1": "Error: Function failed."}
-    assert final.text == "Tool said: Error: Function failed."
+    assert results_seen(model.calls[-1][0]) == {"c1": FAILED}
+    assert final.text == "Tool said: " + FAILED
     assert "4111" not in repr([m.to_dict() for m in final.messages])
 
 

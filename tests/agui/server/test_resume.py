@@ -30,6 +30,7 @@ from agui_chat import (
     request_input,
 )
 from agui_server import agui_server
+from meai_texts import REJECTED
 
 
 def results_seen(messages: list[ChatMessage]) -> dict[str, Any]:
@@ -150,7 +151,7 @@ async def test_a_cancelled_approval_is_a_rejection(tools: Tools) -> None:
     assert tools.count("delete_file") == 0
     # As ToolApprovalRequestContent.cancel() in process: a rejection with reason "cancelled".
     result = results_seen(model.calls[-1][0])["c1"]
-    assert result.startswith("Tool call invocation rejected.") and "ancelled" in result
+    assert result.startswith(REJECTED) and "ancelled" in result
 
 
 async def test_an_approval_with_edited_args_runs_with_the_edits(tools: Tools) -> None:

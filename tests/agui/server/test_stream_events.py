@@ -42,6 +42,7 @@ from agui_chat import (
 )
 from agui_chat.agui.server._run_context import current_run
 from agui_server import agui_server
+from meai_texts import FAILED
 
 
 class StreamingModel(BaseChatClient):
@@ -307,7 +308,7 @@ async def test_a_tool_that_raises_gives_a_generic_result_without_the_exception_t
     model = scripted([FunctionCallContent("c1", "explode", {})], "It failed.")
     events = await agui_server(model, tools=[explode]).run()
     (result,) = of_type(events, "TOOL_CALL_RESULT")
-    assert result["content"] == "Error: Function failed."
+    assert result["content"] == FAILED
     assert "hunter2" not in str(events)
     assert outcome(events) == {"type": "success"}
 
