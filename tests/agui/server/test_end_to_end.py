@@ -23,7 +23,7 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui.client import AGUIChatClient
-from agui_chat.agui.server._run_context import current_run
+from agui_chat.agui.server import current_run
 from agui_server import ServedAgent, agui_server
 from meai_texts import FAILED
 

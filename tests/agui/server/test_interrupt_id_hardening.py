@@ -45,7 +45,7 @@ from agui_chat.agui.client import AGUIChatClient
 from agui_chat.agui.server import _signing
 from agui_chat.agui.server._resume_check import ANSWER_RETENTION
 from agui_chat.agui.server._signing import InterruptSigner
-from agui_chat.stores._memory import InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
 from fake_clock import FakeClock, on_the_server
 

@@ -32,7 +32,7 @@ from server_support import (
 from agui_chat import FunctionCallContent, ai_function, request_input
 from agui_chat.agui.server import SIGNING_KEY_ENV
 from agui_chat.agui.server._signing import InterruptSigner
-from agui_chat.stores._memory import InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
 
 

@@ -8,8 +8,7 @@ import pytest
 import uvicorn
 from server_support import scripted
 
-from agui_chat.agui.server import AGUIServer
-from agui_chat.agui.server._serve import serve
+from agui_chat.agui.server import AGUIServer, serve
 from agui_server import agui_server
 
 

@@ -16,7 +16,7 @@ from agui_chat import (
     ChatResponseUpdate,
     DelegatingChatClient,
 )
-from agui_chat.agui.server._run_context import current_run
+from agui_chat.agui.server import current_run
 from agui_server import agui_server
 
 BODY = run_input(

@@ -40,7 +40,7 @@ from agui_chat import (
     UsageDetails,
     ai_function,
 )
-from agui_chat.agui.server._run_context import current_run
+from agui_chat.agui.server import current_run
 from agui_server import agui_server
 from meai_texts import FAILED
 
