@@ -70,9 +70,15 @@ async def test_deep_bodies_are_refused_before_parsing(
         assert response.json()["code"] == code
 
 
-def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+async def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+    """Nested exactly as deep as the server reads, the body is parsed (and refused only as
+    not being a run input); one level deeper is ``JSON_TOO_DEEP`` (the cases above)."""
     at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
-    assert json_depth_exceeds(at_limit, MAX_JSON_DEPTH) is False
+    async with agui_server(scripted()).client() as client:
+        response = await client.post(
+            "/", content=at_limit, headers={"content-type": "application/json"}
+        )
+    assert (response.status_code, response.json()["code"]) == (422, "INVALID_INPUT")
 
 
 @pytest.mark.parametrize("real", [9, 50, 99, 100, 101, 150])
