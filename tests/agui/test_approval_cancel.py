@@ -24,9 +24,10 @@ from agui_chat import (
     ai_function,
     approval_required,
 )
-from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import AGUIChatClient
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
+from meai_texts import REJECTED
 
 CALL = FunctionCallContent("c1", "delete_file", {"path": "a.txt"})
 
@@ -97,17 +98,12 @@ async def test_the_tool_loop_treats_a_cancel_as_a_rejection_with_reason_cancelle
     assert done.text == "ok"
     assert tools.deleted == []
     rejection = results(seen[-1])["c1"]
-    assert rejection.startswith("Tool call invocation rejected.") and "ancelled" in rejection
+    assert rejection.startswith(REJECTED) and "ancelled" in rejection
 
 
 async def test_over_agui_a_cancel_is_a_cancelled_entry_and_the_server_runs_nothing() -> None:
     tools, seen = Deletes(), []
-    server = AGUIServer(
-        model(seen),
-        tools=[tools.tool],
-        signing_key="k" * 32,
-        approval_store=InMemoryApprovalStore(),
-    )
+    server = agui_server(model(seen), tools=[tools.tool]).app
     bodies: list[bytes] = []
 
     async def record(request: httpx.Request) -> None:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 import pexpect
 from live_agent import Agent, live_agent
 
+from meai_texts import REJECTED
+
 TIMEOUT = 30
 
 
@@ -89,7 +91,7 @@ def test_ctrl_c_at_an_approval_prompt_rejects_aloud_and_returns_to_you() -> None
         approval_prompt(child)
         child.sendintr()
         child.expect_exact("rejected delete_file: no answer from the person")
-        child.expect_exact("agent> Done: Tool call invocation rejected.")
+        child.expect_exact(f"agent> Done: {REJECTED}")
         child.expect_exact("you> ")
         child.sendline("hello")
         child.expect_exact("agent> Hello from the live agent.")

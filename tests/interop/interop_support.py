@@ -19,8 +19,8 @@ from typing import Any
 
 from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 from agui_streams import SideEffects
 from real_components import CACHE, missing
 
@@ -155,9 +155,4 @@ def our_app(effects: SideEffects) -> AGUIServer:
             ]
         return "Hello from agui_chat."
 
-    return AGUIServer(
-        ScriptedChatClient(reply),
-        tools=[effects.delete_file()],
-        signing_key="interop-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-    )
+    return agui_server(ScriptedChatClient(reply), tools=[effects.delete_file()]).app

@@ -15,6 +15,7 @@ from interop_support import PeerServer, our_app, peer_python, run_peer
 from agui_chat import ChatFinishReason, ChatMessage, ToolApprovalRequestContent
 from agui_chat.agui import AGUIChatClient
 from agui_streams import SideEffects
+from meai_texts import REJECTED
 
 CLIENT = Path(__file__).parent / "clients" / "agent_framework_client.py"
 Serve = Callable[[Any], Awaitable[str]]
@@ -49,7 +50,7 @@ async def test_its_client_rejects_and_our_server_runs_nothing(our_server: Serve)
     effects = SideEffects()
     out = await af_client(await our_server(our_app(effects)), "reject")
     assert len(out["interrupts"]) == 1
-    assert out["texts"][-1].startswith("Tool said: Tool call invocation rejected")
+    assert out["texts"][-1].startswith("Tool said: " + REJECTED)
     assert effects.count("delete_file") == 0
 
 

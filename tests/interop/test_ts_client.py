@@ -11,6 +11,7 @@ from typing import Any
 from interop_support import our_app, run_peer, ts_client_modules
 
 from agui_streams import SideEffects
+from meai_texts import REJECTED
 from real_components import require
 
 SCRIPT = Path(__file__).parent / "clients" / "ts_client.cjs"
@@ -47,5 +48,5 @@ async def test_http_agent_rejects_and_our_server_runs_nothing(our_server: Serve)
     effects = SideEffects()
     out = await ts_client(await our_server(our_app(effects)), "reject")
     assert out["errors"] == []
-    assert out["texts"][-1].startswith("Tool said: Tool call invocation rejected")
+    assert out["texts"][-1].startswith("Tool said: " + REJECTED)
     assert effects.count("delete_file") == 0

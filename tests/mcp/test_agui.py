@@ -19,11 +19,10 @@ from agui_chat import (
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 from agui_streams import scripted
-
-KEY = b"k" * 32
+from meai_texts import REJECTED
 
 
 class Chat:
@@ -50,9 +49,7 @@ async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
 
 
 def _served(toolset: MCPToolset, model: ScriptedChatClient) -> AGUIServer:
-    return AGUIServer(
-        model, tools=toolset.tools, signing_key=KEY, approval_store=InMemoryApprovalStore()
-    )
+    return agui_server(model, tools=toolset.tools).app
 
 
 async def test_a_destructive_mcp_call_waits_for_approval_over_ag_ui(
@@ -83,7 +80,7 @@ async def test_a_rejected_mcp_call_never_runs_over_ag_ui(toolset: MCPToolset, lo
         assert isinstance(request, ToolApprovalRequestContent)
         await chat.answer(request.create_response(False))
     assert read_log(log) == []
-    assert model_saw(model)["c1"] == "Tool call invocation rejected."
+    assert model_saw(model)["c1"] == REJECTED
 
 
 @pytest.mark.parametrize("answered", [True, False])

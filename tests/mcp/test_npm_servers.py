@@ -19,10 +19,11 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui import AGUIChatClient
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from agui_streams import scripted
+from meai_texts import REJECTED
 
 ELICIT = "trigger-elicitation-request"
 
@@ -86,7 +87,7 @@ async def test_write_file_waits_for_approval(root: Path, approved: bool) -> None
         assert _listing(root) == ["new.txt", "notes.txt"]
     else:
         assert _listing(root) == ["notes.txt"]
-        assert model_saw(model)["c1"] == "Tool call invocation rejected."
+        assert model_saw(model)["c1"] == REJECTED
 
 
 @pytest.mark.parametrize("approved", [True, False])
@@ -124,12 +125,7 @@ async def test_the_everything_servers_elicitation_through_the_tool_loop(answered
 async def test_the_everything_servers_elicitation_over_ag_ui(answered: bool) -> None:
     async with everything() as toolset:
         model = scripted(call("c1", ELICIT), "ok")
-        app = AGUIServer(
-            model,
-            tools=toolset.tools,
-            signing_key=b"k" * 32,
-            approval_store=InMemoryApprovalStore(),
-        )
+        app = agui_server(model, tools=toolset.tools).app
         async with (
             serving(app) as url,
             AGUIChatClient(url + "/", timeout=20, max_retries=0) as client,

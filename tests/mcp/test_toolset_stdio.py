@@ -22,6 +22,7 @@ from agui_chat import (
 )
 from agui_chat.mcp import MCPApprovalRequired, MCPTool, MCPToolset
 from agui_streams import scripted
+from meai_texts import rejected
 
 
 async def test_tools_carry_the_servers_names_descriptions_and_schemas(env: dict[str, str]) -> None:
@@ -87,7 +88,7 @@ async def test_a_rejected_destructive_call_never_reaches_the_server(
             resume(history, paused, request.create_response(False, "Keep it.")), options
         )
     assert read_log(log) == []
-    assert model_saw(model)["c1"] == "Tool call invocation rejected. Keep it."
+    assert model_saw(model)["c1"] == rejected("Keep it.")  # given so: the same by either rule
 
 
 @pytest.mark.parametrize(

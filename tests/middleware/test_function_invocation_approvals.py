@@ -28,6 +28,7 @@ from agui_chat import (
     ai_function,
     approval_required,
 )
+from meai_texts import REJECTED
 
 PAST = datetime.now(timezone.utc) - timedelta(minutes=5)
 
@@ -287,7 +288,7 @@ async def test_a_rejection_without_reason_uses_the_bare_text(ask: Ask) -> None:
     )
     [request] = _requests(paused)
     await ask(client, resume(history, paused, request.create_response(False)), tools.options)
-    assert results_for(model.calls[-1][0], "c1") == ["Tool call invocation rejected."]
+    assert results_for(model.calls[-1][0], "c1") == [REJECTED]
 
 
 # -- re-pairing (rule 2) and answering in one go (rule 4) ---------------------------------

@@ -24,6 +24,7 @@ from agui_chat import (
     approval_required,
     current_invocation,
 )
+from meai_texts import COMPLETED, FAILED, failed, not_found
 
 
 def weather_tool(runs: list[dict[str, Any]]) -> Any:
@@ -109,7 +110,7 @@ async def test_a_tool_returning_none_reports_success(ask: Ask) -> None:
 
     model = scripted([call("c1", "ping")], "pong")
     await ask(FunctionInvokingChatClient(model), "ping", ChatOptions(tools=[ping]))
-    assert seen(model)[-1] == "tool: result c1 Success: Function completed."
+    assert seen(model)[-1] == f"tool: result c1 {COMPLETED}"
 
 
 async def test_a_tool_returning_its_own_result_content_passes_it_through(ask: Ask) -> None:
@@ -258,7 +259,7 @@ async def test_failures_up_to_the_limit_are_reported_to_the_model(ask: Ask) -> N
     client = FunctionInvokingChatClient(model, max_consecutive_errors=2)
     response = await ask(client, "go", ChatOptions(tools=[failing_tool(runs)]))
     assert response.messages[-1].text == "I give up."
-    assert results_for(model.calls[-1][0], "c2") == ["Error: Function failed."]
+    assert results_for(model.calls[-1][0], "c2") == [FAILED]
 
 
 async def test_a_clean_round_trip_resets_the_error_count(ask: Ask) -> None:
@@ -293,14 +294,14 @@ async def test_zero_consecutive_errors_raises_on_the_first_failure(ask: Ask) -> 
 async def test_a_failing_tool_gives_the_model_a_generic_error_by_default(ask: Ask) -> None:
     model = scripted([call("c1", "save", name="a")], "sorry")
     await ask(FunctionInvokingChatClient(model), "go", ChatOptions(tools=[failing_tool([])]))
-    assert results_for(model.calls[-1][0], "c1") == ["Error: Function failed."]
+    assert results_for(model.calls[-1][0], "c1") == [FAILED]
 
 
 async def test_include_detailed_errors_tells_the_model_the_exception(ask: Ask) -> None:
     model = scripted([call("c1", "save", name="a")], "sorry")
     client = FunctionInvokingChatClient(model, include_detailed_errors=True)
     await ask(client, "go", ChatOptions(tools=[failing_tool([])]))
-    assert results_for(model.calls[-1][0], "c1") == ["Error: Function failed. Exception: disk full"]
+    assert results_for(model.calls[-1][0], "c1") == [failed("disk full")]
 
 
 async def test_an_unknown_tool_gives_the_model_the_not_found_text(ask: Ask) -> None:
@@ -308,9 +309,7 @@ async def test_an_unknown_tool_gives_the_model_the_not_found_text(ask: Ask) -> N
     response = await ask(
         FunctionInvokingChatClient(model), "go", ChatOptions(tools=[weather_tool([])])
     )
-    assert results_for(model.calls[-1][0], "c1") == [
-        'Error: Requested function "teleport" not found.'
-    ]
+    assert results_for(model.calls[-1][0], "c1") == [not_found("teleport")]
     assert response.messages[-1].text == "I cannot."
 
 

@@ -30,6 +30,7 @@ from agui_chat import (
     current_invocation,
 )
 from agui_chat.testing import ScriptedChatClient
+from meai_texts import COMPLETED, FAILED
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import ExceptionGroup
@@ -192,7 +193,7 @@ async def test_continues_with_successful_calls_until_maximum_iterations(streamin
     max_iterations = 7
     plan = [HELLO, assistant(fcc("callId0", "VoidReturn"))]
     for i in range(max_iterations):
-        plan.append(tool((f"callId{i}", "Success: Function completed.")))
+        plan.append(tool((f"callId{i}", COMPLETED)))
         plan.append(assistant(fcc(f"callId{i + 1}", "VoidReturn")))
     # The plan ends with a call: it is not run, because of the iteration limit.
     _, inner = await invoke_plan(
@@ -319,7 +320,7 @@ async def test_terminate_halts_the_batch_and_the_loop(streaming: bool) -> None:
         return None
 
     calls = assistant(fcc("callId1", "Search"), fcc("callId2", "Search", {"result": "birds"}))
-    plan = [HELLO, calls, tool(("callId1", "Success: Function completed."))]
+    plan = [HELLO, calls, tool(("callId1", COMPLETED))]
     await invoke_plan(
         ChatOptions(tools=[search]),
         [*plan, assistant(TextContent("x"))],
@@ -348,7 +349,7 @@ async def test_function_invoker_overrides_how_every_function_runs(streaming: boo
         assistant(fcc("callId2", "Func2", {"i": 42})),
         tool(("callId2", "Result 2: 42 from delegate")),
         assistant(fcc("callId3", "VoidReturn", {"i": 43})),
-        tool(("callId3", "Success: Function completed.")),
+        tool(("callId3", COMPLETED)),
         assistant(TextContent("world")),
     ]
     options = ChatOptions(tools=[f.func1, f.func2, void_return])
@@ -385,9 +386,7 @@ def _failing_plan(call_index: list[int], *should_throw: bool) -> list[ChatMessag
         i = call_index[0]
         call_index[0] += 1
         calls.append(fcc(f"callId{i}", "Func", {"shouldThrow": throw, "callIndex": i}))
-        results.append(
-            (f"callId{i}", "Error: Function failed." if throw else "Success: Function completed.")
-        )
+        results.append((f"callId{i}", FAILED if throw else COMPLETED))
     return [assistant(*calls), tool(*results)]
 
 
@@ -436,7 +435,7 @@ async def test_can_fail_on_the_first_exception(streaming: bool, concurrent: bool
         """Func."""
         raise TimeoutError("It failed")
 
-    plan = [HELLO, assistant(fcc("callId0", "Func")), tool(("callId0", "Error: Function failed."))]
+    plan = [HELLO, assistant(fcc("callId0", "Func")), tool(("callId0", FAILED))]
     with pytest.raises(TimeoutError, match="It failed"):  # one exception is never wrapped
         await invoke_plan(
             ChatOptions(tools=[func]),

@@ -23,6 +23,7 @@ from agui_chat import (
     UnknownResponseError,
     current_invocation,
 )
+from meai_texts import REJECTED
 
 FUNC2 = {"i": 42}
 
@@ -148,8 +149,8 @@ async def test_rejected_approval_responses_are_failed(streaming: bool) -> None:
     )
     rejected = msg(
         "tool",
-        frc("callId1", "Tool call invocation rejected."),
-        frc("callId2", "Tool call invocation rejected."),
+        frc("callId1", REJECTED),
+        frc("callId2", REJECTED),
     )
     response, _ = await invoke(
         options_for(f),
@@ -172,7 +173,7 @@ async def test_mixed_approved_and_rejected_responses_are_executed_and_failed(
     answers = msg(
         "user", taresp("callId1", "Func1", False), taresp("callId2", "Func2", True, FUNC2)
     )
-    rejected = msg("tool", frc("callId1", "Tool call invocation rejected."))
+    rejected = msg("tool", frc("callId1", REJECTED))
     result = msg("tool", frc("callId2", "Result 2: 42"))
     response, _ = await invoke(
         options_for(f),
@@ -206,7 +207,7 @@ async def test_rejection_texts_reach_the_model(
         msg("assistant", tarc("callId1", "Func1"), message_id="resp1"),
         msg("user", taresp("callId1", "Func1", False, reason=reason)),
     ]
-    expected = ("Tool call invocation rejected. " + text).strip()
+    expected = (REJECTED + " " + text).strip()
     rejected = msg("tool", frc("callId1", expected))
     response, _ = await invoke(
         options_for(f),
@@ -247,7 +248,7 @@ async def test_mixed_custom_and_default_reasons_and_an_approval(streaming: bool)
     rejected = msg(
         "tool",
         frc("callId1", "Tool call invocation rejected. Custom rejection for Func1"),
-        frc("callId2", "Tool call invocation rejected."),
+        frc("callId2", REJECTED),
     )
     result = msg("tool", frc("callId3", "Result 1"))
     response, _ = await invoke(

@@ -18,6 +18,7 @@ from agui_chat import (
     ai_function,
     approval_required,
 )
+from meai_texts import REJECTED
 
 
 class Files:
@@ -91,12 +92,12 @@ async def test_rejections_and_results_come_together_before_the_callers_later_tex
     assert seen(model) == [
         "user: clean up",
         'assistant: call c1 delete_file {"path": "a"} | call c2 delete_file {"path": "b"}',
-        "tool: result c1 Tool call invocation rejected.",
+        f"tool: result c1 {REJECTED}",
         "tool: result c2 deleted b",
         "user: and then stop",
     ]
     assert describe(response.messages)[:3] == [
         'assistant: call c1 delete_file {"path": "a"} | call c2 delete_file {"path": "b"}',
-        "tool: result c1 Tool call invocation rejected.",
+        f"tool: result c1 {REJECTED}",
         "tool: result c2 deleted b",
     ]

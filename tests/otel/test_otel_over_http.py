@@ -25,10 +25,9 @@ from agui_chat import (
     approval_required,
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
-KEY = "otel-test-signing-key-0123456789"
 DEPLOYS: list[str] = []
 
 
@@ -75,9 +74,7 @@ def _server(otel: Recorded, **kw: Any) -> AGUIServer:
         .use_opentelemetry(**otel.providers, **kw)
         .build()
     )
-    return AGUIServer(
-        pipeline, tools=[deploy], signing_key=KEY, approval_store=InMemoryApprovalStore()
-    )
+    return agui_server(pipeline, tools=[deploy]).app
 
 
 def _by_name(spans: list[ReadableSpan], name: str, kind: SpanKind) -> list[ReadableSpan]:
@@ -164,7 +161,7 @@ async def test_a_failed_run_is_an_error_on_both_sides_with_its_code(
         .use_opentelemetry(**global_otel.providers)
         .build()
     )
-    app = AGUIServer(pipeline, signing_key=KEY, approval_store=InMemoryApprovalStore())
+    app = agui_server(pipeline).app
     url = await served(app)
     async with AGUIChatClient(url, timeout=10, max_retries=0) as client:
         with pytest.raises(RunError):

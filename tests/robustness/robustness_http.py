@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from agui_chat import FunctionCallContent
+from agui_server import SIGNING_KEY as SIGNING_KEY  # the one test key, also for child servers
 from agui_streams import SideEffects as SideEffects  # re-exported for the tests
 from agui_streams import approve as approve
 from agui_streams import assistant_calls as assistant_calls
@@ -19,7 +20,6 @@ from agui_streams import run_input as run_input
 from agui_streams import scripted as scripted
 from agui_streams import user as user
 
-SIGNING_KEY = "robustness-signing-key-0123456789"
 SSE_HEADERS = [(b"content-type", b"text/event-stream")]
 
 Event = dict[str, Any]

@@ -9,11 +9,11 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from robustness_http import SIGNING_KEY, SideEffects, delete_call, free_port, scripted
+from robustness_http import SideEffects, delete_call, free_port, scripted
 
 from agui_chat import ChatMessage, FunctionResultContent, ToolApprovalRequestContent
-from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import AGUIChatClient
+from agui_server import agui_server
 from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS
@@ -77,12 +77,7 @@ async def test_a_resume_that_met_a_503_is_retried_and_runs_the_tool_once(
     live_server: StartServer,
 ) -> None:
     effects = SideEffects()
-    server = AGUIServer(
-        scripted(delete_call(), "Deleted it."),
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    server = agui_server(scripted(delete_call(), "Deleted it."), tools=[effects.delete_file()]).app
     gateway = GatewayBusyOnTheFirstResume(server)
     url = await live_server(gateway)
     async with AGUIChatClient(url, timeout=BOUND) as client:
@@ -100,19 +95,9 @@ async def test_a_resume_refused_while_the_server_restarts_is_retried_and_runs_on
     live_server: StartServer,
 ) -> None:
     effects = SideEffects()
-    before = AGUIServer(
-        scripted(delete_call()),
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    before = agui_server(scripted(delete_call()), tools=[effects.delete_file()]).app
     # The restarted server: a new process would have a new store and model, and the same key.
-    after = AGUIServer(
-        scripted("Deleted it."),
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    after = agui_server(scripted("Deleted it."), tools=[effects.delete_file()]).app
     async with AGUIChatClient(await live_server(before), timeout=BOUND) as client:
         history = await pause_and_approve(client)
 

@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 from robustness_http import (
-    SIGNING_KEY,
     SideEffects,
     approve,
     assistant_calls,
@@ -31,9 +30,9 @@ from robustness_http import (
 )
 
 from agui_chat import ChatMessage, ToolApprovalRequestContent
-from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS
@@ -63,8 +62,7 @@ async def serve_paused(live_server: StartServer, **settings: Any) -> Paused:
     effects = SideEffects()
     tools = [effects.delete_file(allow_edits=settings.pop("allow_edits", True)), effects.lookup()]
     model = scripted(delete_call(), "Deleted it.")
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    url = await live_server(AGUIServer(model, tools=tools, signing_key=SIGNING_KEY, **settings))
+    url = await live_server(agui_server(model, tools=tools, **settings).app)
     events = await run_events(url, run_input(user("delete a.txt")))
     (interrupt,) = interrupts_of(events)
     return Paused(url, effects, history_from(events), interrupt)
@@ -149,12 +147,7 @@ async def test_a_replayed_approval_runs_once_and_the_replay_only_gets_the_kept_r
 ) -> None:
     effects = SideEffects()
     model = scripted(delete_call(), "Deleted it.")  # the model is scripted for one resume
-    app = AGUIServer(
-        model,
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    app = agui_server(model, tools=[effects.delete_file()]).app
     url = await live_server(app)
     sent: list[bytes] = []
 

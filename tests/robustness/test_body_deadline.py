@@ -8,10 +8,9 @@ import asyncio
 import json
 from urllib.parse import urlsplit
 
-from robustness_http import SIGNING_KEY, SideEffects, run_input, scripted, user
+from robustness_http import SideEffects, run_input, scripted, user
 
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from conftest import HTTP_TESTS, StartServer
 
 pytestmark = HTTP_TESTS
@@ -19,13 +18,7 @@ pytestmark = HTTP_TESTS
 
 async def test_a_stalled_body_gets_408_and_runs_nothing(live_server: StartServer) -> None:
     effects = SideEffects()
-    app = AGUIServer(
-        scripted("hello"),
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        body_timeout=0.3,
-    )
+    app = agui_server(scripted("hello"), tools=[effects.delete_file()], body_timeout=0.3).app
     url = urlsplit(await live_server(app))
     body = json.dumps(run_input(user("hi"))).encode()
     reader, writer = await asyncio.open_connection(url.hostname, url.port)

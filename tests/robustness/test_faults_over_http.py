@@ -15,7 +15,6 @@ import httpx
 import pytest
 from robustness_apps import StreamingModel
 from robustness_http import (
-    SIGNING_KEY,
     SSE_HEADERS,
     SideEffects,
     delete_call,
@@ -36,6 +35,7 @@ from agui_chat import (
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 #: Every wait on the other side of a socket is bounded by this (seconds).
@@ -274,9 +274,7 @@ async def test_a_slow_reader_gets_every_event_while_the_server_holds_a_bounded_a
 ) -> None:
     updates, size = 1000, 32 * 1024  # 32 MiB of text in all
     model = StreamingModel(updates, size=size)
-    url = await live_server(
-        AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
-    )
+    url = await live_server(agui_server(model).app)
     async with client_for(url, max_retries=0) as client:
         stream = client.get_streaming_response("hi")
         received = [update async for update in _take(stream, 3)]
@@ -421,8 +419,7 @@ def _results(messages: list[ChatMessage]) -> dict[str, Any]:
 def _approval_app(effects: SideEffects, **settings: Any) -> AGUIServer:
     model = scripted(delete_call(), "Deleted it.")  # one pause, one resume: no more
     tool = settings.pop("tool", None) or effects.delete_file()
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(model, tools=[tool], signing_key=SIGNING_KEY, **settings)
+    return agui_server(model, tools=[tool], **settings).app
 
 
 async def test_a_resume_whose_response_a_proxy_cut_off_can_be_sent_again_and_runs_once(

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from robustness_http import (
-    SIGNING_KEY,
     SideEffects,
     approve,
     delete_call,
@@ -30,8 +29,8 @@ from robustness_http import (
     user,
 )
 
-from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import AGUIChatClient
+from agui_server import agui_server
 from conftest import HTTP_TESTS, ServerProcess, StartServer
 
 MAX_BODY = 64 * 1024
@@ -59,13 +58,7 @@ class Paused:
 async def paused(live_server: StartServer) -> Paused:
     effects = SideEffects()
     model = scripted(delete_call(), "Deleted it.")
-    app = AGUIServer(
-        model,
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        max_body_bytes=MAX_BODY,
-    )
+    app = agui_server(model, tools=[effects.delete_file()], max_body_bytes=MAX_BODY).app
     url = await live_server(app)
     first = run_input(user("delete a.txt"))
     events = await run_events(url, first)

@@ -23,6 +23,7 @@ from agui_chat import (
     ToolApprovalResponseContent,
     UriContent,
 )
+from meai_texts import FAILED
 
 
 def reply(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -188,7 +189,7 @@ async def test_a_failed_tool_result_carries_its_error() -> None:
             ChatMessage("assistant", [FunctionCallContent("c1", "a", {})], message_id="a1"),
             ChatMessage(
                 "tool",
-                [FunctionResultContent("c1", "Error: Function failed.", exception=KeyError("x"))],
+                [FunctionResultContent("c1", FAILED, exception=KeyError("x"))],
                 message_id="t1",
             ),
         ]
@@ -198,7 +199,7 @@ async def test_a_failed_tool_result_carries_its_error() -> None:
         "id": "t1",
         "role": "tool",
         "toolCallId": "c1",
-        "content": "Error: Function failed.",
+        "content": FAILED,
         "error": "'x'",
     }
 

@@ -1,13 +1,12 @@
-"""Helpers for the AGUIServer tests: request bodies, reading and validating the SSE the
-server writes, and tools that count how often they ran."""
+"""Helpers for the AGUIServer tests: reading the SSE the server writes and tools that count
+how often they ran (the server and its in-process client come from ``agui_server``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
+from agui_server import BASE_URL, SIGNING_KEY, client_for, run_agui
 from agui_streams import (
     SideEffects,
     answer,
@@ -25,6 +24,8 @@ from agui_streams import (
 )
 
 __all__ = [
+    "BASE_URL",
+    "SIGNING_KEY",
     "SideEffects",
     "Tools",
     "answer",
@@ -32,8 +33,10 @@ __all__ = [
     "assert_valid_agui",
     "assistant_calls",
     "cancel",
+    "client_for",
     "history_from",
     "reject",
+    "run_agui",
     "run_input",
     "scripted",
     "sse_events",
@@ -43,13 +46,6 @@ __all__ = [
 
 #: The tools the tests use, each recording the arguments of every run.
 Tools = SideEffects
-
-SIGNING_KEY = "test-signing-key-0123456789abcdef"
-BASE_URL = "http://agui.test"
-
-
-# -- request bodies ------------------------------------------------------------------------------
-
 
 # -- reading the stream ------------------------------------------------------------------------
 
@@ -90,22 +86,3 @@ def run_error(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def text_of(events: Sequence[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in of_type(events, "TEXT_MESSAGE_CONTENT"))
-
-
-# -- calling the server ------------------------------------------------------------------------
-
-
-def client_for(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL)
-
-
-async def run_agui(app: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """POST one run through ASGITransport; check the response is a valid AG-UI stream and
-    return its events."""
-    async with client_for(app) as client:
-        response = await client.post("/", json=body, headers={"accept": "text/event-stream"})
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/event-stream")
-    events = sse_events(response.content)
-    assert_valid_agui(events, resumed=bool(body.get("resume")))
-    return events

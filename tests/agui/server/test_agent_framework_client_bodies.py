@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import SIGNING_KEY, Tools, interrupts, of_type, outcome, run_agui, scripted
+from server_support import Tools, interrupts, of_type, outcome, scripted
 
 from agui_chat import ChatMessage, ChatOptions, FunctionCallContent, FunctionResultContent
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server._from_wire import parse_run_input, to_chat_messages
 from agui_chat.agui.server._peer_compat import AGENT_FRAMEWORK_SNAKE_CASE
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 RECORDED = json.loads(
     (Path(__file__).parent / "data" / "agent-framework-client-requests.json").read_text()
@@ -49,21 +47,21 @@ def resumed_with(interrupt_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def test_the_recorded_bodies_are_read_as_camel_case_and_say_so_once_at_debug(
+async def test_the_recorded_bodies_are_read_as_camel_case_and_say_so_once_at_debug(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    model = scripted("Hello.")
     with caplog.at_level(logging.DEBUG, logger="agui_chat.agui"):
-        first = parse_run_input(FIRST)
-    assert (first.thread_id, first.run_id) == ("t-maf", FIRST["run_id"])
+        events = await agui_server(model).post(FIRST)
+    assert (events[0]["threadId"], events[0]["runId"]) == ("t-maf", FIRST["run_id"])
+    assert outcome(events) == {"type": "success"}
     rules = [r for r in caplog.records if AGENT_FRAMEWORK_SNAKE_CASE in r.getMessage()]
     assert len(rules) == 1 and rules[0].levelno == logging.DEBUG
     assert "thread_id, run_id" in rules[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    resume = parse_run_input(RESUME)
-    assert resume.resume is not None and resume.resume[0].status == "resolved"
 
 
-def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_still_stripped(
+async def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_still_stripped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = {
@@ -87,10 +85,11 @@ def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_still_st
             {"id": "t1", "role": "tool", "toolCallId": "call_del_1", "content": "deleted x.txt"},
         ],
     }
+    model = scripted("Done.")
     with caplog.at_level(logging.DEBUG, logger="agui_chat.agui"):
-        run_input = parse_run_input(body)
-    messages = to_chat_messages(run_input)
-    call = messages[1].contents[0]
+        await agui_server(model).post(body)
+    received, _ = model.calls[0]
+    call = received[1].contents[0]
     assert isinstance(call, FunctionCallContent)
     assert (call.call_id, call.name) == ("call_del_1", "delete_file")
     assert call.arguments == {"path": "x.txt"}
@@ -98,46 +97,38 @@ def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_still_st
     assert warnings == ["stripped unknown members of the run input: 'extra_member'"]
 
 
-def test_camel_case_wins_when_both_spellings_are_sent(caplog: pytest.LogCaptureFixture) -> None:
-    run_input = parse_run_input({**FIRST, "threadId": "t-camel"})
-    assert run_input.thread_id == "t-camel"
+async def test_camel_case_wins_when_both_spellings_are_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    events = await agui_server(scripted("Hello.")).post({**FIRST, "threadId": "t-camel"})
+    assert events[0]["threadId"] == "t-camel"
     assert "'thread_id'" in caplog.text  # stripped as unknown, with the ordinary warning
 
 
 async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    paused = await run_agui(app, FIRST)
+    agent = agui_server(model, tools=[tools.delete_file()])
+    paused = await agent.post(FIRST)
     assert paused[0]["threadId"] == "t-maf"
     (interrupt,) = interrupts(paused)
     assert tools.count("delete_file") == 0
 
-    resumed = await run_agui(app, resumed_with(interrupt["id"], {"approved": True}))
+    resumed = await agent.post(resumed_with(interrupt["id"], {"approved": True}))
     (result,) = of_type(resumed, "TOOL_CALL_RESULT")
     assert result["toolCallId"] == "call_del_1" and result["content"] == "deleted reports/q3.txt"
     assert outcome(resumed) == {"type": "success"}
     assert tools.runs["delete_file"] == [{"path": "reports/q3.txt"}]
 
     # The client sends the same resume again (a retry): the kept result, nothing re-run.
-    again = await run_agui(app, resumed_with(interrupt["id"], {"approved": True}))
+    again = await agent.post(resumed_with(interrupt["id"], {"approved": True}))
     assert [e["content"] for e in of_type(again, "TOOL_CALL_RESULT")] == ["deleted reports/q3.txt"]
     assert tools.count("delete_file") == 1
 
 
 async def test_its_rejection_runs_nothing(tools: Tools) -> None:
     model = scripted(delete_report(), echo)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    (interrupt,) = interrupts(await run_agui(app, FIRST))
-    resumed = await run_agui(app, resumed_with(interrupt["id"], {"approved": False}))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    (interrupt,) = interrupts(await agent.post(FIRST))
+    resumed = await agent.post(resumed_with(interrupt["id"], {"approved": False}))
     assert outcome(resumed) == {"type": "success"}
     assert tools.count("delete_file") == 0

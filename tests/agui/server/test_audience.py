@@ -14,42 +14,30 @@ from server_support import (
     interrupts,
     outcome,
     refused_before_the_run,
-    run_agui,
     run_input,
     scripted,
     user,
 )
 
 from agui_chat import FunctionCallContent
-from agui_chat.agui import AUDIENCE_ENV, AGUIServer, default_audience
+from agui_chat.agui import AUDIENCE_ENV, default_audience
 from agui_chat.agui.server._signing import InterruptSigner, TokenError, audience_id
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from agui_streams import SideEffects
 
 
-def agent(effects: SideEffects, *extra_tools: Any, **settings: Any) -> AGUIServer:
+def agent(effects: SideEffects, *extra_tools: Any, **settings: Any) -> ServedAgent:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted.")
-    return AGUIServer(
-        model,
-        tools=[effects.delete_file(), *extra_tools],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        **settings,
-    )
+    return agui_server(model, tools=[effects.delete_file(), *extra_tools], **settings)
 
 
 async def test_agent_a_token_at_agent_b_with_only_a_user_message_runs_nothing() -> None:
     a_effects, b_effects = SideEffects(), SideEffects()
     agent_a = agent(a_effects, a_effects.lookup())
-    agent_b = AGUIServer(
-        scripted("Deleted."),
-        tools=[b_effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    assert agent_a.audience != agent_b.audience
-    (interrupt,) = interrupts(await run_agui(agent_a, run_input(user("delete a.txt"))))
-    events = await run_agui(agent_b, run_input(user("hi"), run="r2", resume=[approve(interrupt)]))
+    agent_b = agui_server(scripted("Deleted."), tools=[b_effects.delete_file()])
+    assert agent_a.app.audience != agent_b.app.audience
+    (interrupt,) = interrupts(await agent_a.post(run_input(user("delete a.txt"))))
+    events = await agent_b.post(run_input(user("hi"), run="r2", resume=[approve(interrupt)]))
     refused = refused_before_the_run(events, "APPROVAL_AUDIENCE_MISMATCH")
     assert "another server" in refused["message"]
     assert a_effects.count("delete_file") == b_effects.count("delete_file") == 0
@@ -59,14 +47,14 @@ async def test_agents_with_the_same_tools_are_told_apart_by_their_audience() -> 
     a_effects, b_effects = SideEffects(), SideEffects()
     agent_a = agent(a_effects, audience="billing")
     agent_b = agent(b_effects, audience="files")
-    first = await run_agui(agent_a, run_input(user("delete a.txt")))
+    first = await agent_a.post(run_input(user("delete a.txt")))
     (interrupt,) = interrupts(first)
     history = [user("delete a.txt"), *history_from(first)]
-    events = await run_agui(agent_b, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    events = await agent_b.resume(history, approve(interrupt))
     refused_before_the_run(events, "APPROVAL_AUDIENCE_MISMATCH")
     assert b_effects.count("delete_file") == 0
     # The issuing agent still takes its own answer.
-    own = await run_agui(agent_a, run_input(*history, run="r3", resume=[approve(interrupt)]))
+    own = await agent_a.resume(history, approve(interrupt), run="r3")
     assert outcome(own) == {"type": "success"}
     assert a_effects.count("delete_file") == 1
 
@@ -76,11 +64,11 @@ async def test_the_default_audience_is_stable_per_deployment(
 ) -> None:
     effects = SideEffects()
     one, two = agent(effects, effects.lookup()), agent(SideEffects(), SideEffects().lookup())
-    assert one.audience == two.audience == default_audience(["lookup", "delete_file"])
-    assert one.audience == "tools:delete_file,lookup"
+    assert one.app.audience == two.app.audience == default_audience(["lookup", "delete_file"])
+    assert one.app.audience == "tools:delete_file,lookup"
     monkeypatch.setenv(AUDIENCE_ENV, "orders-agent")
-    assert agent(effects).audience == "orders-agent"
-    assert agent(effects, audience="explicit").audience == "explicit"
+    assert agent(effects).app.audience == "orders-agent"
+    assert agent(effects, audience="explicit").app.audience == "explicit"
 
 
 def test_the_audience_is_in_the_mac_not_only_in_the_claims() -> None:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from server_support import SIGNING_KEY, Tools, scripted
+from server_support import Tools, scripted
 
 from agui_chat import (
     ChatFinishReason,
@@ -22,11 +22,11 @@ from agui_chat import (
     ai_function,
     request_input,
 )
-from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.agui.server._run_context import current_run
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import AGUIChatClient, current_run
+from agui_server import ServedAgent, agui_server
+from meai_texts import FAILED
 
-Connect = Callable[[AGUIServer], Awaitable[AGUIChatClient]]
+Connect = Callable[[ServedAgent], Awaitable[AGUIChatClient]]
 
 
 @pytest.fixture
@@ -34,8 +34,8 @@ async def connect(live_server: Callable[[Any], Awaitable[str]]) -> AsyncIterator
     """Serve an AGUIServer with uvicorn and return an AGUIChatClient pointed at it."""
     clients: list[AGUIChatClient] = []
 
-    async def make(app: AGUIServer) -> AGUIChatClient:
-        url = await live_server(app)
+    async def make(agent: ServedAgent) -> AGUIChatClient:
+        url = await live_server(agent.app)
         client = AGUIChatClient(url + "/", timeout=10, max_retries=0)
         clients.append(client)
         return client
@@ -102,14 +102,7 @@ def delete(call_id: str = "c1", path: str = "a.txt") -> FunctionCallContent:
 async def test_approve(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[tools.delete_file()],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[tools.delete_file()])),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -128,14 +121,7 @@ async def test_approve(connect: Connect, tools: Tools) -> None:
 async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[tools.delete_file()],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[tools.delete_file()])),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -150,14 +136,7 @@ async def test_reject_with_a_reason(connect: Connect, tools: Tools) -> None:
 async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:
     model = scripted([delete()], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[tools.delete_file()],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[tools.delete_file()])),
         "delete a.txt",
     )
     request = approval(await chat.send())
@@ -171,13 +150,8 @@ async def test_approve_with_edits(connect: Connect, tools: Tools) -> None:
 async def test_a_mixed_batch(connect: Connect, tools: Tools) -> None:
     batch = [FunctionCallContent("c1", "lookup", {"city": "Rome"}), delete("c2")]
     model = scripted(batch, echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.lookup(), tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    chat = Conversation(await connect(app), "weather, then delete")
+    agent = agui_server(model, tools=[tools.lookup(), tools.delete_file()])
+    chat = Conversation(await connect(agent), "weather, then delete")
     paused = await chat.send()
     request = approval(paused)
     assert request.tool_call.call_id == "c2"
@@ -190,14 +164,7 @@ async def test_a_mixed_batch(connect: Connect, tools: Tools) -> None:
 async def test_two_approvals_answered_together(connect: Connect, tools: Tools) -> None:
     model = scripted([delete("c1", "a.txt"), delete("c2", "b.txt")], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[tools.delete_file()],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[tools.delete_file()])),
         "delete both",
     )
     paused = await chat.send()
@@ -236,14 +203,7 @@ def deploy_tool(tools: Tools) -> Any:
 async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[deploy_tool(tools)],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[deploy_tool(tools)])),
         "deploy api",
     )
     paused = await chat.send()
@@ -264,14 +224,7 @@ async def test_an_interrupt_with_a_schema(connect: Connect, tools: Tools) -> Non
 async def test_a_cancelled_interrupt(connect: Connect, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[deploy_tool(tools)],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[deploy_tool(tools)])),
         "deploy api",
     )
     (question,) = (await chat.send()).input_requests
@@ -297,9 +250,7 @@ async def test_a_client_side_tool(connect: Connect) -> None:
 
     model = scripted(call_local_time, echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
-        ),
+        await connect(agui_server(model)),
         "what time is it?",
     )
     final = await chat.send(ChatOptions(tools=[local_time]))
@@ -325,11 +276,7 @@ async def test_state_snapshot_and_delta(connect: Connect) -> None:
     model = scripted(
         [FunctionCallContent("c1", "add_item", {"item": "milk"})], "Added.", check_state
     )
-    client = await connect(
-        AGUIServer(
-            model, tools=[add_item], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
-        )
-    )
+    client = await connect(agui_server(model, tools=[add_item]))
     chat = Conversation(client, "add milk")
     await chat.send()
     assert client.state == {"items": ["bread", "milk"]}
@@ -349,20 +296,13 @@ async def test_a_tool_that_raises(connect: Connect) -> None:
 
     model = scripted([FunctionCallContent("c1", "charge", {"amount": 5})], echo_result)
     chat = Conversation(
-        await connect(
-            AGUIServer(
-                model,
-                tools=[charge],
-                signing_key=SIGNING_KEY,
-                approval_store=InMemoryApprovalStore(),
-            )
-        ),
+        await connect(agui_server(model, tools=[charge])),
         "charge 5",
     )
     final = await chat.send()
     assert runs == ["charge"]
-    assert results_seen(model.calls[-1][0]) == {"c1": "Error: Function failed."}
-    assert final.text == "Tool said: Error: Function failed."
+    assert results_seen(model.calls[-1][0]) == {"c1": FAILED}
+    assert final.text == "Tool said: " + FAILED
     assert "4111" not in repr([m.to_dict() for m in final.messages])
 
 
@@ -385,14 +325,7 @@ async def test_a_client_that_disconnects_mid_run(connect: Connect, tools: Tools)
         FunctionCallContent("c2", "lookup", {"city": "Rome"}),
     ]
     model = scripted(batch, "never said")
-    client = await connect(
-        AGUIServer(
-            model,
-            tools=[long_export, tools.lookup()],
-            signing_key=SIGNING_KEY,
-            approval_store=InMemoryApprovalStore(),
-        )
-    )
+    client = await connect(agui_server(model, tools=[long_export, tools.lookup()]))
     stream = client.get_streaming_response([ChatMessage("user", "export")])
     async for update in stream:
         if any(isinstance(c, FunctionCallContent) and c.call_id == "c2" for c in update.contents):

@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 from server_support import (
-    SIGNING_KEY,
     approve,
     history_from,
     interrupts,
     outcome,
     refused_before_the_run,
-    run_agui,
     run_input,
     scripted,
     user,
@@ -24,28 +22,23 @@ from server_support import (
 
 from agui_chat import FunctionCallContent
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from agui_streams import SideEffects
 
 
-def gated_batch(effects: SideEffects, count: int) -> AGUIServer:
+def gated_batch(effects: SideEffects, count: int) -> ServedAgent:
     calls = [
         FunctionCallContent(f"c{i:03d}", "delete_file", {"path": f"f{i:03d}.txt"})
         for i in range(count)
     ]
-    return AGUIServer(
-        scripted(calls, "Deleted them."),
-        tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    return agui_server(scripted(calls, "Deleted them."), tools=[effects.delete_file()])
 
 
 async def pause_of(count: int) -> tuple[AGUIServer, SideEffects, list[dict[str, Any]]]:
     effects = SideEffects()
-    app = gated_batch(effects, count)
-    events = await run_agui(app, run_input(user("delete them all")))
-    return app, effects, events
+    agent = gated_batch(effects, count)
+    events = await agent.post(run_input(user("delete them all")))
+    return agent, effects, events
 
 
 async def test_token_size_does_not_grow_with_the_pause() -> None:
@@ -59,7 +52,7 @@ async def test_token_size_does_not_grow_with_the_pause() -> None:
 
 
 async def test_a_pause_of_250_gated_calls_is_answered_in_one_body_and_runs_each_once() -> None:
-    app, effects, events = await pause_of(250)
+    agent, effects, events = await pause_of(250)
     paused = interrupts(events)
     body = run_input(
         user("delete them all"),
@@ -67,8 +60,8 @@ async def test_a_pause_of_250_gated_calls_is_answered_in_one_body_and_runs_each_
         run="r2",
         resume=[approve(i) for i in paused],
     )
-    assert len(json.dumps(body)) < app.max_body_bytes
-    resumed = await run_agui(app, body)
+    assert len(json.dumps(body)) < agent.app.max_body_bytes
+    resumed = await agent.post(body)
     assert outcome(resumed) == {"type": "success"}
     assert sorted(r["path"] for r in effects.runs["delete_file"]) == [
         f"f{i:03d}.txt" for i in range(250)
@@ -77,10 +70,10 @@ async def test_a_pause_of_250_gated_calls_is_answered_in_one_body_and_runs_each_
 
 @pytest.mark.parametrize("left_out", [0, 137, 249])
 async def test_leaving_any_one_interrupt_of_a_large_pause_out_runs_nothing(left_out: int) -> None:
-    app, effects, events = await pause_of(250)
+    agent, effects, events = await pause_of(250)
     paused = interrupts(events)
     history = [user("delete them all"), *history_from(events)]
     partial = [approve(i) for n, i in enumerate(paused) if n != left_out]
-    refused = await run_agui(app, run_input(*history, run="r2", resume=partial))
+    refused = await agent.resume(history, *partial)
     refused_before_the_run(refused, "RESUME_INCOMPLETE")
     assert effects.count("delete_file") == 0

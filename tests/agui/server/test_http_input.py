@@ -7,22 +7,20 @@ from typing import Any
 
 import httpx
 import pytest
-from server_support import SIGNING_KEY, client_for, run_agui, run_input, scripted, user
+from server_support import run_input, scripted, user
 
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 
 
-def make_server(**settings: Any) -> AGUIServer:
+def make_server(**settings: Any) -> ServedAgent:
     model = scripted(*["hi there"] * 5)
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
+    return agui_server(model, **settings)
 
 
 async def post(
-    app: AGUIServer, content: bytes, content_type: str = "application/json"
+    agent: ServedAgent, content: bytes, content_type: str = "application/json"
 ) -> httpx.Response:
-    async with client_for(app) as client:
+    async with agent.client() as client:
         return await client.post("/", content=content, headers={"content-type": content_type})
 
 
@@ -36,7 +34,7 @@ def assert_refused(response: httpx.Response, status: int, code: str) -> dict[str
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
 async def test_methods_other_than_post_get_405_with_allow(method: str) -> None:
-    async with client_for(make_server()) as client:
+    async with make_server().client() as client:
         response = await client.request(method, "/")
     assert_refused(response, 405, "METHOD_NOT_ALLOWED")
     assert response.headers["allow"] == "POST"
@@ -55,7 +53,7 @@ async def test_a_streamed_body_over_the_limit_gets_413_without_content_length() 
         for i in range(0, len(payload), 256):
             yield payload[i : i + 256]
 
-    async with client_for(make_server(max_body_bytes=1000)) as client:
+    async with make_server(max_body_bytes=1000).client() as client:
         response = await client.post(
             "/", content=chunks(), headers={"content-type": "application/json"}
         )
@@ -89,12 +87,12 @@ async def test_a_body_that_is_not_json_gets_400(content: bytes) -> None:
 
 @pytest.mark.parametrize("depth", [150, 100_000])
 async def test_deeply_nested_json_gets_400_and_the_server_keeps_serving(depth: int) -> None:
-    app = make_server(max_body_bytes=10_000_000)
+    agent = make_server(max_body_bytes=10_000_000)
     nested = (
         b'{"threadId":"t","runId":"r","messages":[],"state":' + b"[" * depth + b"]" * depth + b"}"
     )
-    assert_refused(await post(app, nested), 400, "JSON_TOO_DEEP")
-    events = await run_agui(app, run_input())
+    assert_refused(await post(agent, nested), 400, "JSON_TOO_DEEP")
+    events = await agent.post(run_input())
     assert events[-1]["type"] == "RUN_FINISHED"
 
 
@@ -148,9 +146,7 @@ async def test_the_error_body_does_not_echo_the_input() -> None:
 
 
 async def test_a_minimal_1_0_body_runs() -> None:
-    events = await run_agui(
-        make_server(), {"threadId": "t", "runId": "r", "messages": [user("hi")]}
-    )
+    events = await make_server().post({"threadId": "t", "runId": "r", "messages": [user("hi")]})
     assert events[0] == {
         "type": "RUN_STARTED",
         "threadId": "t",
@@ -161,7 +157,7 @@ async def test_a_minimal_1_0_body_runs() -> None:
 
 async def test_a_0_1_x_body_with_a_binary_part_runs_and_the_model_gets_the_image() -> None:
     model = scripted("seen")
-    app = AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+    agent = agui_server(model)
     legacy = {
         "id": "u1",
         "role": "user",
@@ -179,7 +175,7 @@ async def test_a_0_1_x_body_with_a_binary_part_runs_and_the_model_gets_the_image
         "forwardedProps": {},
         "state": None,
     }
-    await run_agui(app, body)
+    await agent.post(body)
     ((received, _),) = model.calls
     text, image = received[0].contents
     assert text.text == "what is this?"  # type: ignore[attr-defined]
@@ -201,6 +197,6 @@ async def test_a_content_length_that_is_not_a_number_gets_400() -> None:
         "path": "/",
         "headers": [(b"content-type", b"application/json"), (b"content-length", b"lots")],
     }
-    await make_server()(scope, receive, send)
+    await make_server().app(scope, receive, send)
     assert sent[0]["status"] == 400
     assert json.loads(sent[1]["body"])["code"] == "INVALID_CONTENT_LENGTH"

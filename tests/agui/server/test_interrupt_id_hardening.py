@@ -24,7 +24,6 @@ from server_support import (
     outcome,
     refused_before_the_run,
     reject,
-    run_agui,
     run_input,
     scripted,
     types,
@@ -42,29 +41,24 @@ from agui_chat import (
     approval_required,
     request_input,
 )
-from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.server import _signing
 from agui_chat.agui.server._resume_check import ANSWER_RETENTION
 from agui_chat.agui.server._signing import InterruptSigner
-from agui_chat.stores._memory import InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from fake_clock import FakeClock, on_the_server
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
-def delete_app(tools: Tools, *replies: Any, **settings: Any) -> AGUIServer:
+def delete_app(tools: Tools, *replies: Any, **settings: Any) -> ServedAgent:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], *replies)
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(
-        model,
-        tools=[tools.delete_file(allow_edits=False)],
-        signing_key=SIGNING_KEY,
-        **settings,
-    )
+    return agui_server(model, tools=[tools.delete_file(allow_edits=False)], **settings)
 
 
-async def paused(app: AGUIServer) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    events = await run_agui(app, run_input(user("delete a.txt")))
+async def paused(agent: ServedAgent) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    events = await agent.post(run_input(user("delete a.txt")))
     (interrupt,) = interrupts(events)
     return history_from(events), interrupt
 
@@ -89,29 +83,29 @@ def approved(interrupt_id: str) -> dict[str, Any]:
 
 
 async def test_a_re_spelled_interrupt_id_cannot_replay_a_consumed_approval(tools: Tools) -> None:
-    app = delete_app(tools, *(["Deleted it."] * 12))
-    history, interrupt = await paused(app)
+    agent = delete_app(tools, *(["Deleted it."] * 12))
+    history, interrupt = await paused(agent)
     body = run_input(user("x"), *history, run="r2", resume=[approve(interrupt)])
-    first = await run_agui(app, body)
+    first = await agent.post(body)
     assert outcome(first) == {"type": "success"}
     assert tools.count("delete_file") == 1
 
     for n, spelling in enumerate(respellings(interrupt["id"])):
         replay = run_input(user("x"), *history, run=f"r-replay-{n}", resume=[approved(spelling)])
-        refused_before_the_run(await run_agui(app, replay), "RESUME_UNKNOWN_INTERRUPT")
+        refused_before_the_run(await agent.post(replay), "RESUME_UNKNOWN_INTERRUPT")
     assert tools.count("delete_file") == 1
 
 
 async def test_a_rejection_re_spelled_as_an_approval_runs_nothing(tools: Tools) -> None:
-    app = delete_app(tools, "Kept it.", "unused")
-    history, interrupt = await paused(app)
+    agent = delete_app(tools, "Kept it.", "unused")
+    history, interrupt = await paused(agent)
     body = run_input(user("x"), *history, run="r2", resume=[reject(interrupt, "no")])
-    await run_agui(app, body)
+    await agent.post(body)
     assert tools.count("delete_file") == 0
 
     (spelling, *_) = respellings(interrupt["id"])
     body = run_input(user("x"), *history, run="r3", resume=[approved(spelling)])
-    refused_before_the_run(await run_agui(app, body), "RESUME_UNKNOWN_INTERRUPT")
+    refused_before_the_run(await agent.post(body), "RESUME_UNKNOWN_INTERRUPT")
     assert tools.count("delete_file") == 0
 
 
@@ -127,10 +121,10 @@ async def test_the_store_key_is_the_same_for_every_use_of_one_interrupt(tools: T
         return await original_claim(key, expires_at=expires_at, **lease)
 
     store.claim = spy  # type: ignore[method-assign]
-    app = delete_app(tools, "Deleted it.", approval_store=store)
-    history, interrupt = await paused(app)
+    agent = delete_app(tools, "Deleted it.", approval_store=store)
+    history, interrupt = await paused(agent)
     for run in ("r2", "r3"):
-        await run_agui(app, run_input(user("x"), *history, run=run, resume=[approve(interrupt)]))
+        await agent.post(run_input(user("x"), *history, run=run, resume=[approve(interrupt)]))
     mac = base64.urlsafe_b64decode(interrupt["id"].split(".")[2] + "=")
     assert len(mac) == 32
     assert claimed == [InterruptSigner.fingerprint(interrupt["id"])] * 2
@@ -148,13 +142,13 @@ async def test_the_store_alone_stops_a_re_spelled_replay(
     """Defence in depth: were the decoder ever lenient again, the store, keyed by the
     decoded signature, would still take every spelling for the one approval it consumed."""
     monkeypatch.setattr(_signing, "_b64decode", _lenient_b64decode)
-    app = delete_app(tools, "Deleted it.", "Kept it.")
-    history, interrupt = await paused(app)
-    await run_agui(app, run_input(user("x"), *history, run="r2", resume=[approve(interrupt)]))
+    agent = delete_app(tools, "Deleted it.", "Kept it.")
+    history, interrupt = await paused(agent)
+    await agent.post(run_input(user("x"), *history, run="r2", resume=[approve(interrupt)]))
     assert tools.count("delete_file") == 1
     for n, spelling in enumerate(respellings(interrupt["id"])[:3]):
         replay = run_input(user("x"), *history, run=f"r-replay-{n}", resume=[approved(spelling)])
-        events = await run_agui(app, replay)
+        events = await agent.post(replay)
         assert types(events) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
         assert events[1]["content"] == "deleted a.txt"
     assert tools.count("delete_file") == 1
@@ -163,10 +157,10 @@ async def test_the_store_alone_stops_a_re_spelled_replay(
     rejected_app = delete_app(rejecting, "Kept it.")
     history, interrupt = await paused(rejected_app)
     body = run_input(user("x"), *history, run="r2", resume=[reject(interrupt, "no")])
-    await run_agui(rejected_app, body)
+    await rejected_app.post(body)
     (spelling, *_) = respellings(interrupt["id"])
     body = run_input(user("x"), *history, run="r3", resume=[approved(spelling)])
-    events = await run_agui(rejected_app, body)
+    events = await rejected_app.post(body)
     assert types(events) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
     assert rejecting.count("delete_file") == 0
 
@@ -195,38 +189,34 @@ async def test_an_expired_question_cancelled_once_is_never_accepted_again(
 
     store = InMemoryApprovalStore(clock=clock)
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], *(["ok"] * 5))
-    app = AGUIServer(
-        model,
-        tools=[wipe],
-        signing_key=SIGNING_KEY,
-        approval_ttl=timedelta(seconds=2),
-        approval_store=store,
+    agent = agui_server(
+        model, tools=[wipe], approval_ttl=timedelta(seconds=2), approval_store=store
     )
-    first = await run_agui(app, run_input(user("wipe")))
+    first = await agent.post(run_input(user("wipe")))
     history = [user("wipe"), *history_from(first)]
     (approval,) = interrupts(first)
-    asked = await run_agui(app, run_input(*history, run="r2", resume=[approve(approval)]))
+    asked = await agent.resume(history, approve(approval))
     (question,) = interrupts(asked)
 
     clock.advance(10)  # the question has expired: it can still be cancelled
-    await run_agui(app, run_input(*history, run="r3", resume=[cancel(question)]))
+    await agent.resume(history, cancel(question), run="r3")
     assert completed == [("sda", "cancelled")]
 
     # Well past the store's sweep interval, but within the retention: the record is kept,
     # so the same cancel only gets the kept result back.
     clock.advance(InMemoryApprovalStore._SWEEP_EVERY * 2)
-    replay = await run_agui(app, run_input(*history, run="r4", resume=[cancel(question)]))
+    replay = await agent.resume(history, cancel(question), run="r4")
     assert types(replay) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"]
     assert completed == [("sda", "cancelled")]
 
     # Past the retention every answer is refused, even a cancel, and the record may go.
     clock.advance(ANSWER_RETENTION.total_seconds())
     for run in ("r5", "r6"):
-        late = await run_agui(app, run_input(*history, run=run, resume=[cancel(question)]))
+        late = await agent.post(run_input(*history, run=run, resume=[cancel(question)]))
         refused_before_the_run(late, "INTERRUPT_STALE")
     await store.claim("another", expires_at=None)  # a claim sweeps what has run out
     assert await store.get_result(InterruptSigner.fingerprint(question["id"])) is None
-    late = await run_agui(app, run_input(*history, run="r7", resume=[cancel(question)]))
+    late = await agent.resume(history, cancel(question), run="r7")
     refused_before_the_run(late, "INTERRUPT_STALE")
     assert completed == [("sda", "cancelled")]
 
@@ -235,11 +225,11 @@ async def test_an_expired_approval_may_be_rejected_only_within_the_retention(
     tools: Tools, clock: FakeClock
 ) -> None:
     store = InMemoryApprovalStore(clock=clock)
-    app = delete_app(tools, "Kept it.", approval_ttl=timedelta(seconds=2), approval_store=store)
-    history, interrupt = await paused(app)
+    agent = delete_app(tools, "Kept it.", approval_ttl=timedelta(seconds=2), approval_store=store)
+    history, interrupt = await paused(agent)
     clock.advance(ANSWER_RETENTION.total_seconds() + 3)
     for entry in (reject(interrupt, "no"), cancel(interrupt), approve(interrupt)):
-        events = await run_agui(app, run_input(user("x"), *history, run="r2", resume=[entry]))
+        events = await agent.post(run_input(user("x"), *history, run="r2", resume=[entry]))
         error = refused_before_the_run(events, "APPROVAL_STALE")
         assert "not even cancelled" in error["message"]
     assert tools.count("delete_file") == 0
@@ -250,9 +240,9 @@ async def test_the_store_keeps_a_consumed_record_until_the_retention_ends(
     tools: Tools, clock: FakeClock
 ) -> None:
     store = InMemoryApprovalStore(clock=clock)
-    app = delete_app(tools, "Kept it.", approval_ttl=timedelta(seconds=2), approval_store=store)
-    history, interrupt = await paused(app)
-    await run_agui(app, run_input(user("x"), *history, run="r2", resume=[reject(interrupt)]))
+    agent = delete_app(tools, "Kept it.", approval_ttl=timedelta(seconds=2), approval_store=store)
+    history, interrupt = await paused(agent)
+    await agent.post(run_input(user("x"), *history, run="r2", resume=[reject(interrupt)]))
     key = InterruptSigner.fingerprint(interrupt["id"])
     clock.advance(ANSWER_RETENTION.total_seconds())  # expired, still within the retention
     await store.claim("sweep-1", expires_at=None)
@@ -293,27 +283,21 @@ async def test_an_answer_whose_claim_lands_after_the_retention_is_refused(
 
     store = ClockTickingStore(clock)
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], *(["ok"] * 5))
-    app = AGUIServer(
-        model,
-        tools=[wipe],
-        signing_key=SIGNING_KEY,
-        approval_ttl=timedelta(seconds=2),
-        approval_store=store,
+    agent = agui_server(
+        model, tools=[wipe], approval_ttl=timedelta(seconds=2), approval_store=store
     )
-    first = await run_agui(app, run_input(user("wipe")))
+    first = await agent.post(run_input(user("wipe")))
     history = [user("wipe"), *history_from(first)]
-    asked = await run_agui(
-        app, run_input(*history, run="r2", resume=[approve(interrupts(first)[0])])
-    )
+    asked = await agent.resume(history, approve(interrupts(first)[0]))
     (question,) = interrupts(asked)
-    await run_agui(app, run_input(*history, run="r3", resume=[cancel(question)]))
+    await agent.resume(history, cancel(question), run="r3")
     assert completed == ["cancelled"]
 
     # Checked just before the retention ends; the store answers just after it (and has
     # swept the record meanwhile): the answer must not pass for a fresh one.
     clock.advance(ANSWER_RETENTION.total_seconds())
     store.tick = 2 * InMemoryApprovalStore._SWEEP_EVERY
-    late = await run_agui(app, run_input(*history, run="r4", resume=[cancel(question)]))
+    late = await agent.resume(history, cancel(question), run="r4")
     refused_before_the_run(late, "INTERRUPT_STALE")
     assert completed == ["cancelled"]
     assert await store.get_result(InterruptSigner.fingerprint(question["id"])) is None
@@ -345,11 +329,11 @@ MALFORMED_IDS = {
 async def test_a_malformed_interrupt_id_is_refused_cleanly(
     tools: Tools, interrupt_id: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = delete_app(tools)
-    history, _ = await paused(app)
+    agent = delete_app(tools)
+    history, _ = await paused(agent)
     body = run_input(user("x"), *history, run="r2", resume=[approved(interrupt_id)])
     with caplog.at_level(logging.WARNING, logger="agui_chat.server"):
-        events = await run_agui(app, body)
+        events = await agent.post(body)
     refused_before_the_run(events, "RESUME_UNKNOWN_INTERRUPT")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert tools.count("delete_file") == 0
@@ -358,7 +342,7 @@ async def test_a_malformed_interrupt_id_is_refused_cleanly(
 # -- 4. duplicate interrupt ids -----------------------------------------------------------------
 
 
-def twin_questions_app(*replies: Any) -> AGUIServer:
+def twin_questions_app(*replies: Any) -> ServedAgent:
     model = scripted(
         [
             InterruptRequestContent("q1", message="Continue?"),
@@ -366,11 +350,11 @@ def twin_questions_app(*replies: Any) -> AGUIServer:
         ],
         *replies,
     )
-    return AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+    return agui_server(model)
 
 
 async def test_two_equal_questions_get_distinct_ids_that_each_verify() -> None:
-    events = await run_agui(twin_questions_app(), run_input(user("go")))
+    events = await twin_questions_app().run(user("go"))
     one, two = interrupts(events)
     assert one["id"] != two["id"]
     signer = InterruptSigner(SIGNING_KEY)
@@ -384,25 +368,21 @@ async def test_two_equal_questions_get_distinct_ids_that_each_verify() -> None:
 
 
 async def test_two_equal_questions_must_both_be_answered_and_can_be() -> None:
-    app = twin_questions_app("Stopped.")
-    events = await run_agui(app, run_input(user("go")))
+    agent = twin_questions_app("Stopped.")
+    events = await agent.post(run_input(user("go")))
     one, two = interrupts(events)
     history = [user("go"), *history_from(events)]
-    partial = await run_agui(app, run_input(*history, run="r2", resume=[cancel(one)]))
+    partial = await agent.resume(history, cancel(one))
     refused_before_the_run(partial, "RESUME_INCOMPLETE")
-    full = await run_agui(app, run_input(*history, run="r3", resume=[cancel(one), cancel(two)]))
+    full = await agent.resume(history, cancel(one), cancel(two), run="r3")
     assert outcome(full) == {"type": "success"}
 
 
 async def test_every_interrupt_id_is_new_even_for_the_same_request_asked_again() -> None:
     request = InterruptRequestContent("q1", message="Continue?")
-    app = AGUIServer(
-        scripted([request], [request]),
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    (one,) = interrupts(await run_agui(app, run_input(user("go"))))
-    (two,) = interrupts(await run_agui(app, run_input(user("go"), run="r2")))
+    agent = agui_server(scripted([request], [request]))
+    (one,) = interrupts(await agent.post(run_input(user("go"))))
+    (two,) = interrupts(await agent.post(run_input(user("go"), run="r2")))
     assert one["id"] != two["id"]
 
 
@@ -417,20 +397,15 @@ async def test_a_refused_resume_is_a_stream_opening_with_run_error(tools: Tools)
         ],
         "Done.",
     )
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first = await run_agui(app, run_input(user("delete both")))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    first = await agent.post(run_input(user("delete both")))
     one, two = interrupts(first)
     history = [user("delete both"), *history_from(first)]
-    partial = await run_agui(app, run_input(*history, run="r2", resume=[approve(one)]))
+    partial = await agent.resume(history, approve(one))
     refused_before_the_run(partial, "RESUME_INCOMPLETE")
     assert tools.count("delete_file") == 0
     # The refusal consumed nothing: the full answer then runs, in a run of its own.
-    full = await run_agui(app, run_input(*history, run="r3", resume=[approve(one), reject(two)]))
+    full = await agent.resume(history, approve(one), reject(two), run="r3")
     assert types(full)[0] == "RUN_STARTED"
     assert outcome(full) == {"type": "success"}
     assert tools.runs["delete_file"] == [{"path": "a.txt"}]
@@ -472,13 +447,10 @@ async def test_our_client_turns_a_refused_resume_into_the_same_run_error_as_befo
     tools: Tools,
 ) -> None:
     server = delete_app(tools, "Deleted it.")
-    restarted = AGUIServer(  # another key: the approval is not one it issued
-        scripted(),
-        tools=[tools.delete_file()],
-        signing_key="another-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
+    restarted = agui_server(  # another key: the approval is not one it issued
+        scripted(), tools=[tools.delete_file()], signing_key="another-key-0123456789abcdef"
     )
-    switch = Switch(server)
+    switch = Switch(server.app)
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=switch), base_url=BASE_URL)
 
     async def outcomes(raise_on_run_error: bool) -> Any:
@@ -510,7 +482,7 @@ async def test_our_client_turns_a_refused_resume_into_the_same_run_error_as_befo
             answer = ChatMessage("user", [request.create_response(True)])
             history = [*asked, *paused_response.messages, answer]
 
-        switch.app = restarted
+        switch.app = restarted.app
         new_error = await outcomes(True)
         new_content = await outcomes(False)
         assert new_error[2] == "APPROVAL_KEY_CHANGED"
@@ -520,7 +492,7 @@ async def test_our_client_turns_a_refused_resume_into_the_same_run_error_as_befo
         assert await outcomes(False) == new_content
         assert tools.count("delete_file") == 0
 
-        switch.app = server  # the same answer, to the server that asked, runs once
+        switch.app = server.app  # the same answer, to the server that asked, runs once
         async with AGUIChatClient(BASE_URL + "/", http_client=http, max_retries=0) as client:
             final = await client.get_response(history)
     assert final.text == "Deleted it."

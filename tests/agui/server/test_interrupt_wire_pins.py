@@ -20,7 +20,6 @@ from server_support import (
     history_from,
     interrupts,
     outcome,
-    run_agui,
     run_input,
     scripted,
     user,
@@ -31,11 +30,10 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui import AGUIServer
 from agui_chat.agui.server import _interrupts
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
 from agui_chat.middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 
 NOW = 4_000_000_000.25  # the fake clock: a quarter second past a whole second
 IN_AN_HOUR = "2096-10-02T08:06:41Z"  # ceil(NOW + 3600), the default TTL, in UTC
@@ -65,16 +63,13 @@ def far_from_utc() -> Iterator[None]:
         time.tzset()
 
 
-def app_for(*requests: Any, tools: list[Any] | None = None, **settings: Any) -> AGUIServer:
+def app_for(*requests: Any, tools: list[Any] | None = None, **settings: Any) -> ServedAgent:
     """A server whose model pauses on ``requests`` at once, then says ``done``."""
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(
-        scripted(list(requests), "done"), tools=tools or [], signing_key=SIGNING_KEY, **settings
-    )
+    return agui_server(scripted(list(requests), "done"), tools=tools or [], **settings)
 
 
 async def paused_on(*requests: Any, **settings: Any) -> list[dict[str, Any]]:
-    return interrupts(await run_agui(app_for(*requests, **settings), run_input(user("go"))))
+    return interrupts(await app_for(*requests, **settings).run(user("go")))
 
 
 def claims_of(interrupt: dict[str, Any]) -> InterruptClaims:
@@ -274,8 +269,8 @@ async def test_without_a_trace_context_an_id_carries_no_tracing_claims() -> None
 async def test_equal_questions_are_keyed_apart_and_each_answered_once() -> None:
     """Four equal questions (same message and id): keys message, id, id#2, id#3; all four
     answered in one resume are accepted."""
-    app = app_for(*(InterruptRequestContent("q1", message="Continue?") for _ in range(4)))
-    first = await run_agui(app, run_input(user("go")))
+    agent = app_for(*(InterruptRequestContent("q1", message="Continue?") for _ in range(4)))
+    first = await agent.post(run_input(user("go")))
     found = interrupts(first)
     assert [i["metadata"]["agui_chat"]["key"] for i in found] == [
         "Continue?",
@@ -285,8 +280,7 @@ async def test_equal_questions_are_keyed_apart_and_each_answered_once() -> None:
     ]
     assert len({claims_of(i).pause for i in found}) == 1
     assert {claims_of(i).pause_size for i in found} == {4}
-    resumed = await run_agui(
-        app,
+    resumed = await agent.post(
         run_input(
             user("go"),
             *history_from(first),

@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from server_support import SIGNING_KEY, scripted
+from server_support import scripted
 
-from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._body import MAX_JSON_DEPTH, json_depth_exceeds
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 
 def depth(value: Any) -> int:
@@ -63,9 +61,7 @@ def test_the_scan_reads_the_real_depth(value: Any) -> None:
 async def test_deep_bodies_are_refused_before_parsing(
     body: bytes, status: int, code: str | None
 ) -> None:
-    app = AGUIServer(scripted(), signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://agui.test") as client:
+    async with agui_server(scripted()).client() as client:
         response = await client.post(
             "/", content=body, headers={"content-type": "application/json"}
         )
@@ -74,9 +70,15 @@ async def test_deep_bodies_are_refused_before_parsing(
         assert response.json()["code"] == code
 
 
-def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+async def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+    """Nested exactly as deep as the server reads, the body is parsed (and refused only as
+    not being a run input); one level deeper is ``JSON_TOO_DEEP`` (the cases above)."""
     at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
-    assert json_depth_exceeds(at_limit, MAX_JSON_DEPTH) is False
+    async with agui_server(scripted()).client() as client:
+        response = await client.post(
+            "/", content=at_limit, headers={"content-type": "application/json"}
+        )
+    assert (response.status_code, response.json()["code"]) == (422, "INVALID_INPUT")
 
 
 @pytest.mark.parametrize("real", [9, 50, 99, 100, 101, 150])

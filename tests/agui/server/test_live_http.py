@@ -10,25 +10,17 @@ from typing import Any
 import httpx
 from ag_ui_validate import ValidatorOptions
 from ag_ui_validate.transport import TransportOptions, validate_endpoint
-from server_support import SIGNING_KEY, Tools, run_input, scripted, sse_events, user
+from server_support import Tools, run_input, scripted, sse_events, user
 
 from agui_chat import FunctionCallContent, ai_function
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 Start = Callable[[Any], Awaitable[str]]
 
 
 async def test_a_live_run_passes_ag_ui_validate_over_http(live_server: Start, tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "lookup", {"city": "Rome"})], "Sunny in Rome.")
-    url = await live_server(
-        AGUIServer(
-            model,
-            tools=[tools.lookup()],
-            signing_key=SIGNING_KEY,
-            approval_store=InMemoryApprovalStore(),
-        )
-    )
+    url = await live_server(agui_server(model, tools=[tools.lookup()]).app)
     result = await validate_endpoint(
         url,
         TransportOptions(
@@ -63,13 +55,8 @@ async def test_a_client_that_disconnects_mid_run_cancels_it_and_later_tools_neve
         FunctionCallContent("c1", "long_export", {}),
         FunctionCallContent("c2", "lookup", {"city": "Rome"}),
     ]
-    app = AGUIServer(
-        scripted(batch, "never said"),
-        tools=[long_export, tools.lookup()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    url = await live_server(app)
+    agent = agui_server(scripted(batch, "never said"), tools=[long_export, tools.lookup()])
+    url = await live_server(agent.app)
     async with (
         httpx.AsyncClient() as client,
         client.stream("POST", url, json=run_input(user("export"))) as response,
@@ -96,14 +83,8 @@ async def test_keepalive_comments_reach_a_live_client(live_server: Start) -> Non
         return "done"
 
     model = scripted([FunctionCallContent("c1", "wait_for_it", {})], "Finished.")
-    app = AGUIServer(
-        model,
-        tools=[wait_for_it],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        keepalive_seconds=0.01,
-    )
-    url = await live_server(app)
+    agent = agui_server(model, tools=[wait_for_it], keepalive_seconds=0.01)
+    url = await live_server(agent.app)
     body = b""
     async with (
         httpx.AsyncClient() as client,

@@ -24,8 +24,8 @@ from starlette.datastructures import Headers
 from starlette.routing import Mount, Route
 
 from agui_chat import FunctionCallContent, approval_required
-from agui_chat.agui import AGUIServer, bearer_token, fastapi_router, protect
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import bearer_token, fastapi_router, protect
+from agui_server import agui_server
 
 TOKEN = "s3cret-token"
 
@@ -47,13 +47,8 @@ class Agent:
             self.deleted.append(path)
             return f"deleted {path}"
 
-        self.server = AGUIServer(
-            scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Done."),
-            tools=[delete_file],
-            signing_key=b"k" * 32,
-            approval_store=InMemoryApprovalStore(),
-            **server,
-        )
+        model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Done.")
+        self.server = agui_server(model, tools=[delete_file], **server).app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.requests += 1

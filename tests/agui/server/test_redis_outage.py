@@ -5,21 +5,19 @@ answer succeeds once Redis is back, running the tool once."""
 from __future__ import annotations
 
 from server_support import (
-    SIGNING_KEY,
     approve,
     history_from,
     interrupts,
     outcome,
     refused_before_the_run,
-    run_agui,
     run_input,
     scripted,
     user,
 )
 
 from agui_chat import FunctionCallContent
-from agui_chat.agui import AGUIServer
 from agui_chat.stores import RedisApprovalStore
+from agui_server import agui_server
 from agui_streams import SideEffects
 from redis_server import RedisServer
 
@@ -29,27 +27,26 @@ async def test_a_resume_during_a_redis_outage_runs_nothing_and_succeeds_once_red
 ) -> None:
     effects = SideEffects()
     store = RedisApprovalStore(redis_server.url, timeout=1.0)
-    app = AGUIServer(
+    agent = agui_server(
         scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted."),
         tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
         approval_store=store,
     )
-    first = await run_agui(app, run_input(user("delete a.txt")))
+    first = await agent.post(run_input(user("delete a.txt")))
     (interrupt,) = interrupts(first)
     history = [user("delete a.txt"), *history_from(first)]
     body = run_input(*history, run="r2", resume=[approve(interrupt)])
 
     redis_server.stop()
-    refused = refused_before_the_run(await run_agui(app, body), "APPROVAL_STORE_UNAVAILABLE")
+    refused = refused_before_the_run(await agent.post(body), "APPROVAL_STORE_UNAVAILABLE")
     assert "send the same answer again" in refused["message"]
     assert effects.count("delete_file") == 0
 
     redis_server.start()
-    resumed = await run_agui(app, {**body, "runId": "r3"})
+    resumed = await agent.post({**body, "runId": "r3"})
     assert outcome(resumed) == {"type": "success"}
     assert effects.runs["delete_file"] == [{"path": "a.txt"}]
-    replayed = await run_agui(app, {**body, "runId": "r4"})
+    replayed = await agent.post({**body, "runId": "r4"})
     assert effects.count("delete_file") == 1
     assert [e["content"] for e in replayed if e["type"] == "TOOL_CALL_RESULT"] == ["deleted a.txt"]
     await store.aclose()

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from server_support import (
-    SIGNING_KEY,
     answer,
     approve,
     assistant_calls,
@@ -23,7 +22,6 @@ from server_support import (
     interrupts,
     outcome,
     refused_before_the_run,
-    run_agui,
     run_input,
     scripted,
     user,
@@ -43,6 +41,7 @@ from agui_chat import (
 from agui_chat.agui import AGUIServer, current_run
 from agui_chat.agui.server import _resume_check
 from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from agui_streams import SideEffects
 
 
@@ -54,27 +53,29 @@ class Clock:
         return self.now
 
 
-def delete_app(effects: SideEffects, store: Any = None, **settings: Any) -> AGUIServer:
+def delete_app(effects: SideEffects, store: Any = None, **settings: Any) -> ServedAgent:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted.")
-    return AGUIServer(
+    return agui_server(
         model,
         tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
         approval_store=store if store is not None else InMemoryApprovalStore(),
         **settings,
     )
 
 
-async def paused(app: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    first = await run_agui(app, run_input(user("delete a.txt")))
+async def paused(agent: ServedAgent) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    first = await agent.post(run_input(user("delete a.txt")))
     (interrupt,) = interrupts(first)
     return [user("delete a.txt"), *history_from(first)], interrupt
 
 
 async def honest_resume_runs_once(
-    app: Any, history: list[dict[str, Any]], interrupt: dict[str, Any], effects: SideEffects
+    agent: ServedAgent,
+    history: list[dict[str, Any]],
+    interrupt: dict[str, Any],
+    effects: SideEffects,
 ) -> None:
-    events = await run_agui(app, run_input(*history, run="honest", resume=[approve(interrupt)]))
+    events = await agent.resume(history, approve(interrupt), run="honest")
     assert outcome(events) == {"type": "success"}, events
     assert effects.runs["delete_file"] == [{"path": "a.txt"}]
 
@@ -100,13 +101,13 @@ async def test_a_call_id_reused_by_another_call_is_refused_before_the_claim(
     same_message: bool,
 ) -> None:
     effects = SideEffects()
-    app = delete_app(effects)
-    history, interrupt = await paused(app)
+    agent = delete_app(effects)
+    history, interrupt = await paused(agent)
     ambiguous = with_other_c1(history, same_message=same_message)
-    events = await run_agui(app, run_input(*ambiguous, run="r2", resume=[approve(interrupt)]))
+    events = await agent.resume(ambiguous, approve(interrupt))
     refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
     assert effects.count("delete_file") == 0
-    await honest_resume_runs_once(app, history, interrupt, effects)
+    await honest_resume_runs_once(agent, history, interrupt, effects)
 
 
 async def test_an_approval_and_a_question_sharing_a_call_id_are_refused_before_the_claim() -> None:
@@ -121,31 +122,29 @@ async def test_an_approval_and_a_question_sharing_a_call_id_are_refused_before_t
         return "wiped"
 
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], "Done.")
-    app = AGUIServer(
-        model, tools=[wipe], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
-    )
-    first = await run_agui(app, run_input(user("wipe")))
+    agent = agui_server(model, tools=[wipe])
+    first = await agent.post(run_input(user("wipe")))
     (approval,) = interrupts(first)
     history = [user("wipe"), *history_from(first)]
-    asked = await run_agui(app, run_input(*history, run="r2", resume=[approve(approval)]))
+    asked = await agent.resume(history, approve(approval))
     (question,) = interrupts(asked)
     mixed = [approve(approval), answer(question, True)]
-    events = await run_agui(app, run_input(*history, run="r3", resume=mixed))
+    events = await agent.resume(history, *mixed, run="r3")
     refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
     assert ran == []
-    honest = await run_agui(app, run_input(*history, run="r4", resume=[answer(question, True)]))
+    honest = await agent.resume(history, answer(question, True), run="r4")
     assert outcome(honest) == {"type": "success"}
     assert ran == ["resolved"]
 
 
 async def test_a_payload_that_fails_its_schema_consumes_nothing() -> None:
     effects = SideEffects()
-    app = delete_app(effects)
-    history, interrupt = await paused(app)
+    agent = delete_app(effects)
+    history, interrupt = await paused(agent)
     bad = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": "yes"}}
-    events = await run_agui(app, run_input(*history, run="r2", resume=[bad]))
+    events = await agent.resume(history, bad)
     refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
-    await honest_resume_runs_once(app, history, interrupt, effects)
+    await honest_resume_runs_once(agent, history, interrupt, effects)
 
 
 class FailsOnce(DelegatingChatClient):
@@ -178,27 +177,25 @@ class FailsOnce(DelegatingChatClient):
 def failing_app(effects: SideEffects, store: Any, **settings: Any) -> tuple[AGUIServer, FailsOnce]:
     model = scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted.")
     front = FailsOnce(FunctionInvokingChatClient(model), **settings)
-    app = AGUIServer(
-        front, tools=[effects.delete_file()], signing_key=SIGNING_KEY, approval_store=store
-    )
-    return app, front
+    agent = agui_server(front, tools=[effects.delete_file()], approval_store=store)
+    return agent, front
 
 
 async def test_a_claim_whose_run_failed_before_the_tool_started_is_released() -> None:
     effects = SideEffects()
-    app, _ = failing_app(effects, InMemoryApprovalStore())
-    history, interrupt = await paused(app)
-    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    agent, _ = failing_app(effects, InMemoryApprovalStore())
+    history, interrupt = await paused(agent)
+    events = await agent.resume(history, approve(interrupt))
     assert events[-1]["type"] == "RUN_ERROR"
     assert effects.count("delete_file") == 0
-    await honest_resume_runs_once(app, history, interrupt, effects)
+    await honest_resume_runs_once(agent, history, interrupt, effects)
 
 
 async def test_a_claim_whose_client_left_before_the_tool_started_is_released() -> None:
     effects = SideEffects()
     block = asyncio.Event()
-    app, front = failing_app(effects, InMemoryApprovalStore(), block=block)
-    history, interrupt = await paused(app)
+    agent, front = failing_app(effects, InMemoryApprovalStore(), block=block)
+    history, interrupt = await paused(agent)
     body = json.dumps(run_input(*history, run="r2", resume=[approve(interrupt)])).encode()
     sent: list[dict[str, Any]] = []
     delivered = False
@@ -221,9 +218,9 @@ async def test_a_claim_whose_client_left_before_the_tool_started_is_released() -
         "headers": [(b"content-type", b"application/json")],
         "query_string": b"",
     }
-    await asyncio.wait_for(app(scope, receive, send), 10)
+    await asyncio.wait_for(agent.app(scope, receive, send), 10)
     assert effects.count("delete_file") == 0
-    await honest_resume_runs_once(app, history, interrupt, effects)
+    await honest_resume_runs_once(agent, history, interrupt, effects)
 
 
 async def test_a_claim_left_by_a_process_that_died_before_the_tool_started_lapses(
@@ -233,21 +230,21 @@ async def test_a_claim_left_by_a_process_that_died_before_the_tool_started_lapse
     monkeypatch.setattr(_resume_check, "_clock", clock)
     store = InMemoryApprovalStore(clock=clock)
     effects = SideEffects()
-    app, _ = failing_app(effects, store)
-    app.claim_lease = timedelta(seconds=30)
-    history, interrupt = await paused(app)
+    agent, _ = failing_app(effects, store)
+    agent.app.claim_lease = timedelta(seconds=30)
+    history, interrupt = await paused(agent)
 
     async def died(key: str, *, owner: str = "") -> None:
         return None  # the process died: nothing released its claim
 
     monkeypatch.setattr(store, "release", died)
-    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    events = await agent.resume(history, approve(interrupt))
     assert events[-1]["type"] == "RUN_ERROR"
     assert effects.count("delete_file") == 0
     # Within the lease the answer is still held by the dead claim...
-    held = await run_agui(app, run_input(*history, run="r3", resume=[approve(interrupt)]))
+    held = await agent.resume(history, approve(interrupt), run="r3")
     refused_before_the_run(held, "RESUME_ALREADY_CONSUMED")
     assert effects.count("delete_file") == 0
     # ...and once the lease ran out, the honest resume runs the tool once.
     clock.now += 31
-    await honest_resume_runs_once(app, history, interrupt, effects)
+    await honest_resume_runs_once(agent, history, interrupt, effects)

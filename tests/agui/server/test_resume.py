@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from server_support import (
-    SIGNING_KEY,
     Tools,
     answer,
     approve,
     cancel,
-    history_from,
     interrupts,
     of_type,
     outcome,
     refused_before_the_run,
     reject,
-    run_agui,
     run_input,
     scripted,
     text_of,
@@ -32,8 +29,8 @@ from agui_chat import (
     ai_function,
     request_input,
 )
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
+from meai_texts import REJECTED
 
 
 def results_seen(messages: list[ChatMessage]) -> dict[str, Any]:
@@ -57,26 +54,14 @@ def delete_call(call_id: str = "c1", path: str = "a.txt") -> list[FunctionCallCo
     return [FunctionCallContent(call_id, "delete_file", {"path": path})]
 
 
-async def pause(
-    app: AGUIServer, *messages: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    events = await run_agui(app, run_input(*messages))
-    return events, interrupts(events)
-
-
 # -- approvals ------------------------------------------------------------------------------------
 
 
 async def test_an_approval_required_call_pauses_the_run_with_an_approval_interrupt(
     tools: Tools,
 ) -> None:
-    app = AGUIServer(
-        scripted(delete_call()),
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    events, (interrupt,) = await pause(app, user("delete a.txt"))
+    agent = agui_server(scripted(delete_call()), tools=[tools.delete_file()])
+    events, _, (interrupt,) = await agent.pause(user("delete a.txt"))
     assert types(events) == [
         "RUN_STARTED",
         "TOOL_CALL_START",
@@ -101,41 +86,22 @@ async def test_an_approval_required_call_pauses_the_run_with_an_approval_interru
 
 
 async def test_edited_args_are_not_in_the_schema_when_editing_is_not_offered(tools: Tools) -> None:
-    app = AGUIServer(
-        scripted(delete_call()),
-        tools=[tools.delete_file(allow_edits=False)],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    _, (interrupt,) = await pause(app, user("delete a.txt"))
+    agent = agui_server(scripted(delete_call()), tools=[tools.delete_file(allow_edits=False)])
+    _, _, (interrupt,) = await agent.pause(user("delete a.txt"))
     assert set(interrupt["responseSchema"]["properties"]) == {"approved", "reason"}
 
 
 async def test_no_expiry_is_set_without_a_ttl(tools: Tools) -> None:
-    app = AGUIServer(
-        scripted(delete_call()),
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        approval_ttl=None,
-    )
-    _, (interrupt,) = await pause(app, user("delete a.txt"))
+    agent = agui_server(scripted(delete_call()), tools=[tools.delete_file()], approval_ttl=None)
+    _, _, (interrupt,) = await agent.pause(user("delete a.txt"))
     assert "expiresAt" not in interrupt
 
 
 async def test_an_approved_call_runs_once_and_only_its_result_is_emitted(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(
-        user("delete a.txt"), *history_from(first), run="r2", resume=[approve(interrupt)]
-    )
-    events = await run_agui(app, body)
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
+    events = await agent.resume(history, approve(interrupt))
     assert types(events)[:2] == ["RUN_STARTED", "TOOL_CALL_RESULT"]
     assert of_type(events, "TOOL_CALL_START") == []
     assert events[1]["toolCallId"] == "c1" and events[1]["content"] == "deleted a.txt"
@@ -150,16 +116,11 @@ async def test_an_agent_framework_style_resume_without_the_call_in_history_works
     tools: Tools,
 ) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    _, (interrupt,) = await pause(app, user("delete a.txt"))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, _, (interrupt,) = await agent.pause(user("delete a.txt"))
     # Only the user message and the resume entry (interruptId, status, payload).
     resume = [{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}]
-    events = await run_agui(app, run_input(user("delete a.txt"), run="r2", resume=resume))
+    events = await agent.post(run_input(user("delete a.txt"), run="r2", resume=resume))
     assert events[1]["type"] == "TOOL_CALL_RESULT" and events[1]["content"] == "deleted a.txt"
     assert tools.count("delete_file") == 1
     received, _ = model.calls[-1]
@@ -170,17 +131,9 @@ async def test_an_agent_framework_style_resume_without_the_call_in_history_works
 
 async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(
-        user("delete a.txt"), *history_from(first), run="r2", resume=[reject(interrupt, "keep it")]
-    )
-    events = await run_agui(app, body)
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
+    events = await agent.resume(history, reject(interrupt, "keep it"))
     assert tools.count("delete_file") == 0
     received, _ = model.calls[-1]
     assert results_seen(received) == {"c1": "Tool call invocation rejected. keep it"}
@@ -192,36 +145,21 @@ async def test_a_rejection_runs_nothing_and_its_reason_reaches_the_model(tools: 
 
 async def test_a_cancelled_approval_is_a_rejection(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("delete a.txt"))
-    body = run_input(
-        user("delete a.txt"), *history_from(first), run="r2", resume=[cancel(interrupt)]
-    )
-    await run_agui(app, body)
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
+    await agent.resume(history, cancel(interrupt))
     assert tools.count("delete_file") == 0
     # As ToolApprovalRequestContent.cancel() in process: a rejection with reason "cancelled".
     result = results_seen(model.calls[-1][0])["c1"]
-    assert result.startswith("Tool call invocation rejected.") and "ancelled" in result
+    assert result.startswith(REJECTED) and "ancelled" in result
 
 
 async def test_an_approval_with_edited_args_runs_with_the_edits(tools: Tools) -> None:
     model = scripted(delete_call(), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("delete a.txt"))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
     resume = [approve(interrupt, editedArgs={"path": "b.txt"})]
-    events = await run_agui(
-        app, run_input(user("delete a.txt"), *history_from(first), run="r2", resume=resume)
-    )
+    events = await agent.resume(history, *resume)
     assert tools.runs["delete_file"] == [{"path": "b.txt"}]
     assert events[1]["content"] == "deleted b.txt"
     received, _ = model.calls[-1]
@@ -234,18 +172,12 @@ async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_
 ) -> None:
     batch = [FunctionCallContent("c1", "lookup", {"city": "Rome"}), *delete_call("c2")]
     model = scripted(batch, echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.lookup(), tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("do both"))
+    agent = agui_server(model, tools=[tools.lookup(), tools.delete_file()])
+    first, history, (interrupt,) = await agent.pause(user("do both"))
     assert interrupt["toolCallId"] == "c2"
     assert [e["toolCallId"] for e in of_type(first, "TOOL_CALL_RESULT")] == ["c1"]
     assert (tools.count("lookup"), tools.count("delete_file")) == (1, 0)
-    body = run_input(user("do both"), *history_from(first), run="r2", resume=[approve(interrupt)])
-    events = await run_agui(app, body)
+    events = await agent.resume(history, approve(interrupt))
     assert (tools.count("lookup"), tools.count("delete_file")) == (1, 1)
     assert [e["toolCallId"] for e in of_type(events, "TOOL_CALL_RESULT")] == ["c2"]
     assert results_seen(model.calls[-1][0]) == {"c1": "sunny in Rome", "c2": "deleted a.txt"}
@@ -253,21 +185,10 @@ async def test_a_mixed_batch_runs_the_free_call_at_once_and_the_approved_one_on_
 
 async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> None:
     model = scripted(delete_call("c1", "a.txt") + delete_call("c2", "b.txt"), echo_result)
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (one, two) = await pause(app, user("delete both"))
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (one, two) = await agent.pause(user("delete both"))
     assert {one["toolCallId"], two["toolCallId"]} == {"c1", "c2"}
-    body = run_input(
-        user("delete both"),
-        *history_from(first),
-        run="r2",
-        resume=[approve(one), reject(two, "not b")],
-    )
-    events = await run_agui(app, body)
+    events = await agent.resume(history, approve(one), reject(two, "not b"))
     assert tools.runs["delete_file"] == [{"path": "a.txt"}]
     assert results_seen(model.calls[-1][0]) == {
         "c1": "deleted a.txt",
@@ -278,36 +199,19 @@ async def test_two_approvals_answered_together_each_run_once(tools: Tools) -> No
 
 async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) -> None:
     model = scripted(delete_call("c1", "a.txt") + delete_call("c2", "b.txt"))
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (one, _) = await pause(app, user("delete both"))
-    events = await run_agui(
-        app, run_input(user("delete both"), *history_from(first), run="r2", resume=[approve(one)])
-    )
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (one, _) = await agent.pause(user("delete both"))
+    events = await agent.resume(history, approve(one))
     refused_before_the_run(events, "RESUME_INCOMPLETE")
     assert tools.count("delete_file") == 0
 
 
 async def test_a_call_whose_result_is_in_the_history_never_runs_again(tools: Tools) -> None:
     model = scripted(delete_call(), "All done.")
-    app = AGUIServer(
-        model,
-        tools=[tools.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (interrupt,) = await pause(app, user("delete a.txt"))
-    history = [
-        *history_from(first),
-        {"id": "t9", "role": "tool", "toolCallId": "c1", "content": "deleted a.txt"},
-    ]
-    events = await run_agui(
-        app, run_input(user("delete a.txt"), *history, run="r2", resume=[approve(interrupt)])
-    )
+    agent = agui_server(model, tools=[tools.delete_file()])
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
+    result = {"id": "t9", "role": "tool", "toolCallId": "c1", "content": "deleted a.txt"}
+    events = await agent.resume([*history, result], approve(interrupt))
     assert tools.count("delete_file") == 0
     assert of_type(events, "TOOL_CALL_RESULT") == []
     assert text_of(events) == "All done."
@@ -341,13 +245,8 @@ async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(
     tools: Tools,
 ) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
-    app = AGUIServer(
-        model,
-        tools=[build_tool(tools)],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    events, (question,) = await pause(app, user("deploy api"))
+    agent = agui_server(model, tools=[build_tool(tools)])
+    events, _, (question,) = await agent.pause(user("deploy api"))
     assert "toolCallId" not in question
     assert question["reason"] == "input_required"
     assert question["message"] == "Which build?"
@@ -359,17 +258,9 @@ async def test_a_question_pauses_the_run_with_an_interrupt_without_tool_call_id(
 
 async def test_an_answered_question_runs_the_tool_with_the_answer(tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    app = AGUIServer(
-        model,
-        tools=[build_tool(tools)],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (question,) = await pause(app, user("deploy api"))
-    body = run_input(
-        user("deploy api"), *history_from(first), run="r2", resume=[answer(question, {"build": 42})]
-    )
-    events = await run_agui(app, body)
+    agent = agui_server(model, tools=[build_tool(tools)])
+    _, history, (question,) = await agent.pause(user("deploy api"))
+    events = await agent.resume(history, answer(question, {"build": 42}))
     assert tools.runs["deploy"] == [{"service": "api", "answer": {"build": 42}, "cancelled": False}]
     assert (
         events[1]["type"] == "TOOL_CALL_RESULT" and events[1]["content"] == "deployed api build 42"
@@ -381,17 +272,9 @@ async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_suc
     tools: Tools,
 ) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})], echo_result)
-    app = AGUIServer(
-        model,
-        tools=[build_tool(tools)],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (question,) = await pause(app, user("deploy api"))
-    events = await run_agui(
-        app,
-        run_input(user("deploy api"), *history_from(first), run="r2", resume=[cancel(question)]),
-    )
+    agent = agui_server(model, tools=[build_tool(tools)])
+    _, history, (question,) = await agent.pause(user("deploy api"))
+    events = await agent.resume(history, cancel(question))
     assert tools.runs["deploy"] == [{"service": "api", "answer": None, "cancelled": True}]
     assert text_of(events) == "Tool said: deploy cancelled"
     assert outcome(events) == {"type": "success"}
@@ -399,20 +282,9 @@ async def test_a_cancelled_question_takes_the_tools_other_branch_and_the_run_suc
 
 async def test_an_answer_that_fails_the_schema_runs_nothing(tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "deploy", {"service": "api"})])
-    app = AGUIServer(
-        model,
-        tools=[build_tool(tools)],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    first, (question,) = await pause(app, user("deploy api"))
-    body = run_input(
-        user("deploy api"),
-        *history_from(first),
-        run="r2",
-        resume=[answer(question, {"build": "latest"})],
-    )
-    events = await run_agui(app, body)
+    agent = agui_server(model, tools=[build_tool(tools)])
+    _, history, (question,) = await agent.pause(user("deploy api"))
+    events = await agent.resume(history, answer(question, {"build": "latest"}))
     error = refused_before_the_run(events, "RESUME_INVALID_PAYLOAD")
     assert "build" in error["message"]
     assert tools.count("deploy") == 0
@@ -428,19 +300,14 @@ async def test_a_tool_asking_twice_gets_both_answers_from_a_stateless_client(too
         return f"sent {amount} to {account.payload}" if confirm.payload == "yes" else "not sent"
 
     model = scripted([FunctionCallContent("c1", "transfer", {"amount": 5})], echo_result)
-    app = AGUIServer(
-        model, tools=[transfer], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
-    )
-    first, (ask_account,) = await pause(app, user("send 5"))
-    history = [user("send 5"), *history_from(first)]
-    second = await run_agui(
-        app, run_input(*history, run="r2", resume=[answer(ask_account, "savings")])
-    )
+    agent = agui_server(model, tools=[transfer])
+    _, history, (ask_account,) = await agent.pause(user("send 5"))
+    second = await agent.resume(history, answer(ask_account, "savings"))
     (ask_confirm,) = interrupts(second)
     assert ask_confirm["message"] == "Send 5 to savings?"
     assert ask_confirm["metadata"]["agui_chat"] == {"toolCallId": "c1", "key": "confirm"}
     # The client sends the same history again: no record of the first answer on its side.
-    third = await run_agui(app, run_input(*history, run="r3", resume=[answer(ask_confirm, "yes")]))
+    third = await agent.resume(history, answer(ask_confirm, "yes"), run="r3")
     assert tools.runs["transfer"] == [{"account": "savings", "confirm": "yes"}]
     assert third[1]["type"] == "TOOL_CALL_RESULT" and third[1]["content"] == "sent 5 to savings"
 
@@ -459,16 +326,11 @@ async def test_a_question_from_an_approved_call_is_bound_to_the_edited_arguments
         return f"wiped {disk}"
 
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], echo_result)
-    app = AGUIServer(
-        model, tools=[wipe], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
-    )
-    first, (approval,) = await pause(app, user("wipe sda"))
-    history = [user("wipe sda"), *history_from(first)]
-    second = await run_agui(
-        app, run_input(*history, run="r2", resume=[approve(approval, editedArgs={"disk": "sdb"})])
-    )
+    agent = agui_server(model, tools=[wipe])
+    _, history, (approval,) = await agent.pause(user("wipe sda"))
+    second = await agent.resume(history, approve(approval, editedArgs={"disk": "sdb"}))
     (question,) = interrupts(second)
     assert question["message"] == "Really wipe sdb?"
-    third = await run_agui(app, run_input(*history, run="r3", resume=[answer(question, True)]))
+    third = await agent.resume(history, answer(question, True), run="r3")
     assert tools.runs["wipe"] == [{"disk": "sdb", "sure": True}]
     assert third[1]["content"] == "wiped sdb"

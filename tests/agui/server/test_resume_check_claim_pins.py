@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from server_support import (
-    SIGNING_KEY,
     SideEffects,
     answer,
     approve,
@@ -21,7 +20,6 @@ from server_support import (
     interrupts,
     outcome,
     refused_before_the_run,
-    run_agui,
     run_input,
     scripted,
     types,
@@ -30,9 +28,9 @@ from server_support import (
 
 from agui_chat import FunctionCallContent, InterruptRequestContent
 from agui_chat._exceptions import ApprovalStoreUnavailableError
-from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from fake_clock import FakeClock, on_the_server
 
 CONSUMED = (
@@ -86,7 +84,7 @@ class OutageStore(InMemoryApprovalStore):
         await super().release(key, owner=owner)
 
 
-def two_deletes(fx: SideEffects, store: Any, *replies: Any) -> AGUIServer:
+def two_deletes(fx: SideEffects, store: Any, *replies: Any) -> ServedAgent:
     """A server whose model asks to delete a.txt (c1) and b.txt (c2) in one turn."""
     model = scripted(
         [
@@ -95,14 +93,14 @@ def two_deletes(fx: SideEffects, store: Any, *replies: Any) -> AGUIServer:
         ],
         *replies,
     )
-    return AGUIServer(
-        model, tools=[fx.delete_file()], signing_key=SIGNING_KEY, approval_store=store
-    )
+    return agui_server(model, tools=[fx.delete_file()], approval_store=store)
 
 
-async def paused(app: AGUIServer) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+async def paused(
+    agent: ServedAgent,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The history after the first run, its interrupts and their store keys."""
-    first = await run_agui(app, run_input(user("go")))
+    first = await agent.post(run_input(user("go")))
     found = interrupts(first)
     keys = [InterruptSigner.fingerprint(i["id"]) for i in found]
     return [user("go"), *history_from(first)], found, keys
@@ -125,11 +123,11 @@ async def test_an_answer_to_a_question_of_the_model_is_taken_once() -> None:
         return "Going on."
 
     model = scripted([InterruptRequestContent("q1", message="Continue?")], reply, reply)
-    app = AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
-    history, (question,), _ = await paused(app)
-    first = await run_agui(app, run_input(*history, run="r2", resume=[answer(question, True)]))
+    agent = agui_server(model)
+    history, (question,), _ = await paused(agent)
+    first = await agent.resume(history, answer(question, True))
     assert outcome(first) == {"type": "success"}
-    again = await run_agui(app, run_input(*history, run="r3", resume=[answer(question, True)]))
+    again = await agent.resume(history, answer(question, True), run="r3")
     error = refused_before_the_run(again, "RESUME_ALREADY_CONSUMED")
     assert error["message"] == f"resume[0] {CONSUMED}"
     assert len(seen) == 1
@@ -140,11 +138,11 @@ async def test_a_kept_answer_and_a_fresh_one_replay_the_first_and_run_the_second
     next resume replays c1's result and runs c2, and the model is called."""
     fx = SideEffects()
     store = InMemoryApprovalStore()
-    app = two_deletes(fx, store, "Done.")
-    history, (one, two), (k1, _) = await paused(app)
+    agent = two_deletes(fx, store, "Done.")
+    history, (one, two), (k1, _) = await paused(agent)
     assert await store.claim(k1, expires_at=None, owner="earlier-run")
     await store.record_result(k1, "deleted a.txt")
-    events = await run_agui(app, run_input(*history, run="r2", resume=both(one, two)))
+    events = await agent.post(run_input(*history, run="r2", resume=both(one, two)))
     assert outcome(events) == {"type": "success"}
     results = [(e["toolCallId"], e["content"]) for e in events if e["type"] == "TOOL_CALL_RESULT"]
     assert results == [("c1", "deleted a.txt"), ("c2", "deleted b.txt")]
@@ -160,14 +158,14 @@ async def test_a_resume_refused_at_its_second_claim_releases_its_first() -> None
     that claim goes, the same answers run both tools once."""
     fx = SideEffects()
     store = InMemoryApprovalStore()
-    app = two_deletes(fx, store, "Done.")
-    history, (one, two), (_, k2) = await paused(app)
+    agent = two_deletes(fx, store, "Done.")
+    history, (one, two), (_, k2) = await paused(agent)
     assert await store.claim(k2, expires_at=None, owner="other-run", lease_until=None)
-    refused = await run_agui(app, run_input(*history, run="r2", resume=both(one, two)))
+    refused = await agent.post(run_input(*history, run="r2", resume=both(one, two)))
     error = refused_before_the_run(refused, "RESUME_ALREADY_CONSUMED")
     assert error["message"] == f"resume[1] {CONSUMED}"
     await store.release(k2, owner="other-run")
-    events = await run_agui(app, run_input(*history, run="r3", resume=both(one, two)))
+    events = await agent.post(run_input(*history, run="r3", resume=both(one, two)))
     assert outcome(events) == {"type": "success"}
     assert fx.runs["delete_file"] == [{"path": "a.txt"}, {"path": "b.txt"}]
 
@@ -179,14 +177,14 @@ async def test_a_refused_resume_never_releases_a_claim_another_resume_took_over(
     (and c2): the refused resume releases nothing of the other's."""
     fx = SideEffects()
     store = SlowStore(clock)
-    app = two_deletes(fx, store)
-    history, (one, two), (k1, k2) = await paused(app)
+    agent = two_deletes(fx, store)
+    history, (one, two), (k1, k2) = await paused(agent)
     store.slow_key = k2
     refused = asyncio.ensure_future(
-        run_agui(app, run_input(*history, run="r2", resume=both(one, two)))
+        agent.post(run_input(*history, run="r2", resume=both(one, two)))
     )
     await asyncio.wait_for(store.reached.wait(), 10)
-    clock.now += app.claim_lease.total_seconds() + 1
+    clock.now += agent.app.claim_lease.total_seconds() + 1
     assert await store.claim(k1, expires_at=None, owner="other", lease_until=clock.now + 30)
     assert await store.claim(k2, expires_at=None, owner="other", lease_until=clock.now + 30)
     store.go.set()
@@ -201,10 +199,10 @@ async def test_a_store_going_down_mid_claim_refuses_the_resume_as_unavailable() 
     client is told to send the same answer again later; nothing ran."""
     fx = SideEffects()
     store = OutageStore()
-    app = two_deletes(fx, store)
-    history, (one, two), _ = await paused(app)
+    agent = two_deletes(fx, store)
+    history, (one, two), _ = await paused(agent)
     store.armed = True
-    events = await run_agui(app, run_input(*history, run="r2", resume=both(one, two)))
+    events = await agent.post(run_input(*history, run="r2", resume=both(one, two)))
     error = refused_before_the_run(events, "APPROVAL_STORE_UNAVAILABLE")
     assert error["message"] == (
         "the approval store cannot be reached; nothing was run and the answer was not used: "
@@ -216,7 +214,7 @@ async def test_a_store_going_down_mid_claim_refuses_the_resume_as_unavailable() 
 # -- the client leaves while the claims are on their way -------------------------------------
 
 
-async def leave_during_claim(app: AGUIServer, body: dict[str, Any], store: SlowStore) -> Any:
+async def leave_during_claim(agent: ServedAgent, body: dict[str, Any], store: SlowStore) -> Any:
     """POST ``body`` over ASGI; once the claim of ``store.slow_key`` is on its way, the
     caller's code runs (the returned coroutine's ``send``), then the client leaves and,
     after the server cancelled the run, the claim lands."""
@@ -242,7 +240,7 @@ async def leave_during_claim(app: AGUIServer, body: dict[str, Any], store: SlowS
         "headers": [(b"content-type", b"application/json")],
         "query_string": b"",
     }
-    task = asyncio.ensure_future(app(scope, receive, send))
+    task = asyncio.ensure_future(agent.app(scope, receive, send))
     await asyncio.wait_for(store.reached.wait(), 10)
     return task, leave
 
@@ -260,12 +258,12 @@ async def test_a_client_leaving_mid_claim_releases_its_claims_but_not_one_taken_
 ) -> None:
     fx = SideEffects()
     store = SlowStore(clock)
-    app = two_deletes(fx, store)
-    history, (one, two), (k1, k2) = await paused(app)
+    agent = two_deletes(fx, store)
+    history, (one, two), (k1, k2) = await paused(agent)
     store.slow_key = k2
     body = run_input(*history, run="r2", resume=both(one, two))
-    task, leave = await leave_during_claim(app, body, store)
-    clock.now += app.claim_lease.total_seconds() + 1
+    task, leave = await leave_during_claim(agent, body, store)
+    clock.now += agent.app.claim_lease.total_seconds() + 1
     assert await store.claim(k1, expires_at=None, owner="other", lease_until=clock.now + 30)
     await let_through(task, leave, store)
     assert await store.mark_started(k1, owner="other")  # the other's claim is intact
@@ -280,12 +278,12 @@ async def test_a_client_leaving_while_its_claim_is_refused_is_a_quiet_cancellati
     error is logged, and the claim made on c1 is released."""
     fx = SideEffects()
     store = SlowStore(clock)
-    app = two_deletes(fx, store)
-    history, (one, two), (k1, k2) = await paused(app)
+    agent = two_deletes(fx, store)
+    history, (one, two), (k1, k2) = await paused(agent)
     store.slow_key = k2
     body = run_input(*history, run="r2", resume=both(one, two))
     with caplog.at_level(logging.INFO):
-        task, leave = await leave_during_claim(app, body, store)
+        task, leave = await leave_during_claim(agent, body, store)
         assert await store.claim(k2, expires_at=None, owner="other", lease_until=None)
         await let_through(task, leave, store)
     assert "client left run r2; cancelling it" in [r.getMessage() for r in caplog.records]

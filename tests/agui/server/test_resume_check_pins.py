@@ -19,13 +19,10 @@ from server_support import (
     approve,
     assistant_calls,
     cancel,
-    history_from,
     interrupts,
     outcome,
     refused_before_the_run,
     reject,
-    run_agui,
-    run_input,
     scripted,
     user,
 )
@@ -38,10 +35,10 @@ from agui_chat import (
     request_input,
 )
 from agui_chat._exceptions import HumanInTheLoopError
-from agui_chat.agui import AGUIServer
 from agui_chat.agui.server import _resume_check
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner, pause_digest
 from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
 from fake_clock import FakeClock, on_the_server
 
 START = 4_000_000_000.0  # far from the real time: a check reading the real clock shows
@@ -63,30 +60,27 @@ def calls(*paths: str, prefix: str = "c") -> list[FunctionCallContent]:
     ]
 
 
-def delete_app(fx: SideEffects, *replies: Any, **settings: Any) -> AGUIServer:
+def delete_app(fx: SideEffects, *replies: Any, **settings: Any) -> ServedAgent:
     """A server whose model first asks to delete ``a.txt`` (an approval), then says
     ``replies``."""
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    settings.setdefault("signing_key", SIGNING_KEY)
-    return AGUIServer(scripted(calls("a.txt"), *replies), tools=[fx.delete_file()], **settings)
+    return agui_server(scripted(calls("a.txt"), *replies), tools=[fx.delete_file()], **settings)
 
 
-def question_app(*replies: Any, **settings: Any) -> AGUIServer:
+def question_app(*replies: Any, **settings: Any) -> ServedAgent:
     """A server whose model asks the person a question itself (no tool call)."""
-    settings.setdefault("approval_store", InMemoryApprovalStore())
     model = scripted([InterruptRequestContent("q1", message="Continue?")], *replies)
-    return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
+    return agui_server(model, **settings)
 
 
-async def paused(app: AGUIServer, run: str = "r1") -> tuple[list[dict[str, Any]], list[Any]]:
-    first = await run_agui(app, run_input(user("go"), run=run))
-    return [user("go"), *history_from(first)], interrupts(first)
+async def paused(agent: ServedAgent, run: str = "r1") -> tuple[list[dict[str, Any]], list[Any]]:
+    first = await agent.pause(user("go"), run=run)
+    return first.history, first.interrupts
 
 
-async def refusal(app: AGUIServer, history: list[Any], *entries: Any, code: str) -> str:
+async def refusal(agent: ServedAgent, history: list[Any], *entries: Any, code: str) -> str:
     """Send ``entries`` as the resume; it must be refused before the run with ``code``.
     Returns the message the client reads."""
-    events = await run_agui(app, run_input(*history, run="refused", resume=list(entries)))
+    events = await agent.resume(history, *entries, run="refused")
     message: str = refused_before_the_run(events, code)["message"]
     return message
 
@@ -98,11 +92,11 @@ async def test_a_refusal_is_logged_with_its_code_and_message(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The operator's log line names the run, the code and the message of a refusal."""
-    app = delete_app(SideEffects())
-    history, _ = await paused(app)
+    agent = delete_app(SideEffects())
+    history, _ = await paused(agent)
     bogus = {"interruptId": "nope", "status": "resolved", "payload": {"approved": True}}
     with caplog.at_level(logging.WARNING, logger="agui_chat.server"):
-        message = await refusal(app, history, bogus, code="RESUME_UNKNOWN_INTERRUPT")
+        message = await refusal(agent, history, bogus, code="RESUME_UNKNOWN_INTERRUPT")
     assert message == "resume[0].interruptId names no interrupt this server issued"
     assert "refused the resume of run refused: RESUME_UNKNOWN_INTERRUPT: " + message in [
         r.getMessage() for r in caplog.records
@@ -129,12 +123,12 @@ async def test_a_token_of_an_earlier_key_is_refused_naming_the_entry_and_why() -
     fx = SideEffects()
     store = InMemoryApprovalStore()
     model = scripted(calls("a.txt", "b.txt"), "Done.")
-    app = AGUIServer(model, tools=[fx.delete_file()], signing_key=SIGNING_KEY, approval_store=store)
-    history, (one, _) = await paused(app)
+    agent = agui_server(model, tools=[fx.delete_file()], approval_store=store)
+    history, (one, _) = await paused(agent)
     old = delete_app(fx, signing_key="an-older-signing-key-0123456789", approval_store=store)
     _, (stale_key,) = await paused(old, run="r0")
     message = await refusal(
-        app, history, approve(one), approve(stale_key), code="APPROVAL_KEY_CHANGED"
+        agent, history, approve(one), approve(stale_key), code="APPROVAL_KEY_CHANGED"
     )
     assert message == (
         "resume[1].interruptId was issued under another signing key (the server was restarted "
@@ -147,13 +141,7 @@ async def test_an_answer_for_a_tool_the_server_no_longer_runs_is_refused() -> No
     """After a restart without the tool (same key and audience), its approval is refused."""
     fx = SideEffects()
     before = delete_app(fx, audience="ops")
-    after = AGUIServer(
-        scripted("unused"),
-        tools=[fx.lookup()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-        audience="ops",
-    )
+    after = agui_server(scripted("unused"), tools=[fx.lookup()], audience="ops")
     history, (interrupt,) = await paused(before)
     message = await refusal(after, history, approve(interrupt), code="RESUME_UNKNOWN_TOOL")
     assert (
@@ -171,13 +159,13 @@ async def test_an_expired_approval_is_refused_until_the_last_second_of_the_reten
     every answer, the same cancel too, is refused as stale."""
     fx = SideEffects()
     store = InMemoryApprovalStore(clock=clock)
-    app = delete_app(fx, "Kept it.", approval_ttl=timedelta(seconds=TTL), approval_store=store)
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx, "Kept it.", approval_ttl=timedelta(seconds=TTL), approval_store=store)
+    history, (interrupt,) = await paused(agent)
     clock.now = START + TTL + HOUR - 1
-    events = await run_agui(app, run_input(*history, run="r2", resume=[cancel(interrupt)]))
+    events = await agent.resume(history, cancel(interrupt))
     assert outcome(events) == {"type": "success"}
     clock.now = START + TTL + HOUR
-    message = await refusal(app, history, cancel(interrupt), code="APPROVAL_STALE")
+    message = await refusal(agent, history, cancel(interrupt), code="APPROVAL_STALE")
     assert message == (
         "resume[0] answers an approval request that expired more than 1 hour(s) ago; it can "
         "no longer be answered, not even cancelled"
@@ -188,10 +176,10 @@ async def test_an_expired_approval_is_refused_until_the_last_second_of_the_reten
 async def test_a_question_past_its_retention_is_refused_as_a_stale_question(
     clock: FakeClock,
 ) -> None:
-    app = question_app("unused", approval_ttl=timedelta(seconds=TTL))
-    history, (question,) = await paused(app)
+    agent = question_app("unused", approval_ttl=timedelta(seconds=TTL))
+    history, (question,) = await paused(agent)
     clock.now = START + TTL + HOUR
-    message = await refusal(app, history, cancel(question), code="INTERRUPT_STALE")
+    message = await refusal(agent, history, cancel(question), code="INTERRUPT_STALE")
     assert message == (
         "resume[0] answers a question that expired more than 1 hour(s) ago; it can no "
         "longer be answered, not even cancelled"
@@ -204,10 +192,10 @@ async def test_the_stale_message_names_a_retention_of_minutes_in_minutes(
     """Were the retention changed to 90 minutes, the boundary and the message would follow."""
     monkeypatch.setattr(_resume_check, "ANSWER_RETENTION", timedelta(minutes=90))
     fx = SideEffects()
-    app = delete_app(fx, approval_ttl=timedelta(seconds=TTL))
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx, approval_ttl=timedelta(seconds=TTL))
+    history, (interrupt,) = await paused(agent)
     clock.now = START + TTL + 90 * 60
-    message = await refusal(app, history, reject(interrupt), code="APPROVAL_STALE")
+    message = await refusal(agent, history, reject(interrupt), code="APPROVAL_STALE")
     assert message == (
         "resume[0] answers an approval request that expired more than 90 minute(s) ago; it "
         "can no longer be answered, not even cancelled"
@@ -218,23 +206,23 @@ async def test_an_expired_approval_cannot_be_approved(clock: FakeClock) -> None:
     """Expiry is read on the server's clock: past it, an approval is refused (a rejection
     is still taken)."""
     fx = SideEffects()
-    app = delete_app(fx, "Kept it.", approval_ttl=timedelta(seconds=TTL))
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx, "Kept it.", approval_ttl=timedelta(seconds=TTL))
+    history, (interrupt,) = await paused(agent)
     clock.now = START + TTL
-    message = await refusal(app, history, approve(interrupt), code="APPROVAL_EXPIRED")
+    message = await refusal(agent, history, approve(interrupt), code="APPROVAL_EXPIRED")
     assert message == (
         "resume[0] approves a request that has expired; it can only be rejected or cancelled"
     )
-    events = await run_agui(app, run_input(*history, run="r3", resume=[reject(interrupt)]))
+    events = await agent.resume(history, reject(interrupt), run="r3")
     assert outcome(events) == {"type": "success"}
     assert fx.count("delete_file") == 0
 
 
 async def test_an_expired_question_can_only_be_cancelled(clock: FakeClock) -> None:
-    app = question_app("unused", approval_ttl=timedelta(seconds=TTL))
-    history, (question,) = await paused(app)
+    agent = question_app("unused", approval_ttl=timedelta(seconds=TTL))
+    history, (question,) = await paused(agent)
     clock.now = START + TTL
-    message = await refusal(app, history, answer(question, "yes"), code="INTERRUPT_EXPIRED")
+    message = await refusal(agent, history, answer(question, "yes"), code="INTERRUPT_EXPIRED")
     assert message == "resume[0] answers a question that has expired; it can only be cancelled"
 
 
@@ -243,11 +231,11 @@ async def test_an_expired_question_can_only_be_cancelled(clock: FakeClock) -> No
 
 async def test_edited_arguments_with_a_rejection_are_refused() -> None:
     fx = SideEffects()
-    app = delete_app(fx)
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx)
+    history, (interrupt,) = await paused(agent)
     entry = reject(interrupt)
     entry["payload"]["editedArgs"] = {"path": "b.txt"}
-    message = await refusal(app, history, entry, code="RESUME_INVALID_PAYLOAD")
+    message = await refusal(agent, history, entry, code="RESUME_INVALID_PAYLOAD")
     assert message == "resume[0].payload.editedArgs only go with approved: true"
     assert fx.count("delete_file") == 0
 
@@ -260,9 +248,9 @@ async def test_a_payload_failing_the_question_schema_lists_its_errors_within_300
         "required": fields,
     }
     model = scripted([InterruptRequestContent("q1", message="Fill in", response_schema=schema)])
-    app = AGUIServer(model, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
-    history, (question,) = await paused(app)
-    message = await refusal(app, history, answer(question, {}), code="RESUME_INVALID_PAYLOAD")
+    agent = agui_server(model)
+    history, (question,) = await paused(agent)
+    message = await refusal(agent, history, answer(question, {}), code="RESUME_INVALID_PAYLOAD")
     errors = [f"(root): '{f}' is a required property" for f in fields[:6]]
     detail = "; ".join(errors) + "; (root)"  # cut at 300 characters
     assert len(detail) == 300
@@ -271,10 +259,10 @@ async def test_a_payload_failing_the_question_schema_lists_its_errors_within_300
 
 async def test_the_same_interrupt_answered_twice_is_refused_as_a_duplicate() -> None:
     fx = SideEffects()
-    app = delete_app(fx)
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx)
+    history, (interrupt,) = await paused(agent)
     message = await refusal(
-        app, history, approve(interrupt), approve(interrupt), code="RESUME_DUPLICATE_ANSWER"
+        agent, history, approve(interrupt), approve(interrupt), code="RESUME_DUPLICATE_ANSWER"
     )
     assert message == "resume[1] answers an interrupt that an earlier entry answers"
     assert fx.count("delete_file") == 0
@@ -287,20 +275,17 @@ async def test_a_partial_resume_counts_every_interrupt_it_leaves_across_pauses()
     """One of a pause of three and one of a pause of two: three are left unanswered."""
     fx = SideEffects()
     model = scripted(calls("a", "b", "c"), calls("d", "e", prefix="d"))
-    app = AGUIServer(
-        model,
-        tools=[fx.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
+    agent = agui_server(model, tools=[fx.delete_file()])
+    history, (first, *_) = await paused(agent)
+    _, (second, _) = await paused(agent, run="r0")
+    message = await refusal(
+        agent, history, approve(first), approve(second), code="RESUME_INCOMPLETE"
     )
-    history, (first, *_) = await paused(app)
-    _, (second, _) = await paused(app, run="r0")
-    message = await refusal(app, history, approve(first), approve(second), code="RESUME_INCOMPLETE")
     assert message == (
         "the resume leaves 3 interrupt(s) of the paused run unanswered; answer every "
         "interrupt in one go"
     )
-    only_one = await refusal(app, history, approve(second), code="RESUME_INCOMPLETE")
+    only_one = await refusal(agent, history, approve(second), code="RESUME_INCOMPLETE")
     assert only_one.startswith("the resume leaves 1 interrupt(s) ")
     assert fx.count("delete_file") == 0
 
@@ -308,7 +293,7 @@ async def test_a_partial_resume_counts_every_interrupt_it_leaves_across_pauses()
 async def test_answers_as_many_as_a_pause_but_not_its_interrupts_are_refused() -> None:
     """Tokens (validly signed) naming a pause of c1 and c2 but answering c1 and c3."""
     fx = SideEffects()
-    app = delete_app(fx, audience="ops")
+    agent = delete_app(fx, audience="ops")
     signer = InterruptSigner(SIGNING_KEY, audience="ops")
     digest = pause_digest([("c1", None), ("c2", None)])
 
@@ -319,7 +304,7 @@ async def test_answers_as_many_as_a_pause_but_not_its_interrupts_are_refused() -
         return {"id": signer.sign(claims)}
 
     message = await refusal(
-        app, [user("go")], approve(token("c1")), approve(token("c3")), code="RESUME_INCOMPLETE"
+        agent, [user("go")], approve(token("c1")), approve(token("c3")), code="RESUME_INCOMPLETE"
     )
     assert message.startswith("the resume leaves 1 interrupt(s) of the paused run unanswered")
     assert fx.count("delete_file") == 0
@@ -328,24 +313,19 @@ async def test_answers_as_many_as_a_pause_but_not_its_interrupts_are_refused() -
 # -- ambiguity and the pairing the tool loop does -------------------------------------------
 
 
-def mixed_app(fx: SideEffects, *replies: Any) -> AGUIServer:
+def mixed_app(fx: SideEffects, *replies: Any) -> ServedAgent:
     """A model asking, in one turn, to delete a file (an approval) and a question of its own."""
     model = scripted([*calls("a.txt"), InterruptRequestContent("q1", message="Sure?")], *replies)
-    return AGUIServer(
-        model,
-        tools=[fx.delete_file()],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    return agui_server(model, tools=[fx.delete_file()])
 
 
 async def test_an_ambiguous_call_id_after_a_question_of_the_model_is_refused_naming_it() -> None:
     fx = SideEffects()
-    app = mixed_app(fx)
-    history, (approval, question) = await paused(app)
+    agent = mixed_app(fx)
+    history, (approval, question) = await paused(agent)
     ambiguous = [*copy.deepcopy(history), assistant_calls(("c1", "delete_file", {"path": "/"}))]
     message = await refusal(
-        app, ambiguous, answer(question, True), approve(approval), code="RESUME_INVALID_PAYLOAD"
+        agent, ambiguous, answer(question, True), approve(approval), code="RESUME_INVALID_PAYLOAD"
     )
     assert message == (
         "resume[1]: the history holds more than one different call with id 'c1', so the "
@@ -365,14 +345,12 @@ async def test_an_approval_and_a_question_for_one_call_are_refused_naming_the_ca
         return "wiped"
 
     model = scripted([FunctionCallContent("c1", "wipe", {"disk": "sda"})], "unused")
-    app = AGUIServer(
-        model, tools=[wipe], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
-    )
-    history, (approval,) = await paused(app)
-    asked = await run_agui(app, run_input(*history, run="r2", resume=[approve(approval)]))
+    agent = agui_server(model, tools=[wipe])
+    history, (approval,) = await paused(agent)
+    asked = await agent.resume(history, approve(approval))
     (question,) = interrupts(asked)
     message = await refusal(
-        app, history, approve(approval), answer(question, True), code="RESUME_INVALID_PAYLOAD"
+        agent, history, approve(approval), answer(question, True), code="RESUME_INVALID_PAYLOAD"
     )
     assert message == (
         "the resume answers both an approval and a question for tool call 'c1'; answer the "
@@ -392,15 +370,10 @@ async def test_an_approval_and_a_question_of_two_calls_in_one_pause_both_run() -
         return "asked"
 
     model = scripted([*calls("a.txt"), FunctionCallContent("c2", "ask", {"topic": "x"})], "Done.")
-    app = AGUIServer(
-        model,
-        tools=[fx.delete_file(), ask],
-        signing_key=SIGNING_KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
-    history, (approval, question) = await paused(app)
+    agent = agui_server(model, tools=[fx.delete_file(), ask])
+    history, (approval, question) = await paused(agent)
     resume = [approve(approval), answer(question, "yes")]
-    events = await run_agui(app, run_input(*history, run="r2", resume=resume))
+    events = await agent.resume(history, *resume)
     assert outcome(events) == {"type": "success"}
     assert fx.runs == {
         "delete_file": [{"path": "a.txt"}],
@@ -410,12 +383,12 @@ async def test_an_approval_and_a_question_of_two_calls_in_one_pause_both_run() -
 
 async def test_a_re_sent_call_that_differs_from_the_approved_one_is_refused() -> None:
     fx = SideEffects()
-    app = delete_app(fx)
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx)
+    history, (interrupt,) = await paused(agent)
     altered = copy.deepcopy(history)
     call = next(m for m in altered if m.get("toolCalls"))["toolCalls"][0]
     call["function"]["arguments"] = json.dumps({"path": "/etc/passwd"})
-    message = await refusal(app, altered, approve(interrupt), code="APPROVAL_CALL_MISMATCH")
+    message = await refusal(agent, altered, approve(interrupt), code="APPROVAL_CALL_MISMATCH")
     assert message == (
         "resume[0]: the history's tool call 'c1' differs from the call that was approved"
     )
@@ -428,10 +401,9 @@ async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_by_the_dry
     fx = SideEffects()
     store = InMemoryApprovalStore()
     before = delete_app(fx, audience="ops", approval_store=store)
-    after = AGUIServer(
+    after = agui_server(
         scripted("Deleted."),
         tools=[fx.delete_file(allow_edits=False)],
-        signing_key=SIGNING_KEY,
         approval_store=store,
         audience="ops",
     )
@@ -439,7 +411,7 @@ async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_by_the_dry
     edit = approve(interrupt, editedArgs={"path": "b.txt"})
     message = await refusal(after, history, edit, code="RESUME_INVALID_PAYLOAD")
     assert message == "The resume carries an invalid answer."
-    events = await run_agui(after, run_input(*history, run="r3", resume=[approve(interrupt)]))
+    events = await after.resume(history, approve(interrupt), run="r3")
     assert outcome(events) == {"type": "success"}
     assert fx.runs["delete_file"] == [{"path": "a.txt"}]
 
@@ -457,12 +429,12 @@ async def test_a_refusal_of_the_tool_loop_without_a_code_of_its_own_is_an_invali
         raise NewRefusal("internal detail")
 
     fx = SideEffects()
-    app = delete_app(fx, "Deleted.")
-    history, (interrupt,) = await paused(app)
+    agent = delete_app(fx, "Deleted.")
+    history, (interrupt,) = await paused(agent)
     with monkeypatch.context() as patched:
         patched.setattr(_resume_check, "plan_resume", refusing)
-        message = await refusal(app, history, approve(interrupt), code="RESUME_INVALID_PAYLOAD")
+        message = await refusal(agent, history, approve(interrupt), code="RESUME_INVALID_PAYLOAD")
     assert message == "The resume carries an invalid answer."
-    events = await run_agui(app, run_input(*history, run="r3", resume=[approve(interrupt)]))
+    events = await agent.resume(history, approve(interrupt), run="r3")
     assert outcome(events) == {"type": "success"}
     assert fx.runs["delete_file"] == [{"path": "a.txt"}]

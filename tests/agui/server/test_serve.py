@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 import uvicorn
-from server_support import SIGNING_KEY, scripted
+from server_support import scripted
 
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server._serve import serve
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import AGUIServer, serve
+from agui_server import agui_server
 
 
 @pytest.fixture
@@ -23,7 +22,7 @@ def uvicorn_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, 
 def test_serve_binds_to_loopback_by_default(
     uvicorn_calls: list[tuple[Any, dict[str, Any]]],
 ) -> None:
-    app = AGUIServer(scripted(), signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore())
+    app = agui_server(scripted()).app
     serve(app)
     assert uvicorn_calls == [(app, {"host": "127.0.0.1", "port": 8000, "log_level": "info"})]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from server_support import SIGNING_KEY, run_agui, run_input, scripted, text_of
+from server_support import run_input, scripted, text_of
 
 from agui_chat import (
     ChatClient,
@@ -16,9 +16,8 @@ from agui_chat import (
     ChatResponseUpdate,
     DelegatingChatClient,
 )
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server._run_context import current_run
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import current_run
+from agui_server import agui_server
 
 BODY = run_input(
     state={"cart": ["tea"]},
@@ -63,9 +62,7 @@ async def test_a_middleware_below_the_servers_tool_loop_reads_the_run_input() ->
     seen: list[dict[str, Any]] = []
     pipeline = ChatClientBuilder(scripted("hi")).use(lambda c: ReadsTheRun(c, seen)).build()
 
-    events = await run_agui(
-        AGUIServer(pipeline, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()), BODY
-    )
+    events = await agui_server(pipeline).post(BODY)
 
     assert text_of(events) == "hi"
     assert seen == [EXPECTED]
@@ -80,9 +77,7 @@ async def test_a_middleware_above_the_pipelines_own_tool_loop_reads_the_run_inpu
         .build()
     )
 
-    events = await run_agui(
-        AGUIServer(pipeline, signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()), BODY
-    )
+    events = await agui_server(pipeline).post(BODY)
 
     assert text_of(events) == "hi"
     assert seen == [EXPECTED]

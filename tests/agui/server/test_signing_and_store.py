@@ -15,7 +15,7 @@ from agui_chat.agui.server._signing import (
     canonical_json,
     new_nonce,
 )
-from agui_chat.stores._memory import InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
 from fake_clock import FakeClock
 
 KEY = "unit-test-key-0123456789abcdef"

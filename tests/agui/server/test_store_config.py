@@ -10,10 +10,6 @@ import pytest
 from server_support import (
     SIGNING_KEY,
     approve,
-    history_from,
-    interrupts,
-    run_agui,
-    run_input,
     scripted,
     user,
 )
@@ -26,6 +22,7 @@ from agui_chat.stores import (
     SQLiteApprovalStore,
     store_from_url,
 )
+from agui_server import agui_server
 from agui_streams import SideEffects
 
 
@@ -94,21 +91,18 @@ async def test_a_store_that_cannot_be_opened_refuses_the_resume_and_names_it(
 ) -> None:
     effects = SideEffects()
     url = f"sqlite:///{tmp_path}/missing-dir/approvals.db"
-    app = AGUIServer(
+    agent = agui_server(
         scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted."),
         tools=[effects.delete_file()],
-        signing_key=SIGNING_KEY,
         approval_store=url,
     )
-    first = await run_agui(app, run_input(user("delete a.txt")))
-    (interrupt,) = interrupts(first)
-    history = [user("delete a.txt"), *history_from(first)]
-    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(interrupt)]))
+    _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
+    events = await agent.resume(history, approve(interrupt))
     assert [e["type"] for e in events] == ["RUN_ERROR"]
     assert events[0]["code"] == "APPROVAL_STORE_UNAVAILABLE"
     assert effects.count("delete_file") == 0
     with pytest.raises(ApprovalStoreError, match="missing-dir"):
-        await app.approval_store.claim("k", expires_at=None)
+        await agent.app.approval_store.claim("k", expires_at=None)
 
 
 def test_a_sqlite_url_may_ask_for_full_durability(tmp_path: Path) -> None:

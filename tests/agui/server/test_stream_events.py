@@ -10,14 +10,12 @@ from typing import Any
 import pytest
 from ag_ui.core import CustomEvent, StateDeltaEvent, StateSnapshotEvent
 from server_support import (
-    SIGNING_KEY,
     Tools,
     assert_valid_agui,
     assistant_calls,
     client_for,
     of_type,
     outcome,
-    run_agui,
     run_error,
     run_input,
     scripted,
@@ -42,9 +40,9 @@ from agui_chat import (
     UsageDetails,
     ai_function,
 )
-from agui_chat.agui import AGUIServer
-from agui_chat.agui.server._run_context import current_run
-from agui_chat.stores import InMemoryApprovalStore
+from agui_chat.agui import current_run
+from agui_server import agui_server
+from meai_texts import FAILED
 
 
 class StreamingModel(BaseChatClient):
@@ -62,13 +60,8 @@ class StreamingModel(BaseChatClient):
             yield update
 
 
-def server(model: Any, **settings: Any) -> AGUIServer:
-    settings.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(model, signing_key=SIGNING_KEY, **settings)
-
-
 async def test_text_streams_as_one_message_between_run_started_and_run_finished() -> None:
-    events = await run_agui(server(scripted("Hello there, friend.")), run_input())
+    events = await agui_server(scripted("Hello there, friend.")).run()
     assert types(events) == [
         "RUN_STARTED",
         "TEXT_MESSAGE_START",
@@ -96,7 +89,7 @@ async def test_text_streams_as_one_message_between_run_started_and_run_finished(
 
 
 async def test_each_event_is_compact_json_with_no_null_fields() -> None:
-    async with client_for(server(scripted('Hé "quoted"\nline'))) as client:
+    async with agui_server(scripted('Hé "quoted"\nline')).client() as client:
         response = await client.post("/", json=run_input())
     for line in response.text.split("\n"):
         if line.startswith("data: "):
@@ -107,7 +100,7 @@ async def test_each_event_is_compact_json_with_no_null_fields() -> None:
 
 
 async def test_the_parent_run_id_is_echoed_on_run_started() -> None:
-    events = await run_agui(server(scripted("ok")), run_input(parentRunId="p1"))
+    events = await agui_server(scripted("ok")).run(parentRunId="p1")
     assert events[0]["parentRunId"] == "p1"
 
 
@@ -118,7 +111,7 @@ async def test_a_new_text_message_starts_when_the_message_id_changes() -> None:
             ChatResponseUpdate("assistant", "two", message_id="m2"),
         ]
     )
-    events = await run_agui(server(model), run_input())
+    events = await agui_server(model).run()
     starts = of_type(events, "TEXT_MESSAGE_START")
     assert [s["messageId"] for s in starts] == ["m1", "m2"]
 
@@ -130,7 +123,7 @@ async def test_empty_text_deltas_are_not_sent() -> None:
             ChatResponseUpdate("assistant", "x", message_id="m1"),
         ]
     )
-    events = await run_agui(server(model), run_input())
+    events = await agui_server(model).run()
     assert [e["delta"] for e in of_type(events, "TEXT_MESSAGE_CONTENT")] == ["x"]
 
 
@@ -138,7 +131,7 @@ async def test_reasoning_streams_as_a_reasoning_message_with_its_encrypted_value
     model = scripted(
         [TextReasoningContent("Let me think.", protected_data="opaque=="), TextContent("Done.")]
     )
-    events = await run_agui(server(model), run_input())
+    events = await agui_server(model).run()
     assert types(events)[:7] == [
         "RUN_STARTED",
         "REASONING_START",
@@ -162,7 +155,7 @@ async def test_reasoning_streams_as_a_reasoning_message_with_its_encrypted_value
 
 async def test_a_server_tool_call_is_streamed_and_its_result_follows(tools: Tools) -> None:
     model = scripted([FunctionCallContent("c1", "lookup", {"city": "Lisbon"})], "It is sunny.")
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     assert types(events) == [
         "RUN_STARTED",
         "TOOL_CALL_START",
@@ -205,7 +198,7 @@ async def test_tool_arguments_stream_as_the_model_streams_them(tools: Tools) -> 
         ],
         [ChatResponseUpdate("assistant", "ok", message_id="m2")],
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     assert types(events)[1:6] == [
         "TOOL_CALL_START",
         "TOOL_CALL_ARGS",
@@ -238,7 +231,7 @@ async def test_text_or_reasoning_between_argument_pieces_leaves_the_call_open(
         ],
         [ChatResponseUpdate("assistant", "ok", message_id="m2")],
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     kinds = types(events)
     args = [i for i, e in enumerate(events) if e["type"] == "TOOL_CALL_ARGS"]
     assert "".join(events[i]["delta"] for i in args) == '{"city":"Rome"}'
@@ -265,7 +258,7 @@ async def test_a_result_ends_its_own_call_and_leaves_another_streaming_call_open
         ],
         [ChatResponseUpdate("assistant", "ok", message_id="m2")],
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     c2_args = [e["delta"] for e in events if e.get("toolCallId") == "c2" and "delta" in e]
     assert "".join(c2_args) == '{"city":"Rome"}'
     assert [e["type"] for e in events if e.get("toolCallId") == "c2"][-2:] == [
@@ -286,7 +279,7 @@ async def test_argument_pieces_before_the_tool_name_are_held_until_it_arrives(to
         ],
         [ChatResponseUpdate("assistant", "ok")],
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     assert types(events)[1:4] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_ARGS"]
     assert "".join(e["delta"] for e in of_type(events, "TOOL_CALL_ARGS")) == '{"city":"Faro"}'
 
@@ -296,7 +289,7 @@ async def test_text_before_a_tool_call_is_closed_and_becomes_the_call_parent(too
         [TextContent("Checking."), FunctionCallContent("c1", "lookup", {"city": "Lisbon"})],
         "Sunny.",
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input())
+    events = await agui_server(model, tools=[tools.lookup()]).run()
     assert types(events)[1:5] == [
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
@@ -313,9 +306,9 @@ async def test_a_tool_that_raises_gives_a_generic_result_without_the_exception_t
         raise RuntimeError("password=hunter2")
 
     model = scripted([FunctionCallContent("c1", "explode", {})], "It failed.")
-    events = await run_agui(server(model, tools=[explode]), run_input())
+    events = await agui_server(model, tools=[explode]).run()
     (result,) = of_type(events, "TOOL_CALL_RESULT")
-    assert result["content"] == "Error: Function failed."
+    assert result["content"] == FAILED
     assert "hunter2" not in str(events)
     assert outcome(events) == {"type": "success"}
 
@@ -327,7 +320,7 @@ async def test_a_failure_once_the_stream_is_open_is_a_run_error_without_the_exce
         raise RuntimeError("connection string postgres://admin:hunter2@db")
 
     with caplog.at_level(logging.ERROR, logger="agui_chat.server"):
-        events = await run_agui(server(scripted(fail)), run_input())
+        events = await agui_server(scripted(fail)).run()
     assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
     assert run_error(events) == {
         "type": "RUN_ERROR",
@@ -345,7 +338,7 @@ async def test_a_failure_mid_message_ends_the_stream_with_run_error() -> None:
             yield ChatResponseUpdate("assistant", "partial", message_id="m1")
             raise ConnectionError("upstream reset")
 
-    events = await run_agui(server(Breaks()), run_input())
+    events = await agui_server(Breaks()).run()
     assert types(events) == [
         "RUN_STARTED",
         "TEXT_MESSAGE_START",
@@ -369,7 +362,7 @@ async def test_usage_is_summed_onto_run_finished(tools: Tools) -> None:
             cached_input_token_count=5,
         ),
     )
-    events = await run_agui(server(scripted(first, second), tools=[tools.lookup()]), run_input())
+    events = await agui_server(scripted(first, second), tools=[tools.lookup()]).run()
     assert events[-1]["usage"] == [
         {
             "model": "scripted",
@@ -382,7 +375,7 @@ async def test_usage_is_summed_onto_run_finished(tools: Tools) -> None:
 
 
 async def test_a_run_without_usage_has_no_usage_field() -> None:
-    events = await run_agui(server(scripted("hi")), run_input())
+    events = await agui_server(scripted("hi")).run()
     assert "usage" not in events[-1]
 
 
@@ -393,7 +386,7 @@ async def test_a_cancelled_finish_reason_ends_the_run_cancelled() -> None:
             ChatResponseUpdate(finish_reason="cancelled"),
         ]
     )
-    events = await run_agui(server(model), run_input())
+    events = await agui_server(model).run()
     assert outcome(events) == {"type": "cancelled"}
     assert types(events)[-2] == "TEXT_MESSAGE_END"
 
@@ -412,7 +405,7 @@ async def test_state_events_a_tool_emits_go_out_in_order_and_the_tool_sees_the_s
         return "added"
 
     model = scripted([FunctionCallContent("c1", "add_item", {"item": "milk"})], "Added.")
-    events = await run_agui(server(model, tools=[add_item]), run_input(state={"items": ["old"]}))
+    events = await agui_server(model, tools=[add_item]).run(state={"items": ["old"]})
     assert types(events)[4:7] == ["STATE_SNAPSHOT", "STATE_DELTA", "TOOL_CALL_RESULT"]
     assert events[4] == {"type": "STATE_SNAPSHOT", "snapshot": {"items": []}}
     assert events[5] == {
@@ -435,7 +428,7 @@ async def test_a_state_delta_that_does_not_apply_is_not_sent(tools: Tools) -> No
         return "sent"
 
     model = scripted([FunctionCallContent("c1", "bad_patch", {})], "ok")
-    events = await run_agui(server(model, tools=[bad_patch]), run_input())
+    events = await agui_server(model, tools=[bad_patch]).run()
     assert of_type(events, "STATE_DELTA") == []
     assert of_type(events, "TOOL_CALL_RESULT")[0]["content"] == "refused"
 
@@ -450,7 +443,7 @@ async def test_events_a_tool_emits_through_the_run_context_go_out_as_they_are() 
         return "half"
 
     model = scripted([FunctionCallContent("c1", "progress", {})], "ok")
-    events = await run_agui(server(model, tools=[progress]), run_input())
+    events = await agui_server(model, tools=[progress]).run()
     assert of_type(events, "CUSTOM") == [
         {"type": "CUSTOM", "name": "app:progress", "value": {"pct": 50}}
     ]
@@ -469,7 +462,7 @@ async def test_ag_ui_events_a_tool_emits_keep_the_nulls_they_were_given() -> Non
         return "cleared"
 
     model = scripted([FunctionCallContent("c1", "clear", {})], "ok")
-    events = await run_agui(server(model, tools=[clear]), run_input())
+    events = await agui_server(model, tools=[clear]).run()
     assert of_type(events, "CUSTOM") == [{"type": "CUSTOM", "name": "app.cleared", "value": None}]
     assert of_type(events, "STATE_DELTA") == [
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/selection", "value": None}]}
@@ -503,7 +496,7 @@ async def test_state_and_custom_events_carried_on_updates_pass_through() -> None
             ),
         ]
     )
-    events = await run_agui(server(model), run_input())
+    events = await agui_server(model).run()
     assert types(events) == [
         "RUN_STARTED",
         "STATE_SNAPSHOT",
@@ -539,7 +532,7 @@ async def test_a_tool_reads_state_context_forwarded_props_and_ids_of_the_run() -
         context=[{"description": "user name", "value": "Ana"}],
         forwardedProps={"locale": "pt"},
     )
-    await run_agui(server(model, tools=[inspect_run]), body)
+    await agui_server(model, tools=[inspect_run]).post(body)
     assert seen == {
         "thread": "t1",
         "run": "r1",
@@ -555,7 +548,7 @@ async def test_the_model_gets_the_raw_input_and_the_context_as_instructions() ->
     body = run_input(
         context=[{"description": "user name", "value": "Ana"}], forwardedProps={"x": 1}
     )
-    await run_agui(server(model), body)
+    await agui_server(model).post(body)
     ((_, options),) = model.calls
     assert options is not None
     agui_input = options.additional_properties["agui_input"]
@@ -573,7 +566,7 @@ async def test_keepalive_comments_are_sent_while_a_tool_runs_quietly(tools: Tool
         await keepalive_sent.wait()
         return "report ready"
 
-    app = server(
+    agent = agui_server(
         scripted([FunctionCallContent("c1", "slow_report", {})], "Done."),
         tools=[slow_report],
         keepalive_seconds=0.01,
@@ -585,7 +578,7 @@ async def test_keepalive_comments_are_sent_while_a_tool_runs_quietly(tools: Tool
                 keepalive_sent.set()
             await send(message)
 
-        await app(scope, receive, spy)
+        await agent.app(scope, receive, spy)
 
     async with client_for(spying_app) as client:
         response = await client.post("/", json=run_input())
@@ -596,7 +589,7 @@ async def test_keepalive_comments_are_sent_while_a_tool_runs_quietly(tools: Tool
 
 
 async def test_the_server_answers_lifespan_events() -> None:
-    app = server(scripted())
+    app = agui_server(scripted()).app
     sent: list[dict[str, Any]] = []
     incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
 
@@ -619,20 +612,20 @@ async def test_a_pipeline_with_its_own_function_invocation_is_not_wrapped_again(
         scripted([FunctionCallContent("c1", "lookup", {"city": "Oslo"})], "Cold."),
         additional_tools=[tools.lookup()],
     )
-    app = server(inner)
-    assert app.pipeline is inner
-    events = await run_agui(app, run_input())
+    agent = agui_server(inner)
+    assert agent.app.pipeline is inner
+    events = await agent.run()
     assert of_type(events, "TOOL_CALL_RESULT")[0]["content"] == "sunny in Oslo"
     with pytest.raises(ValueError, match="function_invocation"):
-        server(inner, function_invocation={"max_iterations": 2})
+        agui_server(inner, function_invocation={"max_iterations": 2})
 
 
 async def test_function_invocation_settings_reach_the_loop(tools: Tools) -> None:
     call = FunctionCallContent("c1", "lookup", {"city": "Oslo"})
     again = FunctionCallContent("c2", "lookup", {"city": "Rome"})
     model = scripted([call], [again], "final")
-    app = server(model, tools=[tools.lookup()], function_invocation={"max_iterations": 1})
-    events = await run_agui(app, run_input())
+    agent = agui_server(model, tools=[tools.lookup()], function_invocation={"max_iterations": 1})
+    events = await agent.run()
     # One tool round (MEAI's max_iterations), then the tools are withdrawn: c2 is not run.
     assert tools.count("lookup") == 1
     assert of_type(events, "TOOL_CALL_END")
@@ -645,7 +638,7 @@ async def test_history_tool_calls_and_results_reach_the_model_as_contents(tools:
         assistant_calls(("c1", "lookup", {"city": "Rome"})),
         tool_result("c1", "sunny in Rome"),
     )
-    events = await run_agui(server(model, tools=[tools.lookup()]), body)
+    events = await agui_server(model, tools=[tools.lookup()]).post(body)
     ((received, _),) = model.calls
     call, result = received[1].contents[0], received[2].contents[0]
     assert isinstance(call, FunctionCallContent) and call.arguments == {"city": "Rome"}
@@ -660,7 +653,7 @@ async def test_a_model_service_failure_is_a_model_error() -> None:
     def unavailable(messages: Any, options: Any) -> Any:
         raise ServiceUnavailableError("upstream 503: internal host db-7", status_code=503)
 
-    events = await run_agui(server(scripted(unavailable)), run_input())
+    events = await agui_server(scripted(unavailable)).run()
     assert run_error(events) == {
         "type": "RUN_ERROR",
         "message": "The model service failed.",
@@ -683,7 +676,7 @@ async def test_a_client_tool_call_ends_the_run_as_a_success_with_the_call_pendin
         FunctionCallContent("c2", "local_time", {"city": "Rome"}),
     ]
     model = scripted(batch)
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input(tools=[LOCAL_TIME]))
+    events = await agui_server(model, tools=[tools.lookup()]).run(tools=[LOCAL_TIME])
     assert outcome(events) == {"type": "success", "pendingToolCallIds": ["c2"]}
     assert [e["toolCallId"] for e in of_type(events, "TOOL_CALL_END")] == ["c1", "c2"]
     assert [e["toolCallId"] for e in of_type(events, "TOOL_CALL_RESULT")] == ["c1"]
@@ -700,7 +693,7 @@ async def test_the_client_answers_its_tool_in_the_next_run_and_the_model_gets_it
         tool_result("c2", "09:41"),
         tools=[LOCAL_TIME],
     )
-    events = await run_agui(server(model), body)
+    events = await agui_server(model).post(body)
     assert outcome(events) == {"type": "success"}
     ((received, _),) = model.calls
     assert received[-1].contents[0].result == "09:41"  # type: ignore[attr-defined]
@@ -711,6 +704,6 @@ async def test_a_client_tool_named_like_a_server_tool_does_not_take_its_calls(
 ) -> None:
     impostor = {**LOCAL_TIME, "name": "lookup"}
     model = scripted([FunctionCallContent("c1", "lookup", {"city": "Rome"})], "ok")
-    events = await run_agui(server(model, tools=[tools.lookup()]), run_input(tools=[impostor]))
+    events = await agui_server(model, tools=[tools.lookup()]).run(tools=[impostor])
     assert tools.count("lookup") == 1
     assert outcome(events) == {"type": "success"}

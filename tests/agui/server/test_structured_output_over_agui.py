@@ -11,8 +11,9 @@ import httpx
 from pydantic import BaseModel
 
 from agui_chat import ChatMessage, ChatOptions, ChatResponseFormat
-from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui import AGUIChatClient
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 
 class Answer(BaseModel):
@@ -24,7 +25,7 @@ async def test_the_schema_travels_in_forwarded_props_and_the_reply_validates() -
     replies = ["not json at all", '{"city": "Paris", "confidence": 0.9}']
     model = ScriptedChatClient(lambda messages, options: replies.pop(0))
     bodies: list[dict[str, Any]] = []
-    server = AGUIServer(model)
+    server = agui_server(model).app
 
     async def record(request: httpx.Request) -> None:
         bodies.append(json.loads(request.content))

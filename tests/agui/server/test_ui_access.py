@@ -10,7 +10,7 @@ from browser_support import open_page, ready, say, serve, shot
 
 from agui_chat.agui import AGUIServer
 from agui_chat.cli._demo_agent import demo_model, demo_tools
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 UNNAMED_CONTROLS = """() => {
   const name = (el) => {
@@ -33,13 +33,7 @@ UNNAMED_CONTROLS = """() => {
 
 
 def _app() -> AGUIServer:
-    return AGUIServer(
-        demo_model(),
-        tools=demo_tools(),
-        signing_key="ui-test-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-        ui=True,
-    )
+    return agui_server(demo_model(), tools=demo_tools(), ui=True).app
 
 
 def _tab_to(page: Any, name: str) -> None:

@@ -12,10 +12,7 @@ from typing import Any
 from browser_support import Recorder, RecordingModel, open_page, ready, say, serve, shot
 from server_support import SideEffects
 
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
-
-KEY = "ui-test-signing-key-0123456789abcdef"
+from agui_server import agui_server
 
 
 def _app(
@@ -25,14 +22,9 @@ def _app(
     allow_edits: bool = True,
     ttl: timedelta | None = timedelta(hours=1),
 ) -> Recorder:
-    server = AGUIServer(
-        model.client,
-        tools=[tools.delete_file(allow_edits=allow_edits)],
-        signing_key=KEY,
-        approval_store=InMemoryApprovalStore(),
-        approval_ttl=ttl,
-        ui=True,
-    )
+    server = agui_server(
+        model.client, tools=[tools.delete_file(allow_edits=allow_edits)], approval_ttl=ttl, ui=True
+    ).app
     return Recorder(server)
 
 

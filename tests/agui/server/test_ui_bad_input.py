@@ -12,17 +12,12 @@ from browser_support import RecordingModel, open_page, read_body, ready, replay,
 
 from agui_chat import ChatClientError
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 
 def _server(model: Any) -> AGUIServer:
-    return AGUIServer(
-        model,
-        signing_key="ui-test-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-        ui=True,
-    )
+    return agui_server(model, ui=True).app
 
 
 class _Breaker:

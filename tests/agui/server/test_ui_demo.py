@@ -8,19 +8,12 @@ from pathlib import Path
 
 from browser_support import open_page, ready, say, serve
 
-from agui_chat.agui import AGUIServer
 from agui_chat.cli._demo_agent import demo_model, demo_tools
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 
 def test_the_demo_round_trip_in_the_browser(tmp_path: Path) -> None:
-    app = AGUIServer(
-        demo_model(),
-        tools=demo_tools(),
-        signing_key="ui-demo-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-        ui=True,
-    )
+    app = agui_server(demo_model(), tools=demo_tools(), ui=True).app
     with serve(app) as url, open_page(tmp_path, width=760, height=720) as page:
         ready(page, url)
         say(page, "Please clean up the draft report.")

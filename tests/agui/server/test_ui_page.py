@@ -10,36 +10,29 @@ import json
 import re
 from pathlib import Path
 
-import httpx
 from server_support import run_input, sse_events, user
 
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import ServedAgent, agui_server
 
 ROOT = Path(__file__).resolve().parents[3]
 UI = ROOT / "src" / "agui_chat" / "agui" / "server" / "_ui"
 
 
-def _client(app: AGUIServer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agui.test")
-
-
-def _server(**kwargs: object) -> AGUIServer:
+def _server(**kwargs: object) -> ServedAgent:
     model = ScriptedChatClient(lambda messages, options: "hello there")
-    kwargs.setdefault("approval_store", InMemoryApprovalStore())
-    return AGUIServer(model, signing_key="k" * 32, **kwargs)  # type: ignore[arg-type]
+    return agui_server(model, **kwargs)
 
 
 async def test_the_page_is_off_by_default() -> None:
-    async with _client(_server()) as client:
+    async with _server().client() as client:
         response = await client.get("/")
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
 
 
 async def test_get_serves_the_page_and_post_stays_the_endpoint() -> None:
-    async with _client(_server(ui=True)) as client:
+    async with _server(ui=True).client() as client:
         page = await client.get("/", headers={"accept-encoding": "identity"})
         head = await client.head("/", headers={"accept-encoding": "identity"})
         run = await client.post("/", json=run_input(user("hi")))
@@ -53,7 +46,7 @@ async def test_get_serves_the_page_and_post_stays_the_endpoint() -> None:
 
 
 async def test_the_page_allows_only_its_own_script_style_and_origin() -> None:
-    async with _client(_server(ui=True)) as client:
+    async with _server(ui=True).client() as client:
         page = await client.get("/", headers={"accept-encoding": "identity"})
     csp = page.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "connect-src 'self'" in csp
@@ -65,7 +58,7 @@ async def test_the_page_allows_only_its_own_script_style_and_origin() -> None:
 
 
 async def test_the_page_is_sent_compressed_when_the_browser_accepts_it() -> None:
-    async with _client(_server(ui=True)) as client:
+    async with _server(ui=True).client() as client:
         plain = await client.get("/", headers={"accept-encoding": "identity"})
         request = client.build_request("GET", "/", headers={"accept-encoding": "gzip"})
         raw = await client.send(request, stream=True)

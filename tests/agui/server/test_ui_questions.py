@@ -11,8 +11,7 @@ from typing import Any
 from browser_support import Recorder, RecordingModel, open_page, ready, say, serve, shot
 
 from agui_chat import ai_function, request_input
-from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 
 DEPLOY_SCHEMA = {
     "type": "object",
@@ -42,13 +41,7 @@ def _app(schema: dict[str, Any] | None, answers: list[Any]) -> Recorder:
         return f"deployed {service} with {answer.payload!r}"
 
     model = RecordingModel({"deploy": [("deploy", {"service": "web"})]})
-    server = AGUIServer(
-        model.client,
-        tools=[deploy],
-        signing_key="ui-test-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-        ui=True,
-    )
+    server = agui_server(model.client, tools=[deploy], ui=True).app
     return Recorder(server)
 
 

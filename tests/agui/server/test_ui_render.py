@@ -23,20 +23,14 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 XSS = "<img src=x onerror=window.__xss=1>"
 
 
 def _server(model: Any, tools: list[Any] = ()) -> AGUIServer:  # type: ignore[assignment]
-    return AGUIServer(
-        model,
-        tools=tools,
-        signing_key="ui-test-signing-key-0123456789abcdef",
-        approval_store=InMemoryApprovalStore(),
-        ui=True,
-    )
+    return agui_server(model, tools=tools, ui=True).app
 
 
 class _HeldModel(ScriptedChatClient):

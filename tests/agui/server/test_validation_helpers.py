@@ -1,9 +1,23 @@
-"""The checks every server stream goes through in these tests can fail."""
+"""The checks every server stream goes through in these tests can fail, the server factory
+sends what it says, and the MEAI texts the tests expect follow MEAI's rule."""
 
 from __future__ import annotations
 
 import pytest
-from server_support import assert_valid_agui, sse_events
+from server_support import (
+    Tools,
+    approve,
+    assert_valid_agui,
+    history_from,
+    scripted,
+    sse_events,
+    user,
+)
+
+from agui_chat import FunctionCallContent
+from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
+from meai_texts import rejected
 
 
 def test_a_stream_that_breaks_the_protocol_fails_validation() -> None:
@@ -59,3 +73,52 @@ def test_a_stream_that_is_one_run_error_passes_and_nothing_more_is_exempt() -> N
                 {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
             ]
         )
+
+
+# -- the server factory and MEAI's texts ---------------------------------------------------------
+
+
+async def test_pause_fails_a_run_that_did_not_pause() -> None:
+    agent = agui_server(scripted("Nothing to approve."))
+    with pytest.raises(AssertionError, match="success"):
+        await agent.pause(user("hi"))
+
+
+async def test_the_history_of_a_pause_is_what_was_sent_then_what_the_run_added(
+    tools: Tools,
+) -> None:
+    agent = agui_server(
+        scripted([FunctionCallContent("c1", "delete_file", {"path": "a.txt"})], "Deleted."),
+        tools=[tools.delete_file()],
+    )
+    paused = await agent.pause(user("delete a.txt"), thread="t9")
+    assert paused.events[0]["threadId"] == "t9"
+    assert paused.history == [user("delete a.txt"), *history_from(paused.events)]
+    assert [i["toolCallId"] for i in paused.interrupts] == ["c1"]
+    resumed = await agent.resume(paused.history, approve(paused.interrupts[0]), thread="t9")
+    assert resumed[0]["runId"] == "r2"
+    assert tools.runs["delete_file"] == [{"path": "a.txt"}]
+    # The same answer sent again runs nothing twice.
+    again = await agent.resume(paused.history, approve(paused.interrupts[0]), run="r3", thread="t9")
+    assert "TOOL_CALL_START" not in [e["type"] for e in again]
+    assert tools.count("delete_file") == 1
+
+
+def test_a_store_with_its_own_clock_and_the_clock_option_are_not_both_taken() -> None:
+    with pytest.raises(ValueError, match="clock"):
+        agui_server(scripted(), approval_store=InMemoryApprovalStore(), clock=lambda: 0.0)
+
+
+@pytest.mark.parametrize(
+    ("reason", "text"),
+    [
+        (None, "Tool call invocation rejected."),
+        ("", "Tool call invocation rejected."),
+        ("   ", "Tool call invocation rejected."),
+        ("keep it", "Tool call invocation rejected. keep it"),
+        ("rm -rf is not allowed", "Tool call invocation rejected. rm -rf is not allowed"),
+        (" Not now! ", "Tool call invocation rejected.  Not now! "),
+    ],
+)
+def test_rejected_appends_the_reason_verbatim_as_meai_does(reason: str | None, text: str) -> None:
+    assert rejected(reason) == text
