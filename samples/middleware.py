@@ -41,9 +41,10 @@ class RedactingChatClient(DelegatingChatClient):
             for m in messages
         ]
 
-    async def get_response(
-        self, messages: ChatMessages, options: ChatOptions | None = None
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse:
+        # The hook under get_response, which adds response_format= / retries= on top.
         return await self.inner_client.get_response(self._redact(messages), options)
 
     def get_streaming_response(

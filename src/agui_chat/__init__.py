@@ -64,6 +64,7 @@ from ._input import InputAnswer, InputRequired, request_input
 from ._messages import ChatMessage
 from ._options import ChatOptions, ChatResponseFormat, ChatToolMode
 from ._responses import ChatResponse, ChatResponseUpdate
+from ._structured import get_structured_response
 from ._sync import SyncChatClient
 from ._tools import (
     AIFunction,
@@ -167,5 +168,6 @@ __all__ = [
     "ai_function",
     "approval_required",
     "current_invocation",
+    "get_structured_response",
     "request_input",
 ]
