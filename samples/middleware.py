@@ -43,9 +43,8 @@ class RedactingChatClient(DelegatingChatClient):
             for m in messages
         ]
 
-    async def get_response(
-        self, messages: Messages, options: ChatOptions | None = None
-    ) -> ChatResponse:
+    async def _get_response(self, messages: Messages, options: ChatOptions | None) -> ChatResponse:
+        # The hook under get_response, which adds response_format= / retries= on top.
         return await self.inner_client.get_response(self._redact(messages), options)
 
     def get_streaming_response(

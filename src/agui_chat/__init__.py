@@ -62,6 +62,7 @@ from ._options import ChatOptions, ChatToolMode
 from ._response_format import ChatResponseFormat
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
+from ._structured import get_structured_response
 from ._sync import SyncChatClient
 from ._tool_registry import ToolSource
 from ._tools import (
@@ -161,5 +162,6 @@ __all__ = [
     "ai_function",
     "approval_required",
     "current_invocation",
+    "get_structured_response",
     "request_input",
 ]

@@ -25,23 +25,15 @@ class ChatClient(Protocol):
     """Anything that turns messages into a response, whole or streamed.
 
     Implementations must be safe for concurrent calls and must not keep state between calls
-    beyond what they own (connections, caches).
+    beyond what they own (connections, caches). Structured output is not part of it:
+    ``get_structured_response(client, ...)`` adds it to any client, and ``BaseChatClient``
+    to its ``get_response``.
     """
 
     async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        """Send the messages and return the whole response.
-
-        With ``response_format=Model`` (or ``ChatOptions(response_format=Model)``), the
-        reply is validated into ``response.value``; ``retries=N`` sends validation errors
-        back to the model up to N times (see ``agui_chat._structured``).
-        """
+        self, messages: ChatMessages, options: ChatOptions | None = None
+    ) -> ChatResponse[Any]:
+        """Send the messages and return the whole response."""
         ...
 
     def get_streaming_response(
@@ -56,10 +48,13 @@ class ChatClient(Protocol):
 
 
 class BaseChatClient:
-    """A convenient base for chat clients.
+    """A convenient base for chat clients, with structured output.
 
-    Implement ``get_streaming_response``; ``get_response`` joins the updates. Override
-    ``aclose`` if the client owns resources; ``async with client:`` closes it.
+    Implement ``get_streaming_response``, and ``_get_response`` if the client has a
+    non-streaming path of its own (by default it joins the updates). Do not override
+    ``get_response``: it adds ``response_format=`` / ``retries=`` on top of
+    ``_get_response``. Override ``aclose`` if the client owns resources; ``async with
+    client:`` closes it.
     """
 
     async def get_response(
@@ -70,8 +65,22 @@ class BaseChatClient:
         response_format: type[OutputT] | None = None,
         retries: int = 0,
     ) -> ChatResponse[OutputT]:
+        """Send the messages and return the whole response.
+
+        With ``response_format=Model`` (or ``ChatOptions(response_format=Model)``), the
+        reply is validated into ``response.value``; ``retries=N`` sends validation errors
+        back to the model up to N times (``get_structured_response``, over this client).
+        """
         if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+            return await get_structured_response(
+                self, messages, options, response_format=response_format, retries=retries
+            )
+        return await self._get_response(messages, options)
+
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
+        """The whole response to a plain call (no structured output): the client's own work."""
         return await ChatResponse.from_update_stream(self.get_streaming_response(messages, options))
 
     def get_streaming_response(

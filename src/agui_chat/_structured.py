@@ -1,18 +1,19 @@
 """Structured output: a reply validated into the Python type the caller asked for (``.value``).
 
-``get_response(messages, options, response_format=Model)`` (on every chat client) sends the
-schema of ``Model`` as ``ChatOptions.response_format`` and returns a ``ChatResponse[Model]``
-whose ``.value`` is the validated reply. The work happens once, in the outermost client the
-call reaches: inner clients receive a format with the schema only (no ``output_type``), so
-the tool loop's intermediate turns are never validated. The format and the strict schema of a
-type are in ``_response_format``; this module uses them.
+``get_structured_response(client, messages, response_format=Model)`` sends the schema of
+``Model`` as ``ChatOptions.response_format`` and returns a ``ChatResponse[Model]`` whose
+``.value`` is the validated reply. ``BaseChatClient.get_response(..., response_format=Model)``
+(every client of ours, middleware included) calls it, so the work happens once, in the
+outermost client the call reaches: inner clients receive a format with the schema only (no
+``output_type``), so the tool loop's intermediate turns are never validated. The format and the
+strict schema of a type are in ``_response_format``; this module uses them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._contents import ErrorContent
@@ -23,7 +24,7 @@ from ._response_format import ChatResponseFormat, output_spec, schema_name, type
 from ._role_and_finish_reason import ChatRole
 
 if TYPE_CHECKING:
-    from ._responses import ChatResponse
+    from ._responses import ChatResponse, OutputT
 
 __all__ = [
     "format_from_wire",
@@ -59,27 +60,32 @@ def wants_structured(options: ChatOptions | None, response_format: Any, retries:
     return wanted
 
 
-class _GetResponse(Protocol):
+class _ChatClient(Protocol):
+    """What structured output needs of a ``ChatClient``: its ``get_response``."""
+
     def get_response(
-        self,
-        messages: str | ChatMessage | Sequence[ChatMessage],
-        options: ChatOptions | None = None,
+        self, messages: list[ChatMessage], options: ChatOptions
     ) -> Awaitable[ChatResponse[Any]]: ...
 
 
 async def get_structured_response(
-    client: _GetResponse,
-    messages: str | ChatMessage | Sequence[ChatMessage],
-    options: ChatOptions | None,
-    response_format: Any = None,
+    client: _ChatClient,
+    messages: str | ChatMessage | Iterable[ChatMessage],
+    options: ChatOptions | None = None,
+    *,
+    response_format: type[OutputT] | None = None,
     retries: int = 0,
-) -> ChatResponse[Any]:
-    """Ask ``client`` for a reply shaped as ``response_format`` (or the options' type) and
-    validate it; with ``retries`` > 0, send the errors back that many times to repair it.
+) -> ChatResponse[OutputT]:
+    """Ask any ``ChatClient`` for a reply shaped as ``response_format`` (or the type in
+    ``ChatOptions(response_format=Model)``) and validate it into ``.value``; with
+    ``retries`` > 0, send the errors back that many times to repair it.
 
-    A reply the model refused is a ``RefusalError``; one that does not validate, after the
-    repairs, a ``StructuredOutputError``. A run that paused on approvals or questions comes
-    back as it is (no value yet): answer them and call again with the same format.
+    ``client.get_response`` receives the schema only (no type), so it never validates:
+    ``BaseChatClient.get_response(..., response_format=Model)`` is this function over the
+    client itself. A reply the model refused is a ``RefusalError``; one that does not
+    validate, after the repairs, a ``StructuredOutputError``. A run that paused on
+    approvals or questions comes back as it is (no value yet): answer them and call again
+    with the same format.
     """
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
@@ -87,7 +93,11 @@ async def get_structured_response(
         raise TypeError(f"options must be ChatOptions or None, got {type(options).__name__}")
     if response_format is None:
         fmt = response_format_of(options)
-        assert fmt is not None and fmt.output_type is not None
+        if fmt is None or fmt.output_type is None:
+            raise ValueError(
+                "get_structured_response needs response_format=Model or "
+                "ChatOptions(response_format=Model)"
+            )
         spec = output_spec(fmt.output_type)
     else:
         spec = output_spec(response_format)

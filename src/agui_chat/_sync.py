@@ -64,7 +64,9 @@ class SyncChatClient:
         """Like ``ChatClient.get_response``, blocking until the response is complete."""
         if wants_structured(options, response_format, retries):
             return self._run(
-                get_structured_response(self.client, messages, options, response_format, retries)
+                get_structured_response(
+                    self.client, messages, options, response_format=response_format, retries=retries
+                )
             )
         return self._run(self.client.get_response(messages, options))
 

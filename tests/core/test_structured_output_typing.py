@@ -1,5 +1,7 @@
-"""``get_response(..., response_format=Model)`` is typed ``ChatResponse[Model]`` for mypy, on
-the protocol and on concrete clients, and plain calls stay ``ChatResponse[Any]``."""
+"""``get_response(..., response_format=Model)`` on our clients and
+``get_structured_response(client, ..., response_format=Model)`` on any ``ChatClient`` are typed
+``ChatResponse[Model]`` for mypy; plain calls stay ``ChatResponse[Any]``; the protocol itself
+takes no ``response_format``."""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ mypy_api = pytest.importorskip("mypy.api")
 SNIPPET = textwrap.dedent(
     """
     from pydantic import BaseModel
-    from agui_chat import ChatClient, ChatResponse, FunctionInvokingChatClient
+    from agui_chat import (
+        ChatClient, ChatResponse, FunctionInvokingChatClient, get_structured_response
+    )
     from agui_chat.testing import ScriptedChatClient
 
     class City(BaseModel):
         name: str
 
     async def main(client: ChatClient) -> None:
-        typed = await client.get_response("hi", response_format=City)
+        typed = await get_structured_response(client, "hi", response_format=City)
         reveal_type(typed.value)
         listed = await FunctionInvokingChatClient(client).get_response(
             "hi", response_format=list[int], retries=2
@@ -29,6 +33,7 @@ SNIPPET = textwrap.dedent(
         plain = await ScriptedChatClient(lambda m, o: "x").get_response("hi")
         reveal_type(plain)
         kept: ChatResponse = plain
+        await client.get_response("hi", response_format=City)  # E: the protocol has none
     """
 )
 
@@ -46,4 +51,8 @@ def test_mypy_sees_the_model_type(tmp_path: Path) -> None:
         'Revealed type is "list[int]"',
         'Revealed type is "agui_chat._responses.ChatResponse[Any]"',
     ], out + err
-    assert status == 0 and "error" not in out, out
+    errors = [line for line in out.splitlines() if "error:" in line]
+    assert status == 1 and len(errors) == 1, out
+    assert 'Unexpected keyword argument "response_format"' in errors[0], out
+    line = next(i for i, text in enumerate(SNIPPET.splitlines(), 1) if "# E:" in text)
+    assert f"snippet.py:{line}: error:" in errors[0], out

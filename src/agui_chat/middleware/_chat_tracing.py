@@ -21,9 +21,8 @@ from .._client import ChatClient, ChatMessages
 from .._contents import UsageContent
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
-from .._structured import get_structured_response, wants_structured
 from .._usage import UsageDetails
 from .._version import __version__
 from ._delegating import DelegatingChatClient
@@ -152,16 +151,9 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         return super().get_service(kind)
 
     # -- the calls -------------------------------------------------------------------------
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         call = self._start(messages, options, streaming=False)
         if call is None:
             return await self.inner_client.get_response(messages, options)

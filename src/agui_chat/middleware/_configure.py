@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from .._client import ChatClient, ChatMessages, check_options
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
-from .._structured import get_structured_response, wants_structured
+from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 
 __all__ = ["ConfigureOptionsChatClient"]
@@ -30,16 +30,9 @@ class ConfigureOptionsChatClient(DelegatingChatClient):
         self.configure(configured)
         return configured
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         return await self.inner_client.get_response(messages, self._options(options))
 
     def get_streaming_response(

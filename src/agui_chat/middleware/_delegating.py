@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .._client import BaseChatClient, ChatClient, ChatMessages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
-from .._structured import get_structured_response, wants_structured
+from .._responses import ChatResponse, ChatResponseUpdate
 
 __all__ = ["DelegatingChatClient"]
 
@@ -18,9 +17,10 @@ _T = TypeVar("_T")
 class DelegatingChatClient(BaseChatClient):
     """A chat client that passes every call to ``inner_client``.
 
-    Subclass it and override what your middleware changes. ``get_service`` answers for this
-    client first and then asks the inner one, so a wrapper never hides what it wraps;
-    ``aclose`` closes the inner client.
+    Subclass it and override what your middleware changes: ``_get_response`` (under
+    ``get_response``, which adds structured output) and ``get_streaming_response``.
+    ``get_service`` answers for this client first and then asks the inner one, so a wrapper
+    never hides what it wraps; ``aclose`` closes the inner client.
     """
 
     def __init__(self, inner_client: ChatClient) -> None:
@@ -28,16 +28,9 @@ class DelegatingChatClient(BaseChatClient):
             raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
         self.inner_client = inner_client
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         return await self.inner_client.get_response(messages, options)
 
     def get_streaming_response(

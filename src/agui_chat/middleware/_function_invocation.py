@@ -30,10 +30,9 @@ from .._hitl_contents import (
 )
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
-from .._structured import get_structured_response, wants_structured
 from .._tool_registry import ToolSource, check_tools
 from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from .._usage import UsageDetails
@@ -157,16 +156,9 @@ class FunctionInvokingChatClient(DelegatingChatClient):
             raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
 
     # -- public API ----------------------------------------------------------------------
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
         output: list[ChatMessage] = []
         async for item in loop.run():

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from .._client import ChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
-from .._structured import get_structured_response, wants_structured
 from ._delegating import DelegatingChatClient
 
 __all__ = ["LoggingChatClient", "check_logger"]
@@ -52,16 +52,9 @@ class LoggingChatClient(DelegatingChatClient):
             count = 1 if isinstance(messages, str) else len(as_messages(messages))
             self.logger.info("%s: %d message(s)", kind, count)
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         if not self.logger.isEnabledFor(logging.INFO):
             return await self.inner_client.get_response(messages, options)
         self._log_request("get_response", messages)

@@ -6,6 +6,7 @@ import logging
 import random
 import warnings
 from collections.abc import AsyncIterator
+from typing import Any
 
 from tenacity import (
     AsyncRetrying,
@@ -17,8 +18,7 @@ from tenacity import (
 from .._client import ChatClient, ChatMessages
 from .._exceptions import TransientError
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
-from .._structured import get_structured_response, wants_structured
+from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 from ._handoff import HandoffStream
 
@@ -131,16 +131,9 @@ class RetryingChatClient(DelegatingChatClient):
             ),
         )
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         async for attempt in self._retrying():
             with attempt:
                 return await self.inner_client.get_response(messages, options)

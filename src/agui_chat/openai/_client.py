@@ -14,8 +14,7 @@ import openai
 from .._client import BaseChatClient, ChatMessages, check_options
 from .._messages import as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
-from .._structured import get_structured_response, wants_structured
+from .._responses import ChatResponse, ChatResponseUpdate
 from ._errors import map_error
 from ._request import MaxTokensParameter, build_request
 from ._response import UpdateAssembler, to_chat_response
@@ -101,16 +100,9 @@ class OpenAIClientBase(BaseChatClient, abc.ABC):
         if self._owns_client:
             await self._client.close()
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         request = self._request(messages, options, stream=False)
         try:
             reply = await self._send(request, stream=False)

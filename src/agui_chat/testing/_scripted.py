@@ -12,9 +12,8 @@ from .._client import BaseChatClient, ChatMessages, check_options
 from .._contents import AIContent, TextContent
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
-from .._responses import ChatResponse, ChatResponseUpdate, OutputT
+from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
-from .._structured import get_structured_response, wants_structured
 
 __all__ = ["ScriptedChatClient"]
 
@@ -73,16 +72,9 @@ class ScriptedChatClient(BaseChatClient):
             response.finish_reason = ChatFinishReason.STOP
         return response
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         return await self._reply(messages, options)
 
     async def get_streaming_response(

@@ -30,9 +30,8 @@ from ..._hitl_contents import (
 )
 from ..._messages import ChatMessage, as_messages
 from ..._options import ChatOptions
-from ..._responses import ChatResponse, ChatResponseUpdate, OutputT
+from ..._responses import ChatResponse, ChatResponseUpdate
 from ..._streams import close_stream
-from ..._structured import get_structured_response, wants_structured
 from ...middleware import FunctionInvokingChatClient
 from ..wire._messages import (
     STATE_KEY,
@@ -188,16 +187,9 @@ class AGUIChatClient(BaseChatClient):
         history = as_messages(messages)
         return self._stream(history, self._options_for(history, check_options(options)))
 
-    async def get_response(
-        self,
-        messages: ChatMessages,
-        options: ChatOptions | None = None,
-        *,
-        response_format: type[OutputT] | None = None,
-        retries: int = 0,
-    ) -> ChatResponse[OutputT]:
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(self, messages, options, response_format, retries)
+    async def _get_response(
+        self, messages: ChatMessages, options: ChatOptions | None
+    ) -> ChatResponse[Any]:
         history = as_messages(messages)
         run_options = self._options_for(history, check_options(options))
         response = await ChatResponse.from_update_stream(self._stream(history, run_options))
