@@ -47,6 +47,18 @@ def _check_name(name: Any) -> str:
     return name
 
 
+def arguments_object(tool_name: str, arguments: Any) -> dict[str, Any]:
+    """A tool call's arguments as a fresh dict (none: ``{}``); ``ToolArgumentsError`` unless
+    they are a JSON object (a mapping)."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ToolArgumentsError(
+            f"arguments for {tool_name!r} must be a JSON object, got {type(arguments).__name__}"
+        )
+    return dict(arguments)
+
+
 class AITool:
     """Base of every tool. ``get_service(kind)`` finds a wrapper or the wrapped tool of that
     type through any number of wrappers."""
@@ -136,16 +148,11 @@ class AIFunction(AIFunctionDeclaration):
     def validate_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The arguments converted to the parameter types; ``ToolArgumentsError`` if they do
         not fit (missing, unexpected or wrongly typed arguments, each named)."""
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, Mapping):
-            raise ToolArgumentsError(
-                f"arguments for {self.name!r} must be a JSON object, got {type(arguments).__name__}"
-            )
+        given = arguments_object(self.name, arguments)
         from pydantic import ValidationError
 
         try:
-            validated = self._model.model_validate(dict(arguments))
+            validated = self._model.model_validate(given)
         except ValidationError as exc:
             problems = "; ".join(
                 f"argument {'.'.join(str(p) for p in e['loc']) or '(root)'!r}: {e['msg']}"

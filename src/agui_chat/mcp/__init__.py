@@ -6,16 +6,12 @@ Needs the ``mcp`` extra: ``pip install 'agui-chat[mcp]'``.
 
 from __future__ import annotations
 
-try:
-    import mcp as _mcp  # noqa: F401 - fail here, with a hint, if the extra is missing
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "agui_chat.mcp needs the 'mcp' package: pip install 'agui-chat[mcp]'"
-    ) from exc
+from .._extras import needs_extra
 
-from ._policy import ApprovalPolicy, auto_requires_approval
-from ._tool import MCPApprovalRequired, MCPTool
-from ._toolset import MCPToolset, elicitation_callback
+with needs_extra("mcp", by="agui_chat.mcp"):
+    from ._policy import ApprovalPolicy, auto_requires_approval
+    from ._tool import MCPApprovalRequired, MCPTool
+    from ._toolset import MCPToolset, elicitation_callback
 
 __all__ = [
     "ApprovalPolicy",

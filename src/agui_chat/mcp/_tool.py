@@ -21,7 +21,12 @@ from jsonschema.protocols import Validator
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import ToolArgumentsError, ToolError
-from .._tools import AIFunction, AIFunctionDeclaration, ApprovalRequiredAIFunction
+from .._tools import (
+    AIFunction,
+    AIFunctionDeclaration,
+    ApprovalRequiredAIFunction,
+    arguments_object,
+)
 
 if TYPE_CHECKING:
     from ._policy import ApprovalPredicate
@@ -92,14 +97,9 @@ class MCPTool(AIFunction):
     def validate_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """A copy of ``arguments`` if they satisfy the tool's input schema, else
         ``ToolArgumentsError`` naming each problem."""
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, Mapping):
-            raise ToolArgumentsError(
-                f"arguments for {self.name!r} must be a JSON object, got {type(arguments).__name__}"
-            )
+        given = arguments_object(self.name, arguments)
         try:
-            value = json.loads(json.dumps(dict(arguments), allow_nan=False))
+            value = json.loads(json.dumps(given, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise ToolArgumentsError(f"invalid arguments for {self.name!r}: {exc}") from None
         errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))

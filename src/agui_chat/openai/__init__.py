@@ -7,14 +7,10 @@ Needs the ``openai`` extra: ``pip install 'agui-chat[openai]'``.
 
 from __future__ import annotations
 
-try:
-    import openai as _openai  # noqa: F401 - fail here, with a hint, if the extra is missing
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "agui_chat.openai needs the 'openai' package: pip install 'agui-chat[openai]'"
-    ) from exc
+from .._extras import needs_extra
 
-from ._client import OpenAIChatClient
-from ._responses_client import OpenAIResponsesChatClient
+with needs_extra("openai", by="agui_chat.openai"):
+    from ._client import OpenAIChatClient
+    from ._responses_client import OpenAIResponsesChatClient
 
 __all__ = ["OpenAIChatClient", "OpenAIResponsesChatClient"]

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from .._extras import needs_extra
+
 __all__ = ["configure_export"]
 
 
@@ -34,7 +36,9 @@ def configure_export(*, out: TextIO | None = None) -> Callable[[], None]:
     """Install an SDK tracer and meter provider as the global ones, exporting as the
     environment says; returns a function that flushes and shuts them down (call it at exit).
     ``out`` is where the console exporters write (default standard error)."""
-    try:
+    with needs_extra(
+        "otel", by="exporting telemetry", module="opentelemetry.sdk", package="opentelemetry-sdk"
+    ):
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import (
@@ -49,10 +53,6 @@ def configure_export(*, out: TextIO | None = None) -> Callable[[], None]:
             ConsoleSpanExporter,
             SimpleSpanProcessor,
         )
-    except ImportError:
-        raise ImportError(
-            "exporting telemetry needs opentelemetry-sdk: pip install 'agui-chat[otel]'"
-        ) from None
     stream = out or sys.stderr
     os.environ.setdefault("OTEL_SERVICE_NAME", "agui-chat")
     resource = Resource.create()

@@ -22,15 +22,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._exceptions import ApprovalStoreUnavailableError
+from .._extras import needs_extra
 from ._base import ApprovalStore
 from ._url_redaction import redact_url
 
-try:
+with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
     import redis.asyncio as _redis
     from redis.exceptions import RedisClusterException as _RedisClusterError
     from redis.exceptions import RedisError as _RedisError
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise ImportError("RedisApprovalStore needs redis-py: pip install 'agui-chat[redis]'") from exc
 
 __all__ = ["RedisApprovalStore"]
 
