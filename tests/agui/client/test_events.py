@@ -815,6 +815,29 @@ def test_the_fast_path_does_not_skip_verification() -> None:
         feed_all(pipe, {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "late"})
 
 
+REASONING = {"type": "REASONING_MESSAGE_START", "messageId": "m", "role": "reasoning"}
+
+
+@pytest.mark.parametrize(
+    ("opened", "content"),
+    [(OPEN, "REASONING_MESSAGE_CONTENT"), (REASONING, "TEXT_MESSAGE_CONTENT")],
+)
+def test_the_fast_path_takes_a_delta_only_for_a_message_of_its_own_kind(
+    opened: dict[str, str], content: str
+) -> None:
+    pipe, _ = pipeline()
+    feed_all(pipe, RUN, opened)
+    with pytest.raises(ProtocolError, match="no open"):
+        feed_all(pipe, {"type": content, "messageId": "m", "delta": "x"})
+
+
+def test_the_fast_path_delivers_a_bare_reasoning_delta_as_parsed() -> None:
+    pipe, _ = pipeline()
+    feed_all(pipe, RUN, REASONING)
+    delivered = pipe.feed('{"type":"REASONING_MESSAGE_CONTENT","messageId":"m","delta":"hm"}')
+    assert delivered == [{"type": "REASONING_MESSAGE_CONTENT", "messageId": "m", "delta": "hm"}]
+
+
 def test_the_fast_path_rejects_a_malformed_timestamp() -> None:
     pipe, _ = pipeline()
     feed_all(pipe, RUN, OPEN)
