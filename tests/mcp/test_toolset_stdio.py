@@ -17,6 +17,7 @@ from agui_chat import (
     DataContent,
     FunctionInvokingChatClient,
     ToolApprovalRequestContent,
+    ToolArgumentsError,
     ToolError,
     UriContent,
 )
@@ -141,6 +142,16 @@ async def test_arguments_are_validated_before_the_call(env: dict[str, str], log:
         )
     text = model_saw(model)["c1"]
     assert "invalid arguments for 'read_note'" in text and "'title'" in text
+    assert read_log(log) == []
+
+
+async def test_arguments_that_are_not_an_object_never_reach_the_server(
+    env: dict[str, str], log: Path
+) -> None:
+    async with MCPToolset(stdio_command(), env=env) as toolset:
+        [read_note] = [t for t in toolset.tools if t.name == "read_note"]
+        with pytest.raises(ToolArgumentsError, match="'read_note' must be a JSON object, got list"):
+            await read_note.invoke(["a"])  # type: ignore[arg-type]
     assert read_log(log) == []
 
 
