@@ -42,23 +42,18 @@ async def _follow(
 ) -> AsyncIterator[ChatResponseUpdate]:
     outcome, code = "success", None
     try:
-        async for update in stream:
-            reason = update.finish_reason
-            if reason is not None:
-                if reason == ChatFinishReason.INPUT_REQUIRED:
-                    outcome = "interrupt"
-                elif reason == ChatFinishReason.CANCELLED:
-                    outcome = "cancelled"
-            for content in update.contents:
-                if isinstance(content, ErrorContent):
-                    outcome, code = "error", content.error_code
-            yield update
-    except GeneratorExit:
-        span.end("cancelled")
-        raise
-    except BaseException as exc:
-        span.end("error", error=exc)
-        raise
+        with span.ended_if_it_fails(cancelled=GeneratorExit):
+            async for update in stream:
+                reason = update.finish_reason
+                if reason is not None:
+                    if reason == ChatFinishReason.INPUT_REQUIRED:
+                        outcome = "interrupt"
+                    elif reason == ChatFinishReason.CANCELLED:
+                        outcome = "cancelled"
+                for content in update.contents:
+                    if isinstance(content, ErrorContent):
+                        outcome, code = "error", content.error_code
+                yield update
     finally:
         await close_stream(stream)
     span.end(outcome, code)

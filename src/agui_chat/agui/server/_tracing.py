@@ -54,13 +54,8 @@ async def traced_run(
         return
     span.attach()
     try:
-        await work
-    except asyncio.CancelledError:
-        span.end("cancelled")
-        raise
-    except BaseException as exc:
-        span.end("error", error=exc)
-        raise
+        with span.ended_if_it_fails(cancelled=asyncio.CancelledError):
+            await work
     finally:
         span.detach()
     if encoder.error_code in _EXPIRED:

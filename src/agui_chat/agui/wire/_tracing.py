@@ -14,8 +14,9 @@ paused (the link's trace context travels inside the signed interrupt id).
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from opentelemetry import context, propagate, trace
@@ -96,6 +97,19 @@ class RunSpan:
             span.set_attribute("error.type", kind)
             span.set_status(trace.Status(trace.StatusCode.ERROR, kind))
         span.end()
+
+    @contextlib.contextmanager
+    def ended_if_it_fails(self, cancelled: type[BaseException]) -> Iterator[None]:
+        """Run the block; an exception out of it ends the span, as ``cancelled`` when it is
+        a ``cancelled`` (the run was stopped) and as ``error`` otherwise, and goes on up."""
+        try:
+            yield
+        except cancelled:
+            self.end("cancelled")
+            raise
+        except BaseException as exc:
+            self.end("error", error=exc)
+            raise
 
 
 def start_run_span(
