@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._client import ChatClient, ChatMessages, check_options
@@ -184,6 +186,19 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         return loop.run()  # type: ignore[return-value]
 
 
+@dataclass(slots=True)
+class _Batch:
+    """What one turn's calls come to: the calls to run, the results known before any runs
+    (errors), whether the turn asks a person (an approval request) or hands calls to the
+    caller, and whether the loop pauses after it."""
+
+    requested: bool
+    results: list[AIContent]
+    to_run: list[ScheduledCall] = field(default_factory=list)
+    handed_off: bool = False
+    paused: bool = False
+
+
 class _Loop:
     """One request through the tool loop. ``run()`` yields streamed updates (streaming) and
     the messages the loop adds to the transcript (both modes)."""
@@ -207,6 +222,8 @@ class _Loop:
         self.consecutive_errors = 0
         self.stopped = False  # the resumed part ended the request
         self.current_options = options  # the options of the round trip under way
+        self.history_sent: list[ChatMessage] = []  # what the next round trip sends
+        self.turn: ChatResponse | None = None  # the streamed turn, when it called a tool
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -225,9 +242,78 @@ class _Loop:
             additional_properties=message.additional_properties,
         )
 
+    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        """The request: answer the paused run, then round trips until the model answers.
+
+        MEAI's semantics: up to ``max_iterations`` round trips whose calls run, then one
+        more for the answer, with the function tools withdrawn (hosted tools stay)."""
+        async with aclosing(self._resume_paused()) as resumed:
+            async for item in resumed:
+                yield item
+        if self.stopped:
+            return
+        max_iterations = self.owner.max_iterations
+        for iteration in range(max_iterations + 1):
+            last_round = iteration == max_iterations
+            options = self.current_options
+            turn_options = without_functions(options) if last_round else options
+            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+                self.tools = tool_map(self.owner.additional_tools, options)
+            if self.streaming:
+                self.turn = None
+                async with aclosing(self._stream_turn(turn_options, last_round)) as updates:
+                    async for item in updates:
+                        yield item
+                if self.turn is None:
+                    return  # the model answered: the caller has every update already
+                turn = self.turn
+            else:
+                turn = await self.owner.inner_client.get_response(self.history_sent, turn_options)
+                for item in self._whole_turn(turn, last_round):
+                    yield item
+            self._record(turn)
+            batch = self._schedule(turn)
+            if last_round or batch is None:
+                return
+            outcomes, out = await self._run_batch(turn, batch, iteration)
+            for item in out:
+                yield item
+            if batch.paused:
+                return
+            self._count_errors(batch.results)
+            if any(o.terminate for o in outcomes):
+                return
+            self._next_round(turn, batch)
+
+    # -- the steps -----------------------------------------------------------------------
+    async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
+        """Pair the request's answers with the paused calls and run what they allow.
+
+        Answers a caller verified (AGUIServer: from the ids it signed) stand for the
+        history's; the same pairing function checks and schedules either."""
+        verified = take_verified_pairs()
+        try:
+            plan = plan_resume(self.history, self.tools, verified)
+        except ExpiredRequestError as exc:
+            self.owner.telemetry.expired(exc.request_ids)
+            raise
+        self.history_sent = plan.model_history
+        if not plan.has_work:
+            return
+        answered_in = self.history
+        if verified is not None:
+            answered_in = [
+                ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
+                ChatMessage(ChatRole.USER, [p.answer for p in verified]),
+            ]
+        self.owner.telemetry.resumed(answered_in, plan)
+        async with aclosing(self._resume(plan, self.history_sent)) as answered:
+            async for item in answered:
+                yield item
+
     async def _resume(
         self, plan: ResumePlan, history: list[ChatMessage]
-    ) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+    ) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
         """Answer the paused run (MEAI's transcript shape): the rebuilt call messages first,
         then the rejections' results, then the approved calls' results; the model's history
         gets the same block at the plan's anchor (without the calls when the service keeps
@@ -261,164 +347,147 @@ class _Loop:
         self._count_errors(results)
         self.stopped = any(o.terminate for o in outcomes)
 
-    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        # Answers a caller verified (AGUIServer: from the ids it signed) stand for the
-        # history's; the same pairing function checks and schedules either.
-        verified = take_verified_pairs()
+    async def _stream_turn(
+        self, options: ChatOptions | None, last_round: bool
+    ) -> AsyncGenerator[ChatResponseUpdate, None]:
+        """One streamed round trip: each update passes to the caller as it comes, its calls
+        gated first; ``self.turn`` is then the turn, or ``None`` when it called no tool."""
+        stream = self.owner.inner_client.get_streaming_response(self.history_sent, options)
         try:
-            plan = plan_resume(self.history, self.tools, verified)
-        except ExpiredRequestError as exc:
-            self.owner.telemetry.expired(exc.request_ids)
-            raise
-        history = plan.model_history
-        if plan.has_work:
-            answered_in = self.history
-            if verified is not None:
-                answered_in = [
-                    ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
-                    ChatMessage(ChatRole.USER, [p.answer for p in verified]),
-                ]
-            self.owner.telemetry.resumed(answered_in, plan)
-            async for item in self._resume(plan, history):
-                yield item
-            if self.stopped:
+            update = await anext(stream, None)
+            if update is None:
                 return
-
-        options = self.options
-        max_iterations = self.owner.max_iterations
-        # MEAI's semantics: up to max_iterations round trips whose calls run, then one more
-        # for the answer, with the function tools withdrawn (hosted tools stay).
-        for iteration in range(max_iterations + 1):
-            last_round = iteration == max_iterations
-            turn_options = without_functions(options) if last_round else options
-            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
-                self.tools = tool_map(self.owner.additional_tools, options)
-            if self.streaming:
-                stream = self.owner.inner_client.get_streaming_response(history, turn_options)
+            # A hand-off stream (the retry middleware) steps aside after the first
+            # update: read the stream it wraps directly from here on.
+            rest = getattr(stream, "handed_over", None) or stream
+            recorder = TurnRecorder()
+            deltas = recorder.deltas
+            # Calls on the last round trip are never run, so never gated either
+            # (they are marked informational instead).
+            gate = self._hold_unrun if last_round else self._gate_approvals
+            saw_calls = recorder.add(update, gate)
+            message_id, role, author = update.message_id, update.role, update.author_name
+            yield update
+            async for update in rest:
+                # Hot path, inlined (one pass per streamed delta; measured in
+                # bench/README.md): a text delta that continues the message is kept as
+                # it came. Unpacking is the cheapest test for "exactly one content".
                 try:
-                    first = await anext(stream, None)
-                    if first is None:
-                        return
-                    update = first
-                    # A hand-off stream (the retry middleware) steps aside after the first
-                    # update: read the stream it wraps directly from here on.
-                    rest = getattr(stream, "handed_over", None) or stream
-                    recorder = TurnRecorder()
-                    deltas = recorder.deltas
-                    # Calls on the last round trip are never run, so never gated either
-                    # (they are marked informational instead).
-                    gate = self._hold_unrun if last_round else self._gate_approvals
-                    saw_calls = recorder.add(update, gate)
-                    message_id, role, author = update.message_id, update.role, update.author_name
-                    yield update
-                    async for update in rest:
-                        # Hot path, inlined (one pass per streamed delta; measured in
-                        # bench/README.md): a text delta that continues the message is kept as
-                        # it came. Unpacking is the cheapest test for "exactly one content".
-                        try:
-                            [content] = update.contents
-                        except ValueError:
-                            content = None
-                        if (
-                            content.__class__ is TextContent
-                            and (update.message_id == message_id or update.message_id is None)
-                            and (update.role is role or update.role is None)
-                            and (update.author_name is author or update.author_name is None)
-                        ):
-                            deltas.append(content)
-                        else:
-                            saw_calls = recorder.add(update, gate) or saw_calls
-                            message_id, role, author = (
-                                update.message_id,
-                                update.role,
-                                update.author_name,
-                            )
-                        yield update
-                finally:
-                    # A caller that stops early leaves the model's stream open: close it now.
-                    await close_stream(stream)
-                if not saw_calls:
-                    return  # the model answered: the caller has every update already
-                turn = recorder.build()
-                if turn.usage is not None:
-                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
-            else:
-                turn = await self.owner.inner_client.get_response(history, turn_options)
-                for message in turn.messages:
-                    if last_round:  # calls on the last round trip are never run
-                        self._hold_unrun(message.contents)
-                    else:
-                        self._gate_approvals(message.contents)
-                    yield self._out(message)
-                if turn.usage is not None:
-                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
-            self.last_response = turn
-            self.finish_reason = turn.finish_reason
-
-            # A call id used twice in one turn is ambiguous (an answer or a result could go
-            # to either call): every call with that id gets an error and none runs.
-            duplicated = duplicated_call_ids(turn.messages)
-            requests = [
-                c
-                for m in turn.messages
-                for c in m.contents
-                if isinstance(c, ToolApprovalRequestContent)
-                and c.tool_call.call_id not in duplicated
-            ]
-            calls = pending_calls(turn.messages)  # marks the calls the service ran itself
-            if last_round or (not calls and not requests and not duplicated):
-                return
-
-            to_run: list[ScheduledCall] = []
-            results: list[AIContent] = duplicate_id_results(turn.messages, duplicated)
-            handed_off = False
-            for call in calls:
-                if call.call_id in duplicated:
-                    continue
-                tool = self.tools.get(call.name)
-                if isinstance(tool, AIFunction):
-                    if call.unparseable:
-                        results.append(bad_arguments(call))
-                    else:
-                        to_run.append(ScheduledCall(call, tool))
-                elif isinstance(tool, AIFunctionDeclaration) or (
-                    tool is None and self.owner.terminate_on_unknown_calls
+                    [content] = update.contents
+                except ValueError:
+                    content = None
+                if (
+                    content.__class__ is TextContent
+                    and (update.message_id == message_id or update.message_id is None)
+                    and (update.role is role or update.role is None)
+                    and (update.author_name is author or update.author_name is None)
                 ):
-                    handed_off = True
+                    deltas.append(content)
                 else:
-                    _log.warning("model called unknown tool %r", call.name)
-                    results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
-                    self.owner.telemetry.tool_not_found(call)
+                    saw_calls = recorder.add(update, gate) or saw_calls
+                    message_id, role, author = update.message_id, update.role, update.author_name
+                yield update
+        finally:
+            # A caller that stops early leaves the model's stream open: close it now.
+            await close_stream(stream)
+        if saw_calls:
+            self.turn = recorder.build()
 
-            history = [*history, *turn.messages]
-            outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
-            for o in outcomes:
-                if o.result is not None:  # ran: a stacked loop or a replay must not run it
-                    o.call.informational_only = True
-            results += [o.result for o in outcomes if o.result is not None]
-            questions = self._questions(outcomes)
-            if results:
-                message = tool_message(results)
-                history.append(message)
-                yield self._out(message)
-            if questions:
-                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id()))
-            if questions or requests or handed_off:
-                reason = (
-                    ChatFinishReason.INPUT_REQUIRED
-                    if questions or requests
-                    else ChatFinishReason.TOOL_CALLS
-                )
-                if done := self._finish(reason):
-                    yield done
-                return
-            self._count_errors(results)
-            if any(o.terminate for o in outcomes):
-                return
-            options = self.current_options = next_options(options, turn)
-            if options is not None and options.conversation_id:
-                # The service keeps the history: send it only what is new.
-                history = [history[-1]] if results else []
+    def _whole_turn(
+        self, turn: ChatResponse, last_round: bool
+    ) -> list[ChatResponseUpdate | ChatMessage]:
+        """A non-streamed round trip's messages, their calls gated, as the caller gets them."""
+        out: list[ChatResponseUpdate | ChatMessage] = []
+        for message in turn.messages:
+            if last_round:  # calls on the last round trip are never run
+                self._hold_unrun(message.contents)
+            else:
+                self._gate_approvals(message.contents)
+            out.append(self._out(message))
+        return out
+
+    def _record(self, turn: ChatResponse) -> None:
+        """Add the turn's usage; it is now the last response, its finish reason the loop's."""
+        if turn.usage is not None:
+            self.usage = turn.usage if self.usage is None else self.usage + turn.usage
+        self.last_response = turn
+        self.finish_reason = turn.finish_reason
+
+    def _schedule(self, turn: ChatResponse) -> _Batch | None:
+        """What the loop does with the turn's calls: run it, answer it (an error), or hand
+        it to the caller; ``None`` when the turn holds nothing to act on.
+
+        A call id used twice in one turn is ambiguous (an answer or a result could go to
+        either call): every call with that id gets an error and none runs."""
+        duplicated = duplicated_call_ids(turn.messages)
+        requested = any(
+            isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
+            for m in turn.messages
+            for c in m.contents
+        )
+        calls = pending_calls(turn.messages)  # marks the calls the service ran itself
+        if not calls and not requested and not duplicated:
+            return None
+        batch = _Batch(requested, duplicate_id_results(turn.messages, duplicated))
+        for call in calls:
+            if call.call_id in duplicated:
+                continue
+            tool = self.tools.get(call.name)
+            if isinstance(tool, AIFunction):
+                if call.unparseable:
+                    batch.results.append(bad_arguments(call))
+                else:
+                    batch.to_run.append(ScheduledCall(call, tool))
+            elif isinstance(tool, AIFunctionDeclaration) or (
+                tool is None and self.owner.terminate_on_unknown_calls
+            ):
+                batch.handed_off = True
+            else:
+                _log.warning("model called unknown tool %r", call.name)
+                batch.results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+                self.owner.telemetry.tool_not_found(call)
+        return batch
+
+    async def _run_batch(
+        self, turn: ChatResponse, batch: _Batch, iteration: int
+    ) -> tuple[list[InvocationOutcome], list[ChatResponseUpdate | ChatMessage]]:
+        """Run the batch's calls; its results join the history. Returns the outcomes and
+        what the caller receives: the results' message, the questions the tools ask, and
+        (streaming) why the loop pauses, if it does: for a person, or for the caller's tools."""
+        history = self.history_sent = [*self.history_sent, *turn.messages]
+        outcomes = await self._invoke(
+            batch.to_run, history, iteration=iteration, early=batch.results
+        )
+        for o in outcomes:
+            if o.result is not None:  # ran: a stacked loop or a replay must not run it
+                o.call.informational_only = True
+        batch.results += [o.result for o in outcomes if o.result is not None]
+        questions = self._questions(outcomes)
+        out: list[ChatResponseUpdate | ChatMessage] = []
+        if batch.results:
+            message = tool_message(batch.results)
+            history.append(message)
+            out.append(self._out(message))
+        if questions:
+            message = ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())
+            out.append(self._out(message))
+        if questions or batch.requested or batch.handed_off:
+            batch.paused = True
+            reason = (
+                ChatFinishReason.INPUT_REQUIRED
+                if questions or batch.requested
+                else ChatFinishReason.TOOL_CALLS
+            )
+            if done := self._finish(reason):
+                out.append(done)
+        return outcomes, out
+
+    def _next_round(self, turn: ChatResponse, batch: _Batch) -> None:
+        """The next round trip's options; what it sends when the service keeps the history
+        (only what is new: the results' message, if any)."""
+        options = self.current_options = next_options(self.current_options, turn)
+        if options is not None and options.conversation_id:
+            self.history_sent = [self.history_sent[-1]] if batch.results else []
 
     # -- helpers -------------------------------------------------------------------------
     def _gate_approvals(self, contents: list[AIContent]) -> bool:
