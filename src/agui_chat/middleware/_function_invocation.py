@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .._client import ChatClient, ChatMessages, check_options
 from .._contents import (
     AIContent,
-    FunctionCallContent,
     FunctionResultContent,
     TextContent,
 )
 from .._exceptions import ExpiredRequestError
 from .._hitl_contents import (
-    InputResponseContent,
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
@@ -36,7 +35,7 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
 from .._tool_registry import ToolSource, check_tools
-from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
 from ._delegating import DelegatingChatClient
 from ._invocation import (
@@ -47,30 +46,27 @@ from ._invocation import (
     not_found_text,
     raise_failures,
 )
-from ._loop_parts import (
-    TurnRecorder,
-    bad_arguments,
-    informational,
-    new_id,
-    next_options,
-    tool_map,
-    tool_message,
-    without_functions,
-)
 from ._pairs import take_verified_pairs
 from ._resume import (
     ResumePlan,
     ScheduledCall,
-    approval_request_id,
     input_request_id,
     plan_resume,
 )
 from ._tool_tracing import tool_tracing_of
-from ._turn_calls import (
-    drop_answers,
+from ._turns import (
+    TurnRecorder,
+    bad_arguments,
     duplicate_id_results,
     duplicated_call_ids,
+    gate_approvals,
+    hold_unrun,
+    new_id,
+    next_options,
     pending_calls,
+    tool_map,
+    tool_message,
+    without_functions,
 )
 
 __all__ = ["FunctionInvokingChatClient"]
@@ -362,9 +358,7 @@ class _Loop:
             rest = getattr(stream, "handed_over", None) or stream
             recorder = TurnRecorder()
             deltas = recorder.deltas
-            # Calls on the last round trip are never run, so never gated either
-            # (they are marked informational instead).
-            gate = self._hold_unrun if last_round else self._gate_approvals
+            gate = self._screen(last_round)
             saw_calls = recorder.add(update, gate)
             message_id, role, author = update.message_id, update.role, update.author_name
             yield update
@@ -397,14 +391,19 @@ class _Loop:
         self, turn: ChatResponse, last_round: bool
     ) -> list[ChatResponseUpdate | ChatMessage]:
         """A non-streamed round trip's messages, their calls gated, as the caller gets them."""
+        screen = self._screen(last_round)
         out: list[ChatResponseUpdate | ChatMessage] = []
         for message in turn.messages:
-            if last_round:  # calls on the last round trip are never run
-                self._hold_unrun(message.contents)
-            else:
-                self._gate_approvals(message.contents)
+            screen(message.contents)
             out.append(self._out(message))
         return out
+
+    def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
+        """What a turn's contents pass: calls on the last round trip are never run, so
+        never gated either (they are marked informational instead)."""
+        if last_round:
+            return partial(hold_unrun, tools=self.tools)
+        return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
 
     def _record(self, turn: ChatResponse) -> None:
         """Add the turn's usage; it is now the last response, its finish reason the loop's."""
@@ -490,50 +489,6 @@ class _Loop:
             self.history_sent = [self.history_sent[-1]] if batch.results else []
 
     # -- helpers -------------------------------------------------------------------------
-    def _gate_approvals(self, contents: list[AIContent]) -> bool:
-        """Replace, in place, each call that needs a person's approval with a request, and
-        drop answers the model sent itself (only a person answers a request).
-
-        Returns whether ``contents`` holds any tool call.
-        """
-        saw_call = answers = False
-        for i, c in enumerate(contents):
-            if c.__class__ is not FunctionCallContent:
-                answers = answers or isinstance(c, InputResponseContent)
-                continue
-            saw_call = True
-            call: FunctionCallContent = c
-            if call.informational_only or call.unparseable:
-                continue
-            tool = self.tools.get(call.name)
-            wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
-            if wrapper is not None and wrapper.requires_approval(call.arguments or {}):
-                contents[i] = request = ToolApprovalRequestContent(
-                    approval_request_id(call.call_id),
-                    call,
-                    message=wrapper.approval_message(call.name),
-                    allow_edits=wrapper.allow_edits,
-                )
-                self.owner.telemetry.requested(request)
-        if answers:
-            drop_answers(contents)
-        return saw_call
-
-    def _hold_unrun(self, contents: list[AIContent]) -> bool:
-        """The last round trip's screen: its calls are never run, so each call of a local
-        tool is marked ``informational_only`` (in place) and no later answer can run it
-        (a question the model sent along would otherwise resume it). Returns ``False``: the
-        loop ends after this round trip whatever it holds."""
-        drop_answers(contents)
-        for i, c in enumerate(contents):
-            if (
-                c.__class__ is FunctionCallContent
-                and not c.informational_only
-                and isinstance(self.tools.get(c.name), AIFunction)
-            ):
-                contents[i] = informational(c)
-        return False
-
     async def _invoke(
         self,
         scheduled: Sequence[ScheduledCall],
