@@ -216,10 +216,9 @@ class _Loop:
         self.finish_reason: ChatFinishReason | None = None
         self.last_response: ChatResponse | None = None
         self.consecutive_errors = 0
-        self.stopped = False  # the resumed part ended the request
+        self.stopped = False  # the request ends here (a pause, or a call that ended it)
         self.current_options = options  # the options of the round trip under way
         self.history_sent: list[ChatMessage] = []  # what the next round trip sends
-        self.turn: ChatResponse | None = None  # the streamed turn, when it called a tool
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -241,45 +240,67 @@ class _Loop:
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
         """The request: answer the paused run, then round trips until the model answers.
 
-        MEAI's semantics: up to ``max_iterations`` round trips whose calls run, then one
-        more for the answer, with the function tools withdrawn (hosted tools stay)."""
+        A streamed turn's updates pass inline here: one async-generator hop per update, no
+        more (bench/README.md (d)); every other step is a method below."""
         async with aclosing(self._resume_paused()) as resumed:
             async for item in resumed:
                 yield item
-        if self.stopped:
-            return
-        max_iterations = self.owner.max_iterations
-        for iteration in range(max_iterations + 1):
-            last_round = iteration == max_iterations
-            options = self.current_options
-            turn_options = without_functions(options) if last_round else options
-            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
-                self.tools = tool_map(self.owner.additional_tools, options)
-            if self.streaming:
-                self.turn = None
-                async with aclosing(self._stream_turn(turn_options, last_round)) as updates:
-                    async for item in updates:
-                        yield item
-                if self.turn is None:
-                    return  # the model answered: the caller has every update already
-                turn = self.turn
-            else:
-                turn = await self.owner.inner_client.get_response(self.history_sent, turn_options)
-                for item in self._whole_turn(turn, last_round):
+        for iteration in range(self.owner.max_iterations + 1):
+            if self.stopped:
+                return
+            last_round, turn_options = self._begin_round(iteration)
+            if not self.streaming:
+                turn, out = await self._whole_turn(turn_options, last_round)
+                for item in out:
                     yield item
+            else:
+                stream = self.owner.inner_client.get_streaming_response(
+                    self.history_sent, turn_options
+                )
+                try:
+                    update = await anext(stream, None)
+                    if update is None:
+                        return
+                    # A hand-off stream (the retry middleware) steps aside after the first
+                    # update: read the stream it wraps directly from here on.
+                    rest = getattr(stream, "handed_over", None) or stream
+                    recorder, screen = TurnRecorder(), self._screen(last_round)
+                    deltas = recorder.deltas
+                    saw_calls = recorder.add(update, screen)
+                    message_id, role, author = update.message_id, update.role, update.author_name
+                    yield update
+                    async for update in rest:
+                        # Hot path (bench/README.md): a text delta that continues the message
+                        # is kept as it came. Unpacking tests for "exactly one content".
+                        try:
+                            [content] = update.contents
+                        except ValueError:
+                            content = None
+                        if (
+                            content.__class__ is TextContent
+                            and (update.message_id == message_id or update.message_id is None)
+                            and (update.role is role or update.role is None)
+                            and (update.author_name is author or update.author_name is None)
+                        ):
+                            deltas.append(content)
+                        else:
+                            saw_calls = recorder.add(update, screen) or saw_calls
+                            message_id, role = update.message_id, update.role
+                            author = update.author_name
+                        yield update
+                finally:
+                    await close_stream(stream)  # what a caller that stops early leaves open
+                if not saw_calls:
+                    return  # the model answered: the caller has every update already
+                turn = recorder.build()
             self._record(turn)
-            batch = self._schedule(turn)
-            if last_round or batch is None:
+            batch = self._schedule(turn, last_round)
+            if batch is None:
                 return
             outcomes, out = await self._run_batch(turn, batch, iteration)
             for item in out:
                 yield item
-            if batch.paused:
-                return
-            self._count_errors(batch.results)
-            if any(o.terminate for o in outcomes):
-                return
-            self._next_round(turn, batch)
+            self.stopped = not self._carry_on(turn, batch, outcomes)
 
     # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
@@ -343,60 +364,28 @@ class _Loop:
         self._count_errors(results)
         self.stopped = any(o.terminate for o in outcomes)
 
-    async def _stream_turn(
-        self, options: ChatOptions | None, last_round: bool
-    ) -> AsyncGenerator[ChatResponseUpdate, None]:
-        """One streamed round trip: each update passes to the caller as it comes, its calls
-        gated first; ``self.turn`` is then the turn, or ``None`` when it called no tool."""
-        stream = self.owner.inner_client.get_streaming_response(self.history_sent, options)
-        try:
-            update = await anext(stream, None)
-            if update is None:
-                return
-            # A hand-off stream (the retry middleware) steps aside after the first
-            # update: read the stream it wraps directly from here on.
-            rest = getattr(stream, "handed_over", None) or stream
-            recorder = TurnRecorder()
-            deltas = recorder.deltas
-            gate = self._screen(last_round)
-            saw_calls = recorder.add(update, gate)
-            message_id, role, author = update.message_id, update.role, update.author_name
-            yield update
-            async for update in rest:
-                # Hot path, inlined (one pass per streamed delta; measured in
-                # bench/README.md): a text delta that continues the message is kept as
-                # it came. Unpacking is the cheapest test for "exactly one content".
-                try:
-                    [content] = update.contents
-                except ValueError:
-                    content = None
-                if (
-                    content.__class__ is TextContent
-                    and (update.message_id == message_id or update.message_id is None)
-                    and (update.role is role or update.role is None)
-                    and (update.author_name is author or update.author_name is None)
-                ):
-                    deltas.append(content)
-                else:
-                    saw_calls = recorder.add(update, gate) or saw_calls
-                    message_id, role, author = update.message_id, update.role, update.author_name
-                yield update
-        finally:
-            # A caller that stops early leaves the model's stream open: close it now.
-            await close_stream(stream)
-        if saw_calls:
-            self.turn = recorder.build()
+    def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
+        """Whether this is the last round trip, and its options. MEAI's semantics: up to
+        ``max_iterations`` round trips whose calls run, then one more for the answer, with
+        the function tools withdrawn (hosted tools stay)."""
+        last_round = iteration == self.owner.max_iterations
+        options = self.current_options
+        if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+            self.tools = tool_map(self.owner.additional_tools, options)
+        return last_round, without_functions(options) if last_round else options
 
-    def _whole_turn(
-        self, turn: ChatResponse, last_round: bool
-    ) -> list[ChatResponseUpdate | ChatMessage]:
-        """A non-streamed round trip's messages, their calls gated, as the caller gets them."""
+    async def _whole_turn(
+        self, options: ChatOptions | None, last_round: bool
+    ) -> tuple[ChatResponse, list[ChatResponseUpdate | ChatMessage]]:
+        """A non-streamed round trip: the turn, and its messages (their calls screened) as
+        the caller gets them."""
+        turn = await self.owner.inner_client.get_response(self.history_sent, options)
         screen = self._screen(last_round)
         out: list[ChatResponseUpdate | ChatMessage] = []
         for message in turn.messages:
             screen(message.contents)
             out.append(self._out(message))
-        return out
+        return turn, out
 
     def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
         """What a turn's contents pass: calls on the last round trip are never run, so
@@ -412,9 +401,10 @@ class _Loop:
         self.last_response = turn
         self.finish_reason = turn.finish_reason
 
-    def _schedule(self, turn: ChatResponse) -> _Batch | None:
+    def _schedule(self, turn: ChatResponse, last_round: bool) -> _Batch | None:
         """What the loop does with the turn's calls: run it, answer it (an error), or hand
-        it to the caller; ``None`` when the turn holds nothing to act on.
+        it to the caller; ``None`` when the loop ends here (the last round trip, or nothing
+        to act on).
 
         A call id used twice in one turn is ambiguous (an answer or a result could go to
         either call): every call with that id gets an error and none runs."""
@@ -425,7 +415,7 @@ class _Loop:
             for c in m.contents
         )
         calls = pending_calls(turn.messages)  # marks the calls the service ran itself
-        if not calls and not requested and not duplicated:
+        if last_round or (not calls and not requested and not duplicated):
             return None
         batch = _Batch(requested, duplicate_id_results(turn.messages, duplicated))
         for call in calls:
@@ -481,12 +471,21 @@ class _Loop:
                 out.append(done)
         return outcomes, out
 
-    def _next_round(self, turn: ChatResponse, batch: _Batch) -> None:
-        """The next round trip's options; what it sends when the service keeps the history
-        (only what is new: the results' message, if any)."""
+    def _carry_on(
+        self, turn: ChatResponse, batch: _Batch, outcomes: Sequence[InvocationOutcome]
+    ) -> bool:
+        """Whether another round trip follows (not paused, no call ended the request; past
+        the error limit this raises), and if so its options and, when the service keeps the
+        history, what it sends: only what is new (the results' message, if any)."""
+        if batch.paused:
+            return False
+        self._count_errors(batch.results)
+        if any(o.terminate for o in outcomes):
+            return False
         options = self.current_options = next_options(self.current_options, turn)
         if options is not None and options.conversation_id:
             self.history_sent = [self.history_sent[-1]] if batch.results else []
+        return True
 
     # -- helpers -------------------------------------------------------------------------
     async def _invoke(
