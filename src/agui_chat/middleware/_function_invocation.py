@@ -48,7 +48,6 @@ from ._invocation import (
 )
 from ._pairs import take_verified_pairs
 from ._resume import (
-    ResumePlan,
     ScheduledCall,
     input_request_id,
     plan_resume,
@@ -304,17 +303,20 @@ class _Loop:
 
     # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
-        """Pair the request's answers with the paused calls and run what they allow.
+        """Pair the request's answers with the paused calls and answer the paused run.
 
         Answers a caller verified (AGUIServer: from the ids it signed) stand for the
-        history's; the same pairing function checks and schedules either."""
+        history's; the same pairing function checks and schedules either. MEAI's transcript
+        shape: the rebuilt call messages first, then the rejections' results, then the
+        approved calls' results; the model's history gets the same block at the plan's
+        anchor (without the calls when the service keeps the history: it holds them)."""
         verified = take_verified_pairs()
         try:
             plan = plan_resume(self.history, self.tools, verified)
         except ExpiredRequestError as exc:
             self.owner.telemetry.expired(exc.request_ids)
             raise
-        self.history_sent = plan.model_history
+        history = self.history_sent = plan.model_history
         if not plan.has_work:
             return
         answered_in = self.history
@@ -324,17 +326,6 @@ class _Loop:
                 ChatMessage(ChatRole.USER, [p.answer for p in verified]),
             ]
         self.owner.telemetry.resumed(answered_in, plan)
-        async with aclosing(self._resume(plan, self.history_sent)) as answered:
-            async for item in answered:
-                yield item
-
-    async def _resume(
-        self, plan: ResumePlan, history: list[ChatMessage]
-    ) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
-        """Answer the paused run (MEAI's transcript shape): the rebuilt call messages first,
-        then the rejections' results, then the approved calls' results; the model's history
-        gets the same block at the plan's anchor (without the calls when the service keeps
-        the history: it holds them already)."""
         at = plan.anchor
         options = self.options
         if not (options is not None and options.conversation_id):
