@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .._client import ChatClient, ChatMessages, check_options
 from .._contents import (
     AIContent,
-    FunctionCallContent,
     FunctionResultContent,
     TextContent,
 )
 from .._exceptions import ExpiredRequestError
 from .._hitl_contents import (
-    InputResponseContent,
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
@@ -34,7 +35,7 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
 from .._tool_registry import ToolSource, check_tools
-from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
 from ._delegating import DelegatingChatClient
 from ._invocation import (
@@ -45,30 +46,26 @@ from ._invocation import (
     not_found_text,
     raise_failures,
 )
-from ._loop_parts import (
-    TurnRecorder,
-    bad_arguments,
-    informational,
-    new_id,
-    next_options,
-    tool_map,
-    tool_message,
-    without_functions,
-)
 from ._pairs import take_verified_pairs
 from ._resume import (
-    ResumePlan,
     ScheduledCall,
-    approval_request_id,
     input_request_id,
     plan_resume,
 )
 from ._tool_tracing import tool_tracing_of
-from ._turn_calls import (
-    drop_answers,
+from ._turns import (
+    TurnRecorder,
+    bad_arguments,
     duplicate_id_results,
     duplicated_call_ids,
+    gate_approvals,
+    hold_unrun,
+    new_id,
+    next_options,
     pending_calls,
+    tool_map,
+    tool_message,
+    without_functions,
 )
 
 __all__ = ["FunctionInvokingChatClient"]
@@ -184,6 +181,19 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         return loop.run()  # type: ignore[return-value]
 
 
+@dataclass(slots=True)
+class _Batch:
+    """What one turn's calls come to: the calls to run, the results known before any runs
+    (errors), whether the turn asks a person (an approval request) or hands calls to the
+    caller, and whether the loop pauses after it."""
+
+    requested: bool
+    results: list[AIContent]
+    to_run: list[ScheduledCall] = field(default_factory=list)
+    handed_off: bool = False
+    paused: bool = False
+
+
 class _Loop:
     """One request through the tool loop. ``run()`` yields streamed updates (streaming) and
     the messages the loop adds to the transcript (both modes)."""
@@ -205,8 +215,9 @@ class _Loop:
         self.finish_reason: ChatFinishReason | None = None
         self.last_response: ChatResponse | None = None
         self.consecutive_errors = 0
-        self.stopped = False  # the resumed part ended the request
+        self.stopped = False  # the request ends here (a pause, or a call that ended it)
         self.current_options = options  # the options of the round trip under way
+        self.history_sent: list[ChatMessage] = []  # what the next round trip sends
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -225,13 +236,96 @@ class _Loop:
             additional_properties=message.additional_properties,
         )
 
-    async def _resume(
-        self, plan: ResumePlan, history: list[ChatMessage]
-    ) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        """Answer the paused run (MEAI's transcript shape): the rebuilt call messages first,
-        then the rejections' results, then the approved calls' results; the model's history
-        gets the same block at the plan's anchor (without the calls when the service keeps
-        the history: it holds them already)."""
+    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        """The request: answer the paused run, then round trips until the model answers.
+
+        A streamed turn's updates pass inline here: one async-generator hop per update, no
+        more (bench/README.md (d)); every other step is a method below."""
+        async with aclosing(self._resume_paused()) as resumed:
+            async for item in resumed:
+                yield item
+        for iteration in range(self.owner.max_iterations + 1):
+            if self.stopped:
+                return
+            last_round, turn_options = self._begin_round(iteration)
+            if not self.streaming:
+                turn, out = await self._whole_turn(turn_options, last_round)
+                for item in out:
+                    yield item
+            else:
+                stream = self.owner.inner_client.get_streaming_response(
+                    self.history_sent, turn_options
+                )
+                try:
+                    update = await anext(stream, None)
+                    if update is None:
+                        return
+                    # A hand-off stream (the retry middleware) steps aside after the first
+                    # update: read the stream it wraps directly from here on.
+                    rest = getattr(stream, "handed_over", None) or stream
+                    recorder, screen = TurnRecorder(), self._screen(last_round)
+                    deltas = recorder.deltas
+                    saw_calls = recorder.add(update, screen)
+                    message_id, role, author = update.message_id, update.role, update.author_name
+                    yield update
+                    async for update in rest:
+                        # Hot path (bench/README.md): a text delta that continues the message
+                        # is kept as it came. Unpacking tests for "exactly one content".
+                        try:
+                            [content] = update.contents
+                        except ValueError:
+                            content = None
+                        if (
+                            content.__class__ is TextContent
+                            and (update.message_id == message_id or update.message_id is None)
+                            and (update.role is role or update.role is None)
+                            and (update.author_name is author or update.author_name is None)
+                        ):
+                            deltas.append(content)
+                        else:
+                            saw_calls = recorder.add(update, screen) or saw_calls
+                            message_id, role = update.message_id, update.role
+                            author = update.author_name
+                        yield update
+                finally:
+                    await close_stream(stream)  # what a caller that stops early leaves open
+                if not saw_calls:
+                    return  # the model answered: the caller has every update already
+                turn = recorder.build()
+            self._record(turn)
+            batch = self._schedule(turn, last_round)
+            if batch is None:
+                return
+            outcomes, out = await self._run_batch(turn, batch, iteration)
+            for item in out:
+                yield item
+            self.stopped = not self._carry_on(turn, batch, outcomes)
+
+    # -- the steps -----------------------------------------------------------------------
+    async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
+        """Pair the request's answers with the paused calls and answer the paused run.
+
+        Answers a caller verified (AGUIServer: from the ids it signed) stand for the
+        history's; the same pairing function checks and schedules either. MEAI's transcript
+        shape: the rebuilt call messages first, then the rejections' results, then the
+        approved calls' results; the model's history gets the same block at the plan's
+        anchor (without the calls when the service keeps the history: it holds them)."""
+        verified = take_verified_pairs()
+        try:
+            plan = plan_resume(self.history, self.tools, verified)
+        except ExpiredRequestError as exc:
+            self.owner.telemetry.expired(exc.request_ids)
+            raise
+        history = self.history_sent = plan.model_history
+        if not plan.has_work:
+            return
+        answered_in = self.history
+        if verified is not None:
+            answered_in = [
+                ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
+                ChatMessage(ChatRole.USER, [p.answer for p in verified]),
+            ]
+        self.owner.telemetry.resumed(answered_in, plan)
         at = plan.anchor
         options = self.options
         if not (options is not None and options.conversation_id):
@@ -261,210 +355,130 @@ class _Loop:
         self._count_errors(results)
         self.stopped = any(o.terminate for o in outcomes)
 
-    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        # Answers a caller verified (AGUIServer: from the ids it signed) stand for the
-        # history's; the same pairing function checks and schedules either.
-        verified = take_verified_pairs()
-        try:
-            plan = plan_resume(self.history, self.tools, verified)
-        except ExpiredRequestError as exc:
-            self.owner.telemetry.expired(exc.request_ids)
-            raise
-        history = plan.model_history
-        if plan.has_work:
-            answered_in = self.history
-            if verified is not None:
-                answered_in = [
-                    ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
-                    ChatMessage(ChatRole.USER, [p.answer for p in verified]),
-                ]
-            self.owner.telemetry.resumed(answered_in, plan)
-            async for item in self._resume(plan, history):
-                yield item
-            if self.stopped:
-                return
+    def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
+        """Whether this is the last round trip, and its options. MEAI's semantics: up to
+        ``max_iterations`` round trips whose calls run, then one more for the answer, with
+        the function tools withdrawn (hosted tools stay)."""
+        last_round = iteration == self.owner.max_iterations
+        options = self.current_options
+        if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+            self.tools = tool_map(self.owner.additional_tools, options)
+        return last_round, without_functions(options) if last_round else options
 
-        options = self.options
-        max_iterations = self.owner.max_iterations
-        # MEAI's semantics: up to max_iterations round trips whose calls run, then one more
-        # for the answer, with the function tools withdrawn (hosted tools stay).
-        for iteration in range(max_iterations + 1):
-            last_round = iteration == max_iterations
-            turn_options = without_functions(options) if last_round else options
-            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
-                self.tools = tool_map(self.owner.additional_tools, options)
-            if self.streaming:
-                stream = self.owner.inner_client.get_streaming_response(history, turn_options)
-                try:
-                    first = await anext(stream, None)
-                    if first is None:
-                        return
-                    update = first
-                    # A hand-off stream (the retry middleware) steps aside after the first
-                    # update: read the stream it wraps directly from here on.
-                    rest = getattr(stream, "handed_over", None) or stream
-                    recorder = TurnRecorder()
-                    deltas = recorder.deltas
-                    # Calls on the last round trip are never run, so never gated either
-                    # (they are marked informational instead).
-                    gate = self._hold_unrun if last_round else self._gate_approvals
-                    saw_calls = recorder.add(update, gate)
-                    message_id, role, author = update.message_id, update.role, update.author_name
-                    yield update
-                    async for update in rest:
-                        # Hot path, inlined (one pass per streamed delta; measured in
-                        # bench/README.md): a text delta that continues the message is kept as
-                        # it came. Unpacking is the cheapest test for "exactly one content".
-                        try:
-                            [content] = update.contents
-                        except ValueError:
-                            content = None
-                        if (
-                            content.__class__ is TextContent
-                            and (update.message_id == message_id or update.message_id is None)
-                            and (update.role is role or update.role is None)
-                            and (update.author_name is author or update.author_name is None)
-                        ):
-                            deltas.append(content)
-                        else:
-                            saw_calls = recorder.add(update, gate) or saw_calls
-                            message_id, role, author = (
-                                update.message_id,
-                                update.role,
-                                update.author_name,
-                            )
-                        yield update
-                finally:
-                    # A caller that stops early leaves the model's stream open: close it now.
-                    await close_stream(stream)
-                if not saw_calls:
-                    return  # the model answered: the caller has every update already
-                turn = recorder.build()
-                if turn.usage is not None:
-                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
-            else:
-                turn = await self.owner.inner_client.get_response(history, turn_options)
-                for message in turn.messages:
-                    if last_round:  # calls on the last round trip are never run
-                        self._hold_unrun(message.contents)
-                    else:
-                        self._gate_approvals(message.contents)
-                    yield self._out(message)
-                if turn.usage is not None:
-                    self.usage = turn.usage if self.usage is None else self.usage + turn.usage
-            self.last_response = turn
-            self.finish_reason = turn.finish_reason
+    async def _whole_turn(
+        self, options: ChatOptions | None, last_round: bool
+    ) -> tuple[ChatResponse, list[ChatResponseUpdate | ChatMessage]]:
+        """A non-streamed round trip: the turn, and its messages (their calls screened) as
+        the caller gets them."""
+        turn = await self.owner.inner_client.get_response(self.history_sent, options)
+        screen = self._screen(last_round)
+        out: list[ChatResponseUpdate | ChatMessage] = []
+        for message in turn.messages:
+            screen(message.contents)
+            out.append(self._out(message))
+        return turn, out
 
-            # A call id used twice in one turn is ambiguous (an answer or a result could go
-            # to either call): every call with that id gets an error and none runs.
-            duplicated = duplicated_call_ids(turn.messages)
-            requests = [
-                c
-                for m in turn.messages
-                for c in m.contents
-                if isinstance(c, ToolApprovalRequestContent)
-                and c.tool_call.call_id not in duplicated
-            ]
-            calls = pending_calls(turn.messages)  # marks the calls the service ran itself
-            if last_round or (not calls and not requests and not duplicated):
-                return
+    def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
+        """What a turn's contents pass: calls on the last round trip are never run, so
+        never gated either (they are marked informational instead)."""
+        if last_round:
+            return partial(hold_unrun, tools=self.tools)
+        return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
 
-            to_run: list[ScheduledCall] = []
-            results: list[AIContent] = duplicate_id_results(turn.messages, duplicated)
-            handed_off = False
-            for call in calls:
-                if call.call_id in duplicated:
-                    continue
-                tool = self.tools.get(call.name)
-                if isinstance(tool, AIFunction):
-                    if call.unparseable:
-                        results.append(bad_arguments(call))
-                    else:
-                        to_run.append(ScheduledCall(call, tool))
-                elif isinstance(tool, AIFunctionDeclaration) or (
-                    tool is None and self.owner.terminate_on_unknown_calls
-                ):
-                    handed_off = True
-                else:
-                    _log.warning("model called unknown tool %r", call.name)
-                    results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
-                    self.owner.telemetry.tool_not_found(call)
+    def _record(self, turn: ChatResponse) -> None:
+        """Add the turn's usage; it is now the last response, its finish reason the loop's."""
+        if turn.usage is not None:
+            self.usage = turn.usage if self.usage is None else self.usage + turn.usage
+        self.last_response = turn
+        self.finish_reason = turn.finish_reason
 
-            history = [*history, *turn.messages]
-            outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
-            for o in outcomes:
-                if o.result is not None:  # ran: a stacked loop or a replay must not run it
-                    o.call.informational_only = True
-            results += [o.result for o in outcomes if o.result is not None]
-            questions = self._questions(outcomes)
-            if results:
-                message = tool_message(results)
-                history.append(message)
-                yield self._out(message)
-            if questions:
-                yield self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id()))
-            if questions or requests or handed_off:
-                reason = (
-                    ChatFinishReason.INPUT_REQUIRED
-                    if questions or requests
-                    else ChatFinishReason.TOOL_CALLS
-                )
-                if done := self._finish(reason):
-                    yield done
-                return
-            self._count_errors(results)
-            if any(o.terminate for o in outcomes):
-                return
-            options = self.current_options = next_options(options, turn)
-            if options is not None and options.conversation_id:
-                # The service keeps the history: send it only what is new.
-                history = [history[-1]] if results else []
+    def _schedule(self, turn: ChatResponse, last_round: bool) -> _Batch | None:
+        """What the loop does with the turn's calls: run it, answer it (an error), or hand
+        it to the caller; ``None`` when the loop ends here (the last round trip, or nothing
+        to act on).
 
-    # -- helpers -------------------------------------------------------------------------
-    def _gate_approvals(self, contents: list[AIContent]) -> bool:
-        """Replace, in place, each call that needs a person's approval with a request, and
-        drop answers the model sent itself (only a person answers a request).
-
-        Returns whether ``contents`` holds any tool call.
-        """
-        saw_call = answers = False
-        for i, c in enumerate(contents):
-            if c.__class__ is not FunctionCallContent:
-                answers = answers or isinstance(c, InputResponseContent)
-                continue
-            saw_call = True
-            call: FunctionCallContent = c
-            if call.informational_only or call.unparseable:
+        A call id used twice in one turn is ambiguous (an answer or a result could go to
+        either call): every call with that id gets an error and none runs."""
+        duplicated = duplicated_call_ids(turn.messages)
+        requested = any(
+            isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
+            for m in turn.messages
+            for c in m.contents
+        )
+        calls = pending_calls(turn.messages)  # marks the calls the service ran itself
+        if last_round or (not calls and not requested and not duplicated):
+            return None
+        batch = _Batch(requested, duplicate_id_results(turn.messages, duplicated))
+        for call in calls:
+            if call.call_id in duplicated:
                 continue
             tool = self.tools.get(call.name)
-            wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
-            if wrapper is not None and wrapper.requires_approval(call.arguments or {}):
-                contents[i] = request = ToolApprovalRequestContent(
-                    approval_request_id(call.call_id),
-                    call,
-                    message=wrapper.approval_message(call.name),
-                    allow_edits=wrapper.allow_edits,
-                )
-                self.owner.telemetry.requested(request)
-        if answers:
-            drop_answers(contents)
-        return saw_call
-
-    def _hold_unrun(self, contents: list[AIContent]) -> bool:
-        """The last round trip's screen: its calls are never run, so each call of a local
-        tool is marked ``informational_only`` (in place) and no later answer can run it
-        (a question the model sent along would otherwise resume it). Returns ``False``: the
-        loop ends after this round trip whatever it holds."""
-        drop_answers(contents)
-        for i, c in enumerate(contents):
-            if (
-                c.__class__ is FunctionCallContent
-                and not c.informational_only
-                and isinstance(self.tools.get(c.name), AIFunction)
+            if isinstance(tool, AIFunction):
+                if call.unparseable:
+                    batch.results.append(bad_arguments(call))
+                else:
+                    batch.to_run.append(ScheduledCall(call, tool))
+            elif isinstance(tool, AIFunctionDeclaration) or (
+                tool is None and self.owner.terminate_on_unknown_calls
             ):
-                contents[i] = informational(c)
-        return False
+                batch.handed_off = True
+            else:
+                _log.warning("model called unknown tool %r", call.name)
+                batch.results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+                self.owner.telemetry.tool_not_found(call)
+        return batch
 
+    async def _run_batch(
+        self, turn: ChatResponse, batch: _Batch, iteration: int
+    ) -> tuple[list[InvocationOutcome], list[ChatResponseUpdate | ChatMessage]]:
+        """Run the batch's calls; its results join the history. Returns the outcomes and
+        what the caller receives: the results' message, the questions the tools ask, and
+        (streaming) why the loop pauses, if it does: for a person, or for the caller's tools."""
+        history = self.history_sent = [*self.history_sent, *turn.messages]
+        outcomes = await self._invoke(
+            batch.to_run, history, iteration=iteration, early=batch.results
+        )
+        for o in outcomes:
+            if o.result is not None:  # ran: a stacked loop or a replay must not run it
+                o.call.informational_only = True
+        batch.results += [o.result for o in outcomes if o.result is not None]
+        questions = self._questions(outcomes)
+        out: list[ChatResponseUpdate | ChatMessage] = []
+        if batch.results:
+            message = tool_message(batch.results)
+            history.append(message)
+            out.append(self._out(message))
+        if questions:
+            message = ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())
+            out.append(self._out(message))
+        if questions or batch.requested or batch.handed_off:
+            batch.paused = True
+            reason = (
+                ChatFinishReason.INPUT_REQUIRED
+                if questions or batch.requested
+                else ChatFinishReason.TOOL_CALLS
+            )
+            if done := self._finish(reason):
+                out.append(done)
+        return outcomes, out
+
+    def _carry_on(
+        self, turn: ChatResponse, batch: _Batch, outcomes: Sequence[InvocationOutcome]
+    ) -> bool:
+        """Whether another round trip follows (not paused, no call ended the request; past
+        the error limit this raises), and if so its options and, when the service keeps the
+        history, what it sends: only what is new (the results' message, if any)."""
+        if batch.paused:
+            return False
+        self._count_errors(batch.results)
+        if any(o.terminate for o in outcomes):
+            return False
+        options = self.current_options = next_options(self.current_options, turn)
+        if options is not None and options.conversation_id:
+            self.history_sent = [self.history_sent[-1]] if batch.results else []
+        return True
+
+    # -- helpers -------------------------------------------------------------------------
     async def _invoke(
         self,
         scheduled: Sequence[ScheduledCall],

@@ -1,0 +1,278 @@
+"""A model's turn as the tool loop reads it: the recorder of a streamed turn, the screens
+its calls pass (a request for a person's approval, or marked never to run), the calls still
+to run and the ids used twice (none of those calls runs), answers a model wrote itself
+(dropped: only a person answers), the round trip's tools, and the options of the next and of
+the last round trip."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+
+from .._contents import AIContent, FunctionCallContent, FunctionResultContent
+from .._hitl_contents import InputResponseContent, ToolApprovalRequestContent
+from .._messages import ChatMessage
+from .._options import ChatOptions, ChatToolMode
+from .._responses import ChatResponse, ChatResponseUpdate
+from .._role_and_finish_reason import ChatRole
+from .._tool_registry import ToolRegistry, ToolSource
+from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from ._resume import approval_request_id
+from ._tool_tracing import ToolTracing
+
+__all__ = [
+    "TurnRecorder",
+    "bad_arguments",
+    "drop_answers",
+    "duplicate_id_results",
+    "duplicated_call_ids",
+    "gate_approvals",
+    "hold_unrun",
+    "new_id",
+    "next_options",
+    "pending_calls",
+    "tool_map",
+    "tool_message",
+    "without_functions",
+]
+
+_log = logging.getLogger("agui_chat.tools")
+
+
+class TurnRecorder:
+    """Remembers a streamed turn cheaply, in case it ends with tool calls.
+
+    The loop appends to ``deltas`` each text delta (the ``TextContent``) that continues the
+    last recorded update's message (same id, role and author, or none given); every other
+    update goes through :meth:`add` and is kept whole. :meth:`build` folds them into the
+    turn's messages exactly as ``ChatResponse.from_updates`` would; the turn's response-level
+    fields (response and conversation ids, finish reason) come from the updates kept whole.
+
+    The deltas are kept as the contents that arrived, not as their strings: reaching into
+    each one for its string touches memory the caller may never touch, and costs about 5%
+    of a stream (bench/README.md).
+    """
+
+    __slots__ = ("deltas", "updates")
+
+    def __init__(self) -> None:
+        self.updates: list[ChatResponseUpdate] = []
+        self.deltas: list[AIContent] = []
+
+    def add(
+        self,
+        update: ChatResponseUpdate,
+        gate: Callable[[list[AIContent]], bool] | None,
+    ) -> bool:
+        """Keep ``update`` whole, after ``gate`` (if any) turned its approval-needing calls
+        into requests. Returns whether the update holds a tool call."""
+        self._flush()
+        self.updates.append(update)
+        return gate is not None and bool(update.contents) and gate(update.contents)
+
+    def _flush(self) -> None:
+        if self.deltas:
+            last = self.updates[-1]
+            self.updates.append(
+                ChatResponseUpdate(last.role, list(self.deltas), message_id=last.message_id)
+            )
+            self.deltas.clear()  # in place: the loop holds this list
+
+    def build(self) -> ChatResponse:
+        self._flush()
+        return ChatResponse.from_updates(self.updates)
+
+
+#: How a clash names the tool loop's own tools.
+_ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
+
+
+def tool_map(
+    additional: Sequence[AITool | ToolSource], options: ChatOptions | None
+) -> dict[str, AITool]:
+    """The round trip's tools by name: ``additional`` (each source's current tools) and
+    ``options.tools``; ``DuplicateToolError`` when two different tools share a name."""
+    registry = ToolRegistry()
+    registry.add(additional, _ADDITIONAL_TOOLS)
+    if options is not None and options.tools:
+        registry.add(options.tools, "ChatOptions.tools")
+    return registry.by_name
+
+
+def _informational(call: FunctionCallContent) -> FunctionCallContent:
+    return FunctionCallContent(
+        call.call_id,
+        call.name,
+        call.arguments,
+        raw_arguments=call.raw_arguments,
+        informational_only=True,
+        exception=call.exception,
+        additional_properties=call.additional_properties,
+        raw_representation=call.raw_representation,
+    )
+
+
+def bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
+    why = call.exception or ValueError("arguments are not a JSON object")
+    return FunctionResultContent(
+        call.call_id,
+        f"Error: invalid arguments for {call.name!r}: {why}",
+        exception=why,
+    )
+
+
+def tool_message(results: list[AIContent]) -> ChatMessage:
+    return ChatMessage(ChatRole.TOOL, results, message_id=new_id())
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def without_functions(options: ChatOptions | None) -> ChatOptions | None:
+    """Options for the last round trip: no function tools, so the model must answer."""
+    if options is None or not options.tools:
+        return options
+    trimmed = options.clone()
+    trimmed.tools = [t for t in options.tools if not isinstance(t, AIFunctionDeclaration)]
+    if not trimmed.tools:
+        trimmed.tools = None
+        trimmed.tool_mode = None
+    return trimmed
+
+
+def next_options(options: ChatOptions | None, turn: ChatResponse) -> ChatOptions | None:
+    """Options for the next round trip: a required tool mode is relaxed (or the model would
+    call tools forever) and a conversation id the service reported is kept."""
+    needs_mode_reset = (
+        options is not None
+        and options.tool_mode is not None
+        and (options.tool_mode.mode == "required")
+    )
+    new_conversation = turn.conversation_id and (
+        options is None or options.conversation_id != turn.conversation_id
+    )
+    if not needs_mode_reset and not new_conversation:
+        return options
+    updated = options.clone() if options is not None else ChatOptions()
+    if needs_mode_reset:
+        updated.tool_mode = ChatToolMode.AUTO
+    if new_conversation:
+        updated.conversation_id = turn.conversation_id
+    return updated
+
+
+def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
+    """Calls in a turn that still need running: not informational, not already answered in
+    the same turn. A call the turn answers itself (the service ran the tool) is marked
+    ``informational_only`` in place, as MEAI marks it (``MarkServerHandledFunctionCalls``)."""
+    answered = {
+        c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
+    }
+    pending: list[FunctionCallContent] = []
+    for m in messages:
+        for c in m.contents:
+            if c.__class__ is not FunctionCallContent or c.informational_only:
+                continue
+            if c.call_id in answered:
+                c.informational_only = True
+            else:
+                pending.append(c)
+    return pending
+
+
+def duplicated_call_ids(messages: Sequence[ChatMessage]) -> set[str]:
+    """Ids used by more than one call (or approval request) the loop would act on."""
+    seen: set[str] = set()
+    duplicated: set[str] = set()
+    for call in _acted_on(messages):
+        (duplicated if call.call_id in seen else seen).add(call.call_id)
+    return duplicated
+
+
+def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
+    """The turn's pending calls and the calls its approval requests hold, in order."""
+    pending = {id(c) for c in pending_calls(messages)}
+    calls: list[FunctionCallContent] = []
+    for m in messages:
+        for c in m.contents:
+            if isinstance(c, ToolApprovalRequestContent):
+                if isinstance(c.tool_call, FunctionCallContent):
+                    calls.append(c.tool_call)
+            elif isinstance(c, FunctionCallContent) and id(c) in pending:
+                calls.append(c)
+    return calls
+
+
+def duplicate_id_results(messages: Sequence[ChatMessage], duplicated: set[str]) -> list[AIContent]:
+    """One error result for each call whose id another call of the turn also uses."""
+    if not duplicated:
+        return []
+    results: list[AIContent] = []
+    for call in _acted_on(messages):
+        if call.call_id in duplicated:
+            _log.warning("model used tool call id %r for more than one call", call.call_id)
+            why = ValueError(
+                f"duplicate tool call id {call.call_id!r}: several calls in one turn use it, so "
+                "none of them was run; give each call its own id"
+            )
+            results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
+    return results
+
+
+def drop_answers(contents: list[AIContent]) -> None:
+    """Remove, in place, answers to approval requests or questions from a model's turn:
+    only a person answers those, in the next request."""
+    kept = [c for c in contents if not isinstance(c, InputResponseContent)]
+    if len(kept) != len(contents):
+        _log.warning("dropped %d answer(s) the model sent itself", len(contents) - len(kept))
+        contents[:] = kept
+
+
+def gate_approvals(
+    contents: list[AIContent], tools: dict[str, AITool], telemetry: ToolTracing
+) -> bool:
+    """Replace, in place, each call that needs a person's approval with a request, and
+    drop answers the model sent itself (only a person answers a request).
+
+    Returns whether ``contents`` holds any tool call.
+    """
+    saw_call = answers = False
+    for i, c in enumerate(contents):
+        if c.__class__ is not FunctionCallContent:
+            answers = answers or isinstance(c, InputResponseContent)
+            continue
+        saw_call = True
+        call: FunctionCallContent = c
+        if call.informational_only or call.unparseable:
+            continue
+        tool = tools.get(call.name)
+        wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
+        if wrapper is not None and wrapper.requires_approval(call.arguments or {}):
+            contents[i] = request = ToolApprovalRequestContent(
+                approval_request_id(call.call_id),
+                call,
+                message=wrapper.approval_message(call.name),
+                allow_edits=wrapper.allow_edits,
+            )
+            telemetry.requested(request)
+    if answers:
+        drop_answers(contents)
+    return saw_call
+
+
+def hold_unrun(contents: list[AIContent], tools: dict[str, AITool]) -> bool:
+    """The last round trip's screen: its calls are never run, so each call of a local
+    tool is marked ``informational_only`` (in place) and no later answer can run it
+    (a question the model sent along would otherwise resume it). Returns ``False``: the
+    loop ends after this round trip whatever it holds."""
+    drop_answers(contents)
+    for i, c in enumerate(contents):
+        if (
+            c.__class__ is FunctionCallContent
+            and not c.informational_only
+            and isinstance(tools.get(c.name), AIFunction)
+        ):
+            contents[i] = _informational(c)
+    return False
