@@ -41,7 +41,12 @@ from agui_chat.middleware._pairs import VerifiedPair, resume_with
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
-CALL = FunctionCallContent("c1", "delete_file", {"path": "a.txt"})
+
+def the_call() -> FunctionCallContent:
+    """The model's call, made afresh for each use: the tool loop marks the calls it handled
+    ``informational_only`` in place (as MEAI does), so a shared object would carry that flag
+    from one test into the next."""
+    return FunctionCallContent("c1", "delete_file", {"path": "a.txt"})
 
 
 def seen_by_the_model(seen: list[list[ChatMessage]]) -> Any:
@@ -56,7 +61,7 @@ def seen_by_the_model(seen: list[list[ChatMessage]]) -> Any:
 
 def app_for(fx: SideEffects, *replies: Any) -> AGUIServer:
     return AGUIServer(
-        scripted([CALL], *replies),
+        scripted([the_call()], *replies),
         tools=[fx.delete_file()],
         signing_key=SIGNING_KEY,
         approval_store=InMemoryApprovalStore(),
@@ -140,7 +145,8 @@ async def test_two_answers_to_one_request_run_nothing() -> None:
 # -- the pairing function given verified pairs, in process -------------------------------------
 
 
-def approval_pair(call: FunctionCallContent = CALL, **answer: Any) -> VerifiedPair:
+def approval_pair(call: FunctionCallContent | None = None, **answer: Any) -> VerifiedPair:
+    call = call or the_call()
     request = ToolApprovalRequestContent(f"approval:{call.call_id}", call, allow_edits=True)
     return VerifiedPair(call, request, request.create_response(True, **answer))
 
