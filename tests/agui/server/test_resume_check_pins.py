@@ -395,9 +395,9 @@ async def test_a_re_sent_call_that_differs_from_the_approved_one_is_refused() ->
     assert fx.count("delete_file") == 0
 
 
-async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_by_the_dry_run() -> None:
+async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_before_the_claim() -> None:
     """The token offered editing; the tool, after a restart, does not: the tool loop's
-    planning refuses it before the claim, with the code of that refusal."""
+    pairing function refuses it before the claim, with the code of that refusal."""
     fx = SideEffects()
     store = InMemoryApprovalStore()
     before = delete_app(fx, audience="ops", approval_store=store)
