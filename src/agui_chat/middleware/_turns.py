@@ -22,6 +22,7 @@ from ._resume import approval_request_id
 from ._tool_tracing import ToolTracing
 
 __all__ = [
+    "ADDITIONAL_TOOLS",
     "TurnRecorder",
     "bad_arguments",
     "drop_answers",
@@ -85,7 +86,8 @@ class TurnRecorder:
 
 
 #: How a clash names the tool loop's own tools.
-_ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
+#: Where the tool loop's own tools come from, as a tool clash names it.
+ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 
 
 def tool_map(
@@ -94,7 +96,7 @@ def tool_map(
     """The round trip's tools by name: ``additional`` (each source's current tools) and
     ``options.tools``; ``DuplicateToolError`` when two different tools share a name."""
     registry = ToolRegistry()
-    registry.add(additional, _ADDITIONAL_TOOLS)
+    registry.add(additional, ADDITIONAL_TOOLS)
     if options is not None and options.tools:
         registry.add(options.tools, "ChatOptions.tools")
     return registry.by_name

@@ -99,16 +99,20 @@ class AGUIEventPipeline:
             event_type = event.get("type")
             # Fast path: the bare content events (three keys, or four with a timestamp) for
             # an id that is open; anything unusual falls through to the full path below.
-            if event_type in ("TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT"):
+            if event_type == "TEXT_MESSAGE_CONTENT":
                 message_id = event.get("messageId")
-                open_ids = (
-                    self._open_text
-                    if event_type == "TEXT_MESSAGE_CONTENT"
-                    else self._open_reasoning
-                )
                 if (
                     type(message_id) is str
-                    and message_id in open_ids
+                    and message_id in self._open_text
+                    and type(event.get("delta")) is str
+                    and (len(event) == 3 or _plain_extras(event))
+                ):
+                    return [event]
+            elif event_type == "REASONING_MESSAGE_CONTENT":
+                message_id = event.get("messageId")
+                if (
+                    type(message_id) is str
+                    and message_id in self._open_reasoning
                     and type(event.get("delta")) is str
                     and (len(event) == 3 or _plain_extras(event))
                 ):

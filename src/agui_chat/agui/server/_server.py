@@ -38,6 +38,7 @@ from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
 from ...middleware._pairs import VerifiedPair, resume_with
+from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
 from ._body import MAX_JSON_DEPTH, parse_json, read_body
@@ -66,7 +67,6 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keepalive\n\n"
-_ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 
 
 class AGUIServer:
@@ -148,7 +148,7 @@ class AGUIServer:
         self._invoker = invoker
         # Two tools of one name among the server's (and its tool loop's) tools are refused
         # here; a tool source that changes into a clash later fails the run that sees it.
-        names = self._server_tools().by_name
+        names = self._server_tools()[0].by_name
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.approval_store, self._owns_store = open_store(
             approval_store, fixed_key=key is not None
@@ -201,15 +201,15 @@ class AGUIServer:
         run_input = parse_run_input(data)
         failure: DuplicateToolError | None = None
         try:
-            registry = self._server_tools()
+            registry, offered = self._server_tools()
         except DuplicateToolError as exc:
             # A tool source changed into a clash: this run fails (RUN_ERROR) before the
             # model is asked; no tool of the clashing name can run.
-            registry, failure = _ServerTools(), exc
+            registry, offered, failure = ToolRegistry(), [], exc
         functions = registry.by_name
         declared = client_tools(run_input.tools, functions)
         options = ChatOptions(
-            tools=[*registry.offered, *declared] or None,
+            tools=[*offered, *declared] or None,
             instructions=_context_instructions(run_input),
             # A client asking for structured output forwards its format (docs/structured.md).
             response_format=forwarded_response_format(run_input.forwarded_props),
@@ -225,14 +225,14 @@ class AGUIServer:
             failure,
         )
 
-    def _server_tools(self) -> _ServerTools:
-        """The server's tools as they are now (each tool source read again): the tool
-        loop's ``additional_tools``, then ``tools``; ``DuplicateToolError`` naming both
-        sources of a name used twice."""
-        registry = _ServerTools()
-        registry.add(self._invoker.additional_tools, _ADDITIONAL_TOOLS)
-        registry.offered = registry.add(self.tools, "AGUIServer(tools=...)")
-        return registry
+    def _server_tools(self) -> tuple[ToolRegistry, list[AITool]]:
+        """The server's tools as they are now (each tool source read again): the registry
+        of the tool loop's ``additional_tools`` and ``tools``, and the tools the model is
+        told about (those of ``tools``: the loop's own run but are not advertised);
+        ``DuplicateToolError`` naming both sources of a name used twice."""
+        registry = ToolRegistry()
+        registry.add(self._invoker.additional_tools, ADDITIONAL_TOOLS)
+        return registry, registry.add(self.tools, "AGUIServer(tools=...)")
 
     # -- the stream --------------------------------------------------------------------------
     async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
@@ -363,17 +363,6 @@ class AGUIServer:
                     # The tool ran: its claim stays, so nothing runs it again; only the
                     # replay of its result is lost.
                     _log.exception("could not keep the result of call %s", content.call_id)
-
-
-class _ServerTools(ToolRegistry):
-    """The server's tools of one run; ``offered`` are those the model is told about (the
-    tool loop's ``additional_tools`` run but are not advertised)."""
-
-    __slots__ = ("offered",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.offered: list[AITool] = []
 
 
 class _Run:
