@@ -20,6 +20,8 @@ again, whatever happened to the process that ran it.
 from __future__ import annotations
 
 import abc
+import time
+from collections.abc import Callable
 
 __all__ = ["ApprovalStore"]
 
@@ -37,9 +39,18 @@ class ApprovalStore(abc.ABC):
     ``owner`` names one claimant (a random id per resume); ``lease_until`` (epoch seconds)
     is how long a claim that was not started yet holds: past it, a new claim may take the
     record over. Both are optional: without them a claim holds until ``expires_at``.
+
+    ``clock`` gives the time in epoch seconds (tests pass a fake one). An implementation
+    defines ``_claim``, which ``claim`` calls with the clock's time.
     """
 
-    @abc.abstractmethod
+    #: Stores that sweep expired records do it at most this often (seconds).
+    _SWEEP_EVERY = 60.0
+    _last_sweep = float("-inf")
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+
     async def claim(
         self,
         key: str,
@@ -54,6 +65,20 @@ class ApprovalStore(abc.ABC):
         record that is still pending (never started) past its ``lease_until``, or past its
         ``expires_at``, counts as absent.
         """
+        return await self._claim(key, expires_at, owner, lease_until, self._clock())
+
+    @abc.abstractmethod
+    async def _claim(
+        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+    ) -> bool:
+        """``claim`` as of ``now``."""
+
+    def _sweep_due(self, now: float) -> bool:
+        """Whether to sweep expired records now (at most once every ``_SWEEP_EVERY``)."""
+        if now - self._last_sweep < self._SWEEP_EVERY:
+            return False
+        self._last_sweep = now
+        return True
 
     async def mark_started(self, key: str, *, owner: str = "") -> bool:
         """Record that the tool of ``owner``'s claim is starting now; False if the claim is

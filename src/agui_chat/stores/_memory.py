@@ -32,27 +32,21 @@ class InMemoryApprovalStore(ApprovalStore):
     gives the time in epoch seconds (default ``time.time``; tests pass a fake one).
     """
 
-    _SWEEP_EVERY = 60.0
-
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(clock=clock)
         self._entries: dict[str, _Entry] = {}
-        self._clock = clock
-        self._last_sweep = float("-inf")
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def claim(
-        self,
-        key: str,
-        *,
-        expires_at: float | None,
-        owner: str = "",
-        lease_until: float | None = None,
+    async def _claim(
+        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
     ) -> bool:
-        self._sweep()
+        if self._sweep_due(now):
+            for k in [k for k, e in self._entries.items() if _expired(e, now)]:
+                del self._entries[k]
         entry = self._entries.get(key)
-        if entry is not None and not _lapsed(entry, self._clock()):
+        if entry is not None and not _lapsed(entry, now):
             return False
         self._entries[key] = _Entry(expires_at, owner, lease_until)
         return True
@@ -80,26 +74,17 @@ class InMemoryApprovalStore(ApprovalStore):
         entry = self._entries.get(key)
         return entry.result if entry is not None else None
 
-    def _sweep(self) -> None:
-        now = self._clock()
-        if now - self._last_sweep < self._SWEEP_EVERY:
-            return
-        self._last_sweep = now
-        expired = [
-            k for k, e in self._entries.items() if e.expires_at is not None and e.expires_at < now
-        ]
-        for k in expired:
-            del self._entries[k]
-
 
 def _lapsed(entry: _Entry, now: float) -> bool:
     """Whether a record counts as absent: past its expiry, or a claim never started whose
     lease ran out (its process died before starting the tool)."""
-    if entry.expires_at is not None and entry.expires_at < now:
-        return True
-    return (
+    return _expired(entry, now) or (
         not entry.started
         and entry.result is None
         and entry.lease_until is not None
         and entry.lease_until < now
     )
+
+
+def _expired(entry: _Entry, now: float) -> bool:
+    return entry.expires_at is not None and entry.expires_at < now

@@ -95,6 +95,7 @@ class RedisApprovalStore(ApprovalStore):
         timeout: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        super().__init__(clock=clock)
         self._owns_client = isinstance(url_or_client, str)  # a client lent is yours to close
         if isinstance(url_or_client, str):
             self.url = redact_url(url_or_client)
@@ -109,7 +110,6 @@ class RedisApprovalStore(ApprovalStore):
             self.url = _client_address(client)
         self._client: Any = client
         self._prefix = prefix
-        self._clock = clock
         self._take_over = client.register_script(_TAKE_OVER)
         self._start = client.register_script(_START)
         self._release = client.register_script(_RELEASE)
@@ -126,15 +126,9 @@ class RedisApprovalStore(ApprovalStore):
                 f"the approval store {self.url} is unavailable: {type(exc).__name__}: {exc}"
             ) from exc
 
-    async def claim(
-        self,
-        key: str,
-        *,
-        expires_at: float | None,
-        owner: str = "",
-        lease_until: float | None = None,
+    async def _claim(
+        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
     ) -> bool:
-        now = self._clock()
         value = f"p:{'' if lease_until is None else repr(float(lease_until))}:{owner}"
         ttl_ms = None if expires_at is None else max(1, math.ceil((expires_at - now) * 1000))
         name = self._prefix + key

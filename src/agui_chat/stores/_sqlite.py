@@ -73,8 +73,6 @@ class SQLiteApprovalStore(ApprovalStore):
     it.
     """
 
-    _SWEEP_EVERY = 60.0
-
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -91,10 +89,9 @@ class SQLiteApprovalStore(ApprovalStore):
                 "SQLiteApprovalStore needs a file path that every worker can open, not "
                 f"{self.path!r}; use InMemoryApprovalStore() for a single process"
             )
-        self._synchronous = synchronous
+        super().__init__(clock=clock)
+        self.synchronous = synchronous
         self._busy_timeout = busy_timeout
-        self._clock = clock
-        self._last_sweep = float("-inf")
         # One thread owns the connection: sqlite3 objects stay in the thread that made them.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agui-sqlite")
         self._local = threading.local()
@@ -111,7 +108,7 @@ class SQLiteApprovalStore(ApprovalStore):
                     self.path, timeout=self._busy_timeout, isolation_level=None
                 )
                 _use_wal(connection, time.monotonic() + self._busy_timeout)
-                connection.execute(f"PRAGMA synchronous={self._synchronous}")
+                connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 connection.execute(_SCHEMA)
             except sqlite3.Error as exc:
                 raise ApprovalStoreUnavailableError(
@@ -134,18 +131,10 @@ class SQLiteApprovalStore(ApprovalStore):
         return await loop.run_in_executor(self._executor, job)
 
     # -- the contract ---------------------------------------------------------------------------
-    async def claim(
-        self,
-        key: str,
-        *,
-        expires_at: float | None,
-        owner: str = "",
-        lease_until: float | None = None,
+    async def _claim(
+        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
     ) -> bool:
-        now = self._clock()
-        sweep = now - self._last_sweep >= self._SWEEP_EVERY
-        if sweep:
-            self._last_sweep = now
+        sweep = self._sweep_due(now)
 
         def work(db: sqlite3.Connection) -> bool:
             if sweep:

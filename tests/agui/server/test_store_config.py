@@ -107,7 +107,8 @@ async def test_a_store_that_cannot_be_opened_refuses_the_resume_and_names_it(
 
 def test_a_sqlite_url_may_ask_for_full_durability(tmp_path: Path) -> None:
     full = store_from_url(f"sqlite:///{tmp_path}/a.db?synchronous=FULL")
-    assert isinstance(full, SQLiteApprovalStore) and full._synchronous == "FULL"
-    assert store_from_url(f"sqlite:///{tmp_path}/a.db")._synchronous == "NORMAL"  # type: ignore[attr-defined]
+    assert isinstance(full, SQLiteApprovalStore) and full.synchronous == "FULL"
+    normal = store_from_url(f"sqlite:///{tmp_path}/a.db")
+    assert isinstance(normal, SQLiteApprovalStore) and normal.synchronous == "NORMAL"
     with pytest.raises(ValueError, match="synchronous"):
         store_from_url(f"sqlite:///{tmp_path}/a.db?journal=off")
