@@ -42,18 +42,11 @@ class Terminal:
     """Where the prompts read and write. With ``auto`` every prompt answers itself (approve,
     take the schema's defaults) and says so: that is ``--yes``, and nothing else."""
 
-    def __init__(
-        self,
-        *,
-        auto: bool,
-        stdin: TextIO | None = None,
-        stdout: TextIO | None = None,
-        ctrl_c: CtrlC | None = None,
-    ) -> None:
+    def __init__(self, *, auto: bool) -> None:
         self.auto = auto
-        self.reader = LineReader(stdin or sys.stdin)
-        self.stdout = stdout or sys.stdout
-        self.ctrl_c = ctrl_c or CtrlC()
+        self.reader = LineReader(sys.stdin)
+        self.stdout: TextIO = sys.stdout
+        self.ctrl_c = CtrlC()
 
     def say(self, text: str = "", *, end: str = "\n") -> None:
         self.stdout.write(text + end)

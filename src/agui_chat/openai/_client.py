@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import openai
+from typing_extensions import TypedDict, Unpack
 
 from .._client import BaseChatClient, ChatMessages, check_options
 from .._messages import as_messages
@@ -29,6 +30,19 @@ _NO_KEY = "no-key-needed"
 _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
+class Connection(TypedDict, total=False):
+    """How an OpenAI client reaches its API (see ``OpenAIChatClient``)."""
+
+    client: openai.AsyncOpenAI | None
+    api_key: str | None
+    base_url: str | None
+    timeout: float | None
+    max_retries: int
+    organization: str | None
+    project: str | None
+    default_headers: Mapping[str, str] | None
+
+
 class OpenAIClientBase(BaseChatClient, abc.ABC):
     """What the Chat Completions and Responses clients share: the model name, the
     ``openai.AsyncOpenAI`` they send through (given, or made from its settings), and how a
@@ -38,40 +52,22 @@ class OpenAIClientBase(BaseChatClient, abc.ABC):
     #: The API, as errors name it (with the base URL).
     _api: ClassVar[str]
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: openai.AsyncOpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | None = None,
-        max_retries: int = 0,
-        organization: str | None = None,
-        project: str | None = None,
-        default_headers: Mapping[str, str] | None = None,
-    ) -> None:
+    def __init__(self, model: str, **connection: Unpack[Connection]) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+        client = connection.pop("client", None)
+        max_retries = connection.pop("max_retries", 0)
         # What an AsyncOpenAI is made with, when none is given (max_retries aside).
-        settings: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": base_url,
-            "timeout": timeout,
-            "organization": organization,
-            "project": project,
-            "default_headers": default_headers,
-        }
+        settings = {name: value for name, value in connection.items() if value is not None}
         if client is not None:
             if not isinstance(client, openai.AsyncOpenAI):
                 raise TypeError(
                     f"client must be an openai.AsyncOpenAI, got {type(client).__name__}"
                 )
-            given = [name for name, value in settings.items() if value is not None]
-            if given:
+            if settings:
                 raise TypeError(
                     f"pass either client or its settings, not both (got client and "
-                    f"{', '.join(given)}); configure the AsyncOpenAI you pass instead"
+                    f"{', '.join(settings)}); configure the AsyncOpenAI you pass instead"
                 )
         self.model = model
         self._owns_client = client is None
@@ -180,34 +176,17 @@ class OpenAIChatClient(OpenAIClientBase):
         self,
         model: str,
         *,
-        client: openai.AsyncOpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | None = None,
-        max_retries: int = 0,
-        organization: str | None = None,
-        project: str | None = None,
-        default_headers: Mapping[str, str] | None = None,
         max_tokens_parameter: MaxTokensParameter | None = None,
         stream_usage: bool = True,
         json_schema: bool = True,
+        **connection: Unpack[Connection],
     ) -> None:
         if max_tokens_parameter not in (None, "max_completion_tokens", "max_tokens"):
             raise ValueError(
                 "max_tokens_parameter must be 'max_completion_tokens' or 'max_tokens', got "
                 f"{max_tokens_parameter!r}"
             )
-        super().__init__(
-            model,
-            client=client,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            organization=organization,
-            project=project,
-            default_headers=default_headers,
-        )
+        super().__init__(model, **connection)
         self._max_tokens_parameter: MaxTokensParameter = max_tokens_parameter or (
             "max_completion_tokens" if self.is_openai else "max_tokens"
         )
@@ -244,15 +223,14 @@ class OpenAIChatClient(OpenAIClientBase):
 def _make_client(settings: dict[str, Any], max_retries: int) -> openai.AsyncOpenAI:
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be a non-negative int, got {max_retries!r}")
-    kwargs = {k: v for k, v in settings.items() if k != "timeout" or v is not None}
     if (
-        kwargs["api_key"] is None
+        "api_key" not in settings
         and not os.environ.get("OPENAI_API_KEY")
-        and (kwargs["base_url"] or os.environ.get("OPENAI_BASE_URL"))
+        and (settings.get("base_url") or os.environ.get("OPENAI_BASE_URL"))
     ):
-        kwargs["api_key"] = _NO_KEY
+        settings["api_key"] = _NO_KEY
     try:
-        return openai.AsyncOpenAI(**kwargs, max_retries=max_retries)
+        return openai.AsyncOpenAI(**settings, max_retries=max_retries)
     except openai.OpenAIError as exc:
         raise ValueError(
             f"cannot create the OpenAI client: {exc} (for a local server that needs no key, "

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-import openai
+from typing_extensions import Unpack
 
 from .._client import ChatMessages, check_options
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse
-from ._client import OpenAIClientBase
+from ._client import Connection, OpenAIClientBase
 from ._responses_parse import ResponsesStreamAssembler, to_chat_response
 from ._responses_request import build_responses_request
 
@@ -38,32 +37,11 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
     _api = "the Responses API"
 
     def __init__(
-        self,
-        model: str,
-        *,
-        client: openai.AsyncOpenAI | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float | None = None,
-        max_retries: int = 0,
-        organization: str | None = None,
-        project: str | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        store: bool = False,
+        self, model: str, *, store: bool = False, **connection: Unpack[Connection]
     ) -> None:
         if not isinstance(store, bool):
             raise TypeError(f"store must be a bool, got {type(store).__name__}")
-        super().__init__(
-            model,
-            client=client,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            organization=organization,
-            project=project,
-            default_headers=default_headers,
-        )
+        super().__init__(model, **connection)
         self.store = store
 
     def _request(
