@@ -12,8 +12,6 @@ from live_agent import live_agent
 from test_chat_command import chat
 from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
 
-from agui_chat.cli._session import is_loopback
-
 
 def test_end_of_piped_input_at_an_approval_rejects_and_says_so() -> None:
     with live_agent() as (url, agent):
@@ -89,8 +87,15 @@ def test_yes_i_mean_it_lets_yes_through_for_another_machine(
         ("http://0.0.0.0/", False),
     ],
 )
-def test_loopback_urls(url: str, loopback: bool) -> None:
-    assert is_loopback(url) is loopback
+def test_yes_is_let_through_only_for_a_loopback_url(
+    url: str,
+    loopback: bool,
+    agui_chat: Callable[..., Outcome],  # noqa: F811
+) -> None:
+    # Nothing is typed, so nothing is sent: a session let through starts and ends at once.
+    out = agui_chat("chat", url, "--yes")
+    assert (out.returncode == 0) is loopback, out.stderr
+    assert ("another machine" in out.stderr) is not loopback
 
 
 def test_yes_against_a_loopback_server_approves_by_itself() -> None:

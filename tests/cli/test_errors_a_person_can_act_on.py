@@ -2,7 +2,8 @@
 piped ``chat`` whose last turn failed exits 1. Against real servers on 127.0.0.1: an
 AG-UI server restarted with another key (distinct from a token altered on the way), a plain
 HTTP server (501 with an HTML page), nothing listening, a server that breaks the protocol,
-and a run that fails. The remaining messages are checked on the errors themselves."""
+and a run that fails; every other line in one session against an endpoint that fails each
+turn the way its prompt says. Only the timeout's line is checked on the error itself."""
 
 from __future__ import annotations
 
@@ -10,25 +11,16 @@ import http.server
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from live_agent import Agent, agent_server, serving
 from test_chat_command import chat
+from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
 from test_terminal_under_a_pty import finish, terminal
 
-from agui_chat import (
-    AuthenticationError,
-    ConnectError,
-    HTTPStatusError,
-    ProtocolError,
-    RunError,
-    ServiceTimeoutError,
-    TransportError,
-    TruncatedStreamError,
-)
+from agui_chat import ServiceTimeoutError
 from agui_chat.cli._errors import explain
 
 URL = "http://127.0.0.1:8000/"
@@ -220,109 +212,135 @@ def test_a_failed_run_is_reported_once_and_a_later_success_exits_0() -> None:
     assert recovered.returncode == 0
 
 
-@pytest.mark.parametrize(
-    ("error", "line"),
-    [
-        (
-            ConnectError("x"),
-            "cannot connect to 127.0.0.1:8000: nothing answers there. Is the server running? "
-            "(start one with: agui-chat serve)",
-        ),
-        (
-            ServiceTimeoutError("x"),
-            "127.0.0.1:8000 did not answer in time; try again, or check the server",
-        ),
-        (
-            AuthenticationError("x", status_code=401),
-            "127.0.0.1:8000 refused the credentials (HTTP 401); pass them with --header "
-            "'Authorization: Bearer …'",
-        ),
-        (
-            HTTPStatusError("x", status_code=501, body="<!DOCTYPE HTML>\n<html>..."),
-            f"{URL} answered 501 with an HTML page: is this an AG-UI endpoint?",
-        ),
-        (
-            HTTPStatusError("x", status_code=404, body="Not Found"),
-            f"{URL} answered HTTP 404 (Not Found): is this an AG-UI endpoint, and does it accept "
-            "this request?",
-        ),
-        (
-            ProtocolError("AG-UI endpoint answered Content-Type 'text/html', not ..."),
-            f"{URL} did not answer with an event stream (AG-UI endpoint answered Content-Type "
-            "'text/html', not ...): is this an AG-UI endpoint?",
-        ),
-        (
-            ProtocolError("RUN_STARTED must come first"),
-            "the server at 127.0.0.1:8000 broke the AG-UI protocol: RUN_STARTED must come "
-            "first. The server is at fault, not your input; tell whoever runs it",
-        ),
-        (
-            TruncatedStreamError("x"),
-            "127.0.0.1:8000 closed the stream before the run finished (the server is at "
-            "fault); try again",
-        ),
-        (TransportError("reset"), "the connection to 127.0.0.1:8000 broke: reset; try again"),
-        (
+def answering_by_prompt(body: dict[str, Any]) -> tuple[int, str, bytes]:
+    """What ``failing_app`` answers to the prompt ``status``, ``html``, ``truncated``,
+    ``reset`` or a ``RUN_ERROR`` ``code`` (``-`` for none) and ``message``."""
+    ids = {"threadId": body["threadId"], "runId": body["runId"]}
+    prompt = body["messages"][-1]["content"]
+    kind, _, rest = prompt.partition(" ")
+    if kind == "status":
+        status, _, body = rest.partition(" ")
+        return int(status), "text/plain", body.encode()
+    if kind == "html":
+        return 200, "text/html", b"<html>hi</html>"
+    started = f"data: {json.dumps({'type': 'RUN_STARTED', **ids})}\n\n"
+    if kind in ("truncated", "reset"):
+        return 200, "text/event-stream", started.encode()
+    code, _, message = rest.partition(" ")
+    error = {"type": "RUN_ERROR", "message": message, **({} if code == "-" else {"code": code})}
+    return 200, "text/event-stream", (started + f"data: {json.dumps(error)}\n\n").encode()
+
+
+async def failing_app(scope: Any, receive: Any, send: Any) -> None:
+    """An endpoint failing each turn the way its prompt says (see ``answering_by_prompt``)."""
+    body = json.loads(await read_body(receive))
+    status, content_type, data = answering_by_prompt(body)
+    headers = [(b"content-type", content_type.encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    if body["messages"][-1]["content"] == "reset":
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+        raise RuntimeError("the connection is cut mid-stream")
+    await send({"type": "http.response.body", "body": data})
+
+
+RUN_ERRORS = [
+    (
+        "INTERRUPT_KEY_CHANGED",
+        "the server no longer recognises this question: it was restarted or its key "
+        "changed — ask again",
+    ),
+    (
+        "INTERRUPT_FORGED",
+        "the server refused the answer because the question's id was altered on the way "
+        "(INTERRUPT_FORGED); nothing ran — ask again",
+    ),
+    (
+        "APPROVAL_EXPIRED",
+        "the approval request expired before you approved it; nothing ran — ask again",
+    ),
+    ("INTERRUPT_EXPIRED", "the question expired before you answered it — ask again"),
+    (
+        "RESUME_ALREADY_CONSUMED",
+        "this approval was already used; nothing ran twice — ask again if you want it to run again",
+    ),
+    (
+        "APPROVAL_STORE_UNAVAILABLE",
+        "the server cannot record approvals right now (APPROVAL_STORE_UNAVAILABLE); "
+        "nothing ran — ask again shortly",
+    ),
+    (
+        "APPROVAL_AUDIENCE_MISMATCH",
+        "this approval was issued by another server that shares the key "
+        "(APPROVAL_AUDIENCE_MISMATCH); nothing ran — ask this server again",
+    ),
+    (
+        "APPROVAL_STALE",
+        "the approval request expired long ago and can no longer be answered; nothing ran "
+        "— ask again",
+    ),
+    ("INTERRUPT_STALE", "the question expired long ago and can no longer be answered — ask again"),
+    (
+        "AGENT_ERROR",
+        "the agent failed inside the server (AGENT_ERROR); try again, and if it persists "
+        "tell whoever runs the server",
+    ),
+]
+
+
+def test_each_failure_reads_as_one_line_saying_what_to_do(
+    agui_chat: Callable[..., Outcome],  # noqa: F811
+) -> None:
+    with serving(failing_app) as url:
+        where = url.removeprefix("http://").rstrip("/")
+        prompts_and_lines = [
+            (
+                "status 401 no",
+                f"{where} refused the credentials (HTTP 401); pass them with --header "
+                "'Authorization: Bearer …'",
+            ),
+            (
+                "status 501 <!DOCTYPE HTML><html>...",
+                f"{url} answered 501 with an HTML page: is this an AG-UI endpoint?",
+            ),
+            (
+                "status 404 Not Found",
+                f"{url} answered HTTP 404 (Not Found): is this an AG-UI endpoint, and does it "
+                "accept this request?",
+            ),
+            (
+                "truncated",
+                f"{where} closed the stream before the run finished (the server is at "
+                "fault); try again",
+            ),
+            *((f"code {code} m", line) for code, line in RUN_ERRORS),
+            (
+                "code RESUME_DUPLICATE_ANSWER The resume answers a request twice.",
+                "the agent's run failed: The resume answers a request twice. "
+                "(RESUME_DUPLICATE_ANSWER; see docs/errors.md)",
+            ),
+            ("code - it broke", "the agent's run failed: it broke"),
             # A server's words in the error are shown as they are, never read as a template.
-            TransportError("reset by {where} {exc.args} {0}"),
-            "the connection to 127.0.0.1:8000 broke: reset by {where} {exc.args} {0}; try again",
-        ),
-        (
-            RunError("m", code="INTERRUPT_KEY_CHANGED"),
-            "the server no longer recognises this question: it was restarted or its key "
-            "changed — ask again",
-        ),
-        (
-            RunError("m", code="INTERRUPT_FORGED"),
-            "the server refused the answer because the question's id was altered on the way "
-            "(INTERRUPT_FORGED); nothing ran — ask again",
-        ),
-        (
-            RunError("m", code="APPROVAL_EXPIRED"),
-            "the approval request expired before you approved it; nothing ran — ask again",
-        ),
-        (
-            RunError("m", code="INTERRUPT_EXPIRED"),
-            "the question expired before you answered it — ask again",
-        ),
-        (
-            RunError("m", code="RESUME_ALREADY_CONSUMED"),
-            "this approval was already used; nothing ran twice — ask again if you want it to "
-            "run again",
-        ),
-        (
-            RunError("m", code="APPROVAL_STORE_UNAVAILABLE"),
-            "the server cannot record approvals right now (APPROVAL_STORE_UNAVAILABLE); "
-            "nothing ran — ask again shortly",
-        ),
-        (
-            RunError("m", code="APPROVAL_AUDIENCE_MISMATCH"),
-            "this approval was issued by another server that shares the key "
-            "(APPROVAL_AUDIENCE_MISMATCH); nothing ran — ask this server again",
-        ),
-        (
-            RunError("m", code="APPROVAL_STALE"),
-            "the approval request expired long ago and can no longer be answered; nothing ran "
-            "— ask again",
-        ),
-        (
-            RunError("m", code="INTERRUPT_STALE"),
-            "the question expired long ago and can no longer be answered — ask again",
-        ),
-        (
-            RunError("m", code="AGENT_ERROR"),
-            "the agent failed inside the server (AGENT_ERROR); try again, and if it persists "
-            "tell whoever runs the server",
-        ),
-        (
-            RunError("The resume answers a request twice.", code="RESUME_DUPLICATE_ANSWER"),
-            "the agent's run failed: The resume answers a request twice. "
-            "(RESUME_DUPLICATE_ANSWER; see docs/errors.md)",
-        ),
-        (RunError("it broke"), "the agent's run failed: it broke"),
-    ],
-    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else "",
-)
-def test_each_failure_reads_as_one_line_saying_what_to_do(error: Exception, line: str) -> None:
-    assert explain(error, URL) == line  # type: ignore[arg-type]
-    assert "\n" not in line
+            (
+                "code - reset by {where} {exc.args} {0}",
+                "the agent's run failed: reset by {where} {exc.args} {0}",
+            ),
+        ]
+        stdin = "".join(f"{prompt}\n" for prompt, _ in prompts_and_lines)
+        out = agui_chat("chat", url, stdin=stdin)
+        html = agui_chat("chat", url, stdin="html\n")
+        reset = agui_chat("chat", url, stdin="reset\n")
+    assert error_lines(out.stdout) == [f"error: {line}" for _, line in prompts_and_lines]
+    assert out.returncode == 1
+    (line,) = error_lines(html.stdout)
+    assert line.startswith(f"error: {url} did not answer with an event stream (")
+    assert "Content-Type 'text/html'" in line
+    assert line.endswith("): is this an AG-UI endpoint?")
+    (line,) = error_lines(reset.stdout)
+    assert line.startswith(f"error: the connection to {where} broke: ")
+    assert line.endswith("; try again")
+
+
+def test_a_timeout_reads_as_one_line_saying_what_to_do() -> None:
+    # A pin: a real timeout takes the client's 60 seconds; the line is checked on the error.
+    line = explain(ServiceTimeoutError("x"), URL)
+    assert line == "127.0.0.1:8000 did not answer in time; try again, or check the server"

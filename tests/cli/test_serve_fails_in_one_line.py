@@ -10,11 +10,11 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
-
-from agui_chat.cli._main import check_port
+from test_serve_command import serving
 
 
 def _port_in_time_wait() -> int:
@@ -34,12 +34,13 @@ def _port_in_time_wait() -> int:
     return port
 
 
-def test_a_port_left_in_time_wait_passes_the_pre_bind_check() -> None:
+def test_a_port_left_in_time_wait_is_served_on(tmp_path: Path) -> None:
     port = _port_in_time_wait()
     with socket.socket() as plain, pytest.raises(OSError) as caught:
-        plain.bind(("127.0.0.1", port))  # what the check did before SO_REUSEADDR
+        plain.bind(("127.0.0.1", port))  # what the pre-bind check did before SO_REUSEADDR
     assert caught.value.errno == errno.EADDRINUSE
-    check_port("127.0.0.1", port)  # no error
+    with serving(tmp_path, port=port) as (url, _):
+        assert url == f"http://127.0.0.1:{port}"
 
 
 def test_a_port_really_in_use_is_still_one_line(

@@ -14,7 +14,6 @@ import pytest
 from test_serve_command import serving
 
 from agui_chat.cli import main
-from agui_chat.cli._main import DEFAULT_STORE_FILE
 
 
 def test_a_store_url_that_does_not_parse_is_one_line_without_the_password(
@@ -70,7 +69,8 @@ def test_with_a_key_the_default_store_is_a_sqlite_file_that_outlives_a_restart(
         first = _post(url + "/", body)
     ran = [e["content"] for e in first if e["type"] == "TOOL_CALL_RESULT"]
     assert len(ran) == 1
-    assert (tmp_path / DEFAULT_STORE_FILE).exists()
+    # The file ``serve --help`` names as the default store.
+    assert (tmp_path / "agui-chat-approvals.db").exists()
     with serving(tmp_path) as (url, _):
         again = _post(url + "/", {**body, "runId": "run-3"})
     # The restarted server knows the approval was used: it re-emits the kept result.

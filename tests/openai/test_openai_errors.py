@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 
 import httpx
 import openai
@@ -21,7 +22,6 @@ from agui_chat import (
     TransientError,
 )
 from agui_chat.openai import OpenAIChatClient
-from agui_chat.openai._errors import retry_after
 
 
 async def test_429_raises_rate_limit_error_with_retry_after(
@@ -138,21 +138,37 @@ async def test_a_connection_lost_mid_stream_raises_connect_error(
     assert seen == ["It is"]
 
 
-def test_retry_after_reads_seconds() -> None:
-    assert retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
+#: A header value that stands for the HTTP date 30 seconds after the request.
+IN_30_SECONDS = "<in 30 seconds>"
 
 
-def test_retry_after_reads_an_http_date() -> None:
-    now = datetime(2024, 9, 22, 10, 0, 0, tzinfo=timezone.utc)
-    headers = httpx.Headers({"Retry-After": "Sun, 22 Sep 2024 10:00:30 GMT"})
-    assert retry_after(headers, now) == 30.0
+@pytest.mark.parametrize(
+    ("headers", "low", "high"),
+    [
+        ({"Retry-After": "7"}, 7.0, 7.0),
+        ({"Retry-After": IN_30_SECONDS}, 28.0, 30.0),  # an HTTP date, to the second
+        ({"retry-after-ms": "1500", "retry-after": "2"}, 1.5, 1.5),  # OpenAI's own wins
+        ({"retry-after-ms": "soon", "retry-after": "2"}, 2.0, 2.0),
+    ],
+)
+async def test_retry_after_reads_seconds_a_date_or_openais_milliseconds(
+    chat: OpenAIChatClient, wire: Wire, headers: dict[str, str], low: float, high: float
+) -> None:
+    if headers.get("Retry-After") == IN_30_SECONDS:
+        then = datetime.now(timezone.utc) + timedelta(seconds=30)
+        headers = {"Retry-After": format_datetime(then, usegmt=True)}
+    wire.serve(wire.json("error_rate_limit.json", 429, headers))
+    with pytest.raises(RateLimitError) as caught:
+        await chat.get_response("Hi")
+    assert caught.value.retry_after is not None
+    assert low <= caught.value.retry_after <= high
 
 
-def test_retry_after_prefers_openais_milliseconds_header() -> None:
-    headers = httpx.Headers({"retry-after-ms": "1500", "retry-after": "2"})
-    assert retry_after(headers) == 1.5
-
-
-def test_retry_after_is_none_when_unreadable() -> None:
-    assert retry_after(httpx.Headers({"Retry-After": "soon"})) is None
-    assert retry_after(httpx.Headers()) is None
+@pytest.mark.parametrize("headers", [{"Retry-After": "soon"}, {}])
+async def test_retry_after_is_none_when_unreadable(
+    chat: OpenAIChatClient, wire: Wire, headers: dict[str, str]
+) -> None:
+    wire.serve(wire.json("error_rate_limit.json", 429, headers))
+    with pytest.raises(RateLimitError) as caught:
+        await chat.get_response("Hi")
+    assert caught.value.retry_after is None

@@ -34,7 +34,7 @@ from .._exceptions import (
     ServiceUnavailableError,
 )
 
-__all__ = ["map_error", "retry_after"]
+__all__ = ["map_error"]
 
 _UNAVAILABLE = frozenset({502, 503, 504})
 
@@ -64,11 +64,11 @@ def _status_error(exc: openai.APIStatusError, service: str) -> HTTPStatusError:
         return AuthenticationError(message, status_code=status, body=body)
     if status == 429:
         return RateLimitError(
-            message, status_code=status, body=body, retry_after=retry_after(exc.response.headers)
+            message, status_code=status, body=body, retry_after=_retry_after(exc.response.headers)
         )
     if status in _UNAVAILABLE:
         return ServiceUnavailableError(
-            message, status_code=status, body=body, retry_after=retry_after(exc.response.headers)
+            message, status_code=status, body=body, retry_after=_retry_after(exc.response.headers)
         )
     return HTTPStatusError(message, status_code=status, body=body)
 
@@ -86,7 +86,7 @@ def _cause(exc: BaseException) -> str:
     return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
 
 
-def retry_after(headers: Any, now: datetime | None = None) -> float | None:
+def _retry_after(headers: Any) -> float | None:
     """Seconds to wait, from ``retry-after-ms`` (OpenAI's) or ``Retry-After`` (seconds or an
     HTTP date); ``None`` when neither is there or readable."""
     millis = headers.get("retry-after-ms")
@@ -108,4 +108,4 @@ def retry_after(headers: Any, now: datetime | None = None) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return max((when - (now or datetime.now(timezone.utc))).total_seconds(), 0.0)
+    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
