@@ -28,8 +28,8 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 
 BUILD_SCHEMA = {
     "type": "object",
@@ -180,12 +180,7 @@ def serving(app: Any) -> Iterator[str]:
 
 def agent_server(agent: Agent, signing_key: bytes = b"k" * 32) -> AGUIServer:
     """The AG-UI server hosting ``agent``."""
-    return AGUIServer(
-        _WithState(agent),
-        tools=agent.tools,
-        signing_key=signing_key,
-        approval_store=InMemoryApprovalStore(),
-    )
+    return agui_server(_WithState(agent), tools=agent.tools, signing_key=signing_key).app
 
 
 @contextmanager

@@ -22,9 +22,9 @@ from agui_chat import (
     FunctionInvokingChatClient,
     InterruptRequestContent,
 )
-from agui_chat.agui import AGUIChatClient, AGUIServer
+from agui_chat.agui import AGUIChatClient
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from agui_streams import scripted
 
 pytest.importorskip("mcp")
@@ -154,9 +154,7 @@ async def test_an_elicitation_that_changed_is_asked_again_over_ag_ui(
 ) -> None:
     server, toolset = remover
     model = scripted(call("c1", "remove"), "Done.")
-    app = AGUIServer(
-        model, tools=toolset.tools, signing_key=b"k" * 32, approval_store=InMemoryApprovalStore()
-    )
+    app = agui_server(model, tools=toolset.tools).app
     async with serving(app) as url, AGUIChatClient(url + "/", timeout=20, max_retries=0) as agui:
         history = [ChatMessage("user", "remove note a")]
         paused = await agui.get_response(history)

@@ -26,7 +26,7 @@ from agui_chat import (
 )
 from agui_chat.agui import AGUIServer
 from agui_chat.mcp import MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
+from agui_server import agui_server
 from agui_streams import scripted
 
 SHADOW = Path(__file__).with_name("changing_servers.py")
@@ -134,12 +134,7 @@ async def test_the_same_toolset_given_twice_is_one_set_of_tools(
     # The same objects through two sources are not a clash (and run once).
     model = scripted(call("c1", "vanish"), "done")
     client = FunctionInvokingChatClient(model, additional_tools=[toolset])
-    server = AGUIServer(
-        client,
-        tools=[toolset, *toolset.tools],
-        signing_key=KEY,
-        approval_store=InMemoryApprovalStore(),
-    )
+    server = agui_server(client, tools=[toolset, *toolset.tools], signing_key=KEY).app
     assert server.audience.startswith("tools:")
     response = await client.get_response("go", ChatOptions(tools=toolset.tools))
     assert response.text == "done"

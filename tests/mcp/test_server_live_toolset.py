@@ -24,8 +24,8 @@ from mcp_support import call, model_saw, serving
 from agui_chat import ChatMessage, ChatResponse, ToolApprovalRequestContent
 from agui_chat.agui import AGUIChatClient, AGUIServer
 from agui_chat.mcp import MCPApprovalRequired, MCPToolset
-from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
+from agui_server import agui_server
 from agui_streams import approve, run_input, scripted, sse_events, user
 
 SHADOW = Path(__file__).with_name("changing_servers.py")
@@ -40,9 +40,7 @@ async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
 
 
 def _served(toolset: MCPToolset, model: ScriptedChatClient) -> AGUIServer:
-    return AGUIServer(
-        model, tools=[toolset], signing_key=KEY, approval_store=InMemoryApprovalStore()
-    )
+    return agui_server(model, tools=[toolset], signing_key=KEY).app
 
 
 async def _until_hardened(toolset: MCPToolset) -> None:
