@@ -31,9 +31,9 @@ _OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
 class Connection(TypedDict, total=False):
-    """How an OpenAI client reaches its API (see ``OpenAIChatClient``)."""
+    """What an OpenAI client makes its ``openai.AsyncOpenAI`` with, when it is given none
+    (see ``OpenAIChatClient``)."""
 
-    client: openai.AsyncOpenAI | None
     api_key: str | None
     base_url: str | None
     timeout: float | None
@@ -52,10 +52,15 @@ class OpenAIClientBase(BaseChatClient, abc.ABC):
     #: The API, as errors name it (with the base URL).
     _api: ClassVar[str]
 
-    def __init__(self, model: str, **connection: Unpack[Connection]) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        **connection: Unpack[Connection],
+    ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
-        client = connection.pop("client", None)
         max_retries = connection.pop("max_retries", 0)
         # What an AsyncOpenAI is made with, when none is given (max_retries aside).
         settings = {name: value for name, value in connection.items() if value is not None}
@@ -176,6 +181,7 @@ class OpenAIChatClient(OpenAIClientBase):
         self,
         model: str,
         *,
+        client: openai.AsyncOpenAI | None = None,
         max_tokens_parameter: MaxTokensParameter | None = None,
         stream_usage: bool = True,
         json_schema: bool = True,
@@ -186,7 +192,7 @@ class OpenAIChatClient(OpenAIClientBase):
                 "max_tokens_parameter must be 'max_completion_tokens' or 'max_tokens', got "
                 f"{max_tokens_parameter!r}"
             )
-        super().__init__(model, **connection)
+        super().__init__(model, client=client, **connection)
         self._max_tokens_parameter: MaxTokensParameter = max_tokens_parameter or (
             "max_completion_tokens" if self.is_openai else "max_tokens"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import openai
 from typing_extensions import Unpack
 
 from .._client import ChatMessages, check_options
@@ -37,11 +38,16 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
     _api = "the Responses API"
 
     def __init__(
-        self, model: str, *, store: bool = False, **connection: Unpack[Connection]
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        store: bool = False,
+        **connection: Unpack[Connection],
     ) -> None:
         if not isinstance(store, bool):
             raise TypeError(f"store must be a bool, got {type(store).__name__}")
-        super().__init__(model, **connection)
+        super().__init__(model, client=client, **connection)
         self.store = store
 
     def _request(
