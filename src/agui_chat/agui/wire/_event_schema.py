@@ -32,8 +32,6 @@ from agui_chat.agui.wire._schema_kinds import (
     TaggedUnion,
     Typed,
     Unrecognised,
-    opt,
-    req,
 )
 
 __all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "ROLES", "TEXT_ROLES", "EventEnforcer"]
@@ -46,337 +44,170 @@ MAX_SAFE_INT: Final = 9007199254740991
 
 # --------------------------------------------------------------------------- the 1.0 table
 
-_STR = Typed(str, "a string")
-_ANY = AnyJson()
-_NONNULL = NonNull()
-_OBJ = Typed(dict, "an object")  # open by key: metadata, activity content, a JSON Schema
-_BOOL = Typed(bool, "a boolean")
-_POINTER = JsonPointer()
-_STR_LIST = ListOf(_STR)
-_TIMESTAMP = Int(-MAX_SAFE_INT, MAX_SAFE_INT)
-_COUNT = Int(0, MAX_SAFE_INT)
-
 TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
 ROLES: Final = (*TEXT_ROLES, "tool", "activity", "reasoning")
 
-_BASE = {"timestamp": opt(_TIMESTAMP), "rawEvent": opt(_NONNULL), "metadata": opt(_OBJ)}
-_ATTRIBUTABLE = {**_BASE, "subagentRunId": opt(_STR)}
+#: The kinds a field spec names; each composite kind below is added to it once defined.
+_KIND: dict[str, Kind] = {
+    "str": Typed(str, "a string"),
+    "any": AnyJson(),
+    "json": NonNull(),
+    "obj": Typed(dict, "an object"),  # open by key: metadata, activity content, a JSON Schema
+    "bool": Typed(bool, "a boolean"),
+    "ts": Int(-MAX_SAFE_INT, MAX_SAFE_INT),
+    "count": Int(0, MAX_SAFE_INT),
+    "function": Const("function"),
+    "tool": Const("tool"),
+    "reasoning": Const("reasoning"),
+    "text_role": Enum(TEXT_ROLES, ROLES),
+    "resume_status": Enum(("resolved", "cancelled")),
+    "subtype": Enum(("tool-call", "message")),
+}
 
-_SOURCE = TaggedUnion(
+
+def _obj(spec: str, *, open_: bool = False) -> Object:
+    """An object from a spec of ``name``, ``name?`` (optional) and ``name:kind`` tokens; a
+    field is a string unless it names a kind of ``_KIND``."""
+    fields = {}
+    for token in spec.split():
+        name, _, kind = token.partition(":")
+        fields[name.rstrip("?")] = Field(_KIND[kind or "str"], not name.endswith("?"))
+    return Object(fields, open_=open_)
+
+
+def _union(key: str, what: str, *, open_: bool = False, **members: str) -> TaggedUnion:
+    objects = {tag: _obj(spec, open_=open_) for tag, spec in members.items()}
+    return TaggedUnion(key, what, objects)
+
+
+_KIND["strs"] = ListOf(_KIND["str"])
+_KIND["source"] = _union(
     "type",
     "source",
-    {
-        "data": Object({"type": req(_STR), "value": req(_STR), "mimeType": req(_STR)}),
-        "url": Object({"type": req(_STR), "value": req(_STR), "mimeType": opt(_STR)}),
-        "file": Object(
-            {
-                "type": req(_STR),
-                "value": req(_STR),
-                "provider": opt(_STR),
-                "mimeType": opt(_STR),
-            }
-        ),
-    },
+    data="type value mimeType",
+    url="type value mimeType?",
+    file="type value provider? mimeType?",
 )
-_MEDIA_PART = Object(
-    {"type": req(_STR), "id": opt(_STR), "source": req(_SOURCE), "metadata": opt(_NONNULL)}
+_MEDIA = "type id? source:source metadata?:json"
+_KIND["content"] = StrOrList(
+    _union(
+        "type",
+        "content part",
+        text="type id? text metadata?:json",
+        image=_MEDIA,
+        audio=_MEDIA,
+        video=_MEDIA,
+        document=_MEDIA,
+    )
 )
-_PART = TaggedUnion(
-    "type",
-    "content part",
-    {
-        "text": Object(
-            {"type": req(_STR), "id": opt(_STR), "text": req(_STR), "metadata": opt(_NONNULL)}
-        ),
-        "image": _MEDIA_PART,
-        "audio": _MEDIA_PART,
-        "video": _MEDIA_PART,
-        "document": _MEDIA_PART,
-    },
+_KIND["call"] = _obj("name arguments")
+_KIND["calls"] = ListOf(
+    _obj("id type:function function:call encryptedValue? encryptedValueType? metadata?:obj")
 )
-_CONTENT = StrOrList(ListOf(_PART))
-
-_TOOL_CALL = Object(
-    {
-        "id": req(_STR),
-        "type": req(Const("function")),
-        "function": req(Object({"name": req(_STR), "arguments": req(_STR)})),
-        "encryptedValue": opt(_STR),
-        "encryptedValueType": opt(_STR),
-        "metadata": opt(_OBJ),
-    }
+_MESSAGE = "id role encryptedValue? encryptedValueType? metadata?:obj subagentRunId?"
+_KIND["messages"] = ListOf(
+    _union(
+        "role",
+        "message",
+        developer=f"{_MESSAGE} name? content",
+        system=f"{_MESSAGE} name? content",
+        assistant=f"{_MESSAGE} name? content? toolCalls?:calls",
+        user=f"{_MESSAGE} name? content:content",
+        tool=f"{_MESSAGE} content:content toolCallId error?",
+        activity="id role activityType content:obj metadata?:obj subagentRunId?",
+        reasoning=f"{_MESSAGE} content",
+    )
 )
-_MESSAGE_BASE = {
-    "id": req(_STR),
-    "role": req(_STR),
-    "encryptedValue": opt(_STR),
-    "encryptedValueType": opt(_STR),
-    "metadata": opt(_OBJ),
-    "subagentRunId": opt(_STR),
-}
-_NAMED = {**_MESSAGE_BASE, "name": opt(_STR)}
-_MESSAGE = TaggedUnion(
-    "role",
-    "message",
-    {
-        "developer": Object({**_NAMED, "content": req(_STR)}),
-        "system": Object({**_NAMED, "content": req(_STR)}),
-        "assistant": Object({**_NAMED, "content": opt(_STR), "toolCalls": opt(ListOf(_TOOL_CALL))}),
-        "user": Object({**_NAMED, "content": req(_CONTENT)}),
-        "tool": Object(
-            {
-                **_MESSAGE_BASE,
-                "content": req(_CONTENT),
-                "toolCallId": req(_STR),
-                "error": opt(_STR),
-            }
-        ),
-        "activity": Object(
-            {
-                "id": req(_STR),
-                "role": req(_STR),
-                "activityType": req(_STR),
-                "content": req(_OBJ),
-                "metadata": opt(_OBJ),
-                "subagentRunId": opt(_STR),
-            }
-        ),
-        "reasoning": Object({**_MESSAGE_BASE, "content": req(_STR)}),
-    },
-)
-
-_PATCH_OPERANDS: dict[str, dict[str, Kind]] = {
-    "add": {"path": _POINTER, "value": _ANY},
-    "remove": {"path": _POINTER},
-    "replace": {"path": _POINTER, "value": _ANY},
-    "move": {"from": _POINTER, "path": _POINTER},
-    "copy": {"from": _POINTER, "path": _POINTER},
-    "test": {"path": _POINTER, "value": _ANY},
-}
 # Patch operations are open objects: RFC 6902 ignores members an operation does not define.
-_PATCH = ListOf(
-    TaggedUnion(
+_KIND["ptr"] = JsonPointer()
+_KIND["patch"] = ListOf(
+    _union(
         "op",
         "patch operation",
-        {
-            op: Object(
-                {"op": req(_STR), **{name: req(kind) for name, kind in operands.items()}},
-                open_=True,
-            )
-            for op, operands in _PATCH_OPERANDS.items()
-        },
+        open_=True,
+        add="op path:ptr value:any",
+        remove="op path:ptr",
+        replace="op path:ptr value:any",
+        move="op from:ptr path:ptr",
+        copy="op from:ptr path:ptr",
+        test="op path:ptr value:any",
     )
 )
-
-_INTERRUPT = Object(
-    {
-        "id": req(_STR),
-        "reason": req(_STR),
-        "message": opt(_STR),
-        "toolCallId": opt(_STR),
-        "responseSchema": opt(_OBJ),
-        "expiresAt": opt(_STR),
-        "metadata": opt(_OBJ),
-        "subagentRunId": opt(_STR),
-    }
+_KIND["interrupts"] = ListOf(
+    _obj(
+        "id reason message? toolCallId? responseSchema?:obj expiresAt? metadata?:obj subagentRunId?"
+    ),
+    min_items=1,
 )
-_RUN_OUTCOME = TaggedUnion(
+_KIND["run_outcome"] = _union(
     "type",
     "outcome",
-    {
-        "success": Object({"type": req(_STR), "pendingToolCallIds": opt(_STR_LIST)}),
-        "interrupt": Object(
-            {"type": req(_STR), "interrupts": req(ListOf(_INTERRUPT, min_items=1))}
-        ),
-        "cancelled": Object({"type": req(_STR)}),
-    },
+    success="type pendingToolCallIds?:strs",
+    interrupt="type interrupts:interrupts",
+    cancelled="type",
 )
-_SUBAGENT_OUTCOME = TaggedUnion(
-    "type",
-    "outcome",
-    {
-        "success": Object({"type": req(_STR)}),
-        "suspended": Object({"type": req(_STR), "interruptIds": opt(_STR_LIST)}),
-    },
+_KIND["subagent_outcome"] = _union(
+    "type", "outcome", success="type", suspended="type interruptIds?:strs"
 )
-_USAGE = ListOf(
-    Object(
-        {
-            "provider": opt(_STR),
-            "model": opt(_STR),
-            "inputTokens": opt(_COUNT),
-            "outputTokens": opt(_COUNT),
-            "totalTokens": opt(_COUNT),
-            "reasoningTokens": opt(_COUNT),
-            "cachedInputTokens": opt(_COUNT),
-            "cacheWriteInputTokens": opt(_COUNT),
-        }
+_KIND["usage"] = ListOf(
+    _obj(
+        "provider? model? inputTokens?:count outputTokens?:count totalTokens?:count"
+        " reasoningTokens?:count cachedInputTokens?:count cacheWriteInputTokens?:count"
     )
 )
-_RUN_INPUT = Object(
-    {
-        "threadId": req(_STR),
-        "runId": req(_STR),
-        "protocolVersion": opt(_STR),
-        "parentRunId": opt(_STR),
-        "state": opt(_NONNULL),
-        "messages": req(ListOf(_MESSAGE)),
-        "tools": opt(
-            ListOf(
-                Object(
-                    {
-                        "name": req(_STR),
-                        "description": req(_STR),
-                        "parameters": opt(_NONNULL),
-                        "metadata": opt(_OBJ),
-                    }
-                )
-            )
-        ),
-        "context": opt(ListOf(Object({"description": req(_STR), "value": req(_STR)}))),
-        "forwardedProps": opt(_NONNULL),
-        "resume": opt(
-            ListOf(
-                Object(
-                    {
-                        "interruptId": req(_STR),
-                        "status": req(Enum(("resolved", "cancelled"))),
-                        "payload": opt(_NONNULL),
-                        "metadata": opt(_OBJ),
-                    }
-                )
-            )
-        ),
-    }
+_KIND["tools"] = ListOf(_obj("name description parameters?:json metadata?:obj"))
+_KIND["context"] = ListOf(_obj("description value"))
+_KIND["resume"] = ListOf(_obj("interruptId status:resume_status payload?:json metadata?:obj"))
+_KIND["run_input"] = _obj(
+    "threadId runId protocolVersion? parentRunId? state?:json messages:messages tools?:tools"
+    " context?:context forwardedProps?:json resume?:resume"
 )
 
-_TEXT_ROLE = Enum(TEXT_ROLES, ROLES)
-_FIELDS: dict[str, tuple[dict[str, Field], dict[str, Field]]] = {
-    "TEXT_MESSAGE_START": (
-        _ATTRIBUTABLE,
-        {"messageId": req(_STR), "role": opt(_TEXT_ROLE), "name": opt(_STR)},
-    ),
-    "TEXT_MESSAGE_CONTENT": (_ATTRIBUTABLE, {"messageId": req(_STR), "delta": req(_STR)}),
-    "TEXT_MESSAGE_END": (_ATTRIBUTABLE, {"messageId": req(_STR)}),
-    "TEXT_MESSAGE_CHUNK": (
-        _ATTRIBUTABLE,
-        {
-            "messageId": opt(_STR),
-            "role": opt(_TEXT_ROLE),
-            "delta": opt(_STR),
-            "name": opt(_STR),
-        },
-    ),
-    "TOOL_CALL_START": (
-        _ATTRIBUTABLE,
-        {"toolCallId": req(_STR), "toolCallName": req(_STR), "parentMessageId": opt(_STR)},
-    ),
-    "TOOL_CALL_ARGS": (_ATTRIBUTABLE, {"toolCallId": req(_STR), "delta": req(_STR)}),
-    "TOOL_CALL_END": (_ATTRIBUTABLE, {"toolCallId": req(_STR)}),
-    "TOOL_CALL_CHUNK": (
-        _ATTRIBUTABLE,
-        {
-            "toolCallId": opt(_STR),
-            "toolCallName": opt(_STR),
-            "parentMessageId": opt(_STR),
-            "delta": opt(_STR),
-        },
-    ),
-    "TOOL_CALL_RESULT": (
-        _ATTRIBUTABLE,
-        {
-            "messageId": req(_STR),
-            "toolCallId": req(_STR),
-            "content": req(_CONTENT),
-            "role": opt(Const("tool")),
-        },
-    ),
-    "STATE_SNAPSHOT": (_ATTRIBUTABLE, {"snapshot": req(_ANY)}),
-    "STATE_DELTA": (_ATTRIBUTABLE, {"delta": req(_PATCH)}),
-    "MESSAGES_SNAPSHOT": (_BASE, {"messages": req(ListOf(_MESSAGE))}),
-    "ACTIVITY_SNAPSHOT": (
-        _ATTRIBUTABLE,
-        {
-            "messageId": req(_STR),
-            "activityType": req(_STR),
-            "content": req(_OBJ),
-            "replace": opt(_BOOL),
-        },
-    ),
-    "ACTIVITY_DELTA": (
-        _ATTRIBUTABLE,
-        {"messageId": req(_STR), "activityType": req(_STR), "patch": req(_PATCH)},
-    ),
-    "RAW": (_ATTRIBUTABLE, {"event": req(_ANY), "source": opt(_STR)}),
-    "CUSTOM": (_ATTRIBUTABLE, {"name": req(_STR), "value": req(_ANY)}),
-    "RUN_STARTED": (
-        _BASE,
-        {
-            "threadId": req(_STR),
-            "runId": req(_STR),
-            "protocolVersion": opt(_STR),
-            "parentRunId": opt(_STR),
-            "input": opt(_RUN_INPUT),
-        },
-    ),
-    "RUN_FINISHED": (
-        _BASE,
-        {
-            "threadId": req(_STR),
-            "runId": req(_STR),
-            "result": opt(_NONNULL),
-            "outcome": opt(_RUN_OUTCOME),
-            "usage": opt(_USAGE),
-        },
-    ),
-    "RUN_ERROR": (_BASE, {"message": req(_STR), "code": opt(_STR), "usage": opt(_USAGE)}),
-    "STEP_STARTED": (_ATTRIBUTABLE, {"stepName": req(_STR)}),
-    "STEP_FINISHED": (_ATTRIBUTABLE, {"stepName": req(_STR)}),
-    "REASONING_START": (_ATTRIBUTABLE, {"messageId": req(_STR)}),
-    "REASONING_MESSAGE_START": (
-        _ATTRIBUTABLE,
-        {"messageId": req(_STR), "role": req(Const("reasoning"))},
-    ),
-    "REASONING_MESSAGE_CONTENT": (_ATTRIBUTABLE, {"messageId": req(_STR), "delta": req(_STR)}),
-    "REASONING_MESSAGE_END": (_ATTRIBUTABLE, {"messageId": req(_STR)}),
-    "REASONING_MESSAGE_CHUNK": (_ATTRIBUTABLE, {"messageId": opt(_STR), "delta": opt(_STR)}),
-    "REASONING_END": (_ATTRIBUTABLE, {"messageId": req(_STR)}),
-    "REASONING_ENCRYPTED_VALUE": (
-        _ATTRIBUTABLE,
-        {
-            "subtype": req(Enum(("tool-call", "message"))),
-            "entityId": req(_STR),
-            "encryptedValue": req(_STR),
-            "encryptedValueType": opt(_STR),
-        },
-    ),
+#: Each event's own fields. Every event has ``type`` and the base fields; all but the run
+#: events, ``MESSAGES_SNAPSHOT`` and the subagent events also take ``subagentRunId?``.
+_EVENTS = {
+    "TEXT_MESSAGE_START": "messageId role?:text_role name?",
+    "TEXT_MESSAGE_CONTENT": "messageId delta",
+    "TEXT_MESSAGE_END": "messageId",
+    "TEXT_MESSAGE_CHUNK": "messageId? role?:text_role delta? name?",
+    "TOOL_CALL_START": "toolCallId toolCallName parentMessageId?",
+    "TOOL_CALL_ARGS": "toolCallId delta",
+    "TOOL_CALL_END": "toolCallId",
+    "TOOL_CALL_CHUNK": "toolCallId? toolCallName? parentMessageId? delta?",
+    "TOOL_CALL_RESULT": "messageId toolCallId content:content role?:tool",
+    "STATE_SNAPSHOT": "snapshot:any",
+    "STATE_DELTA": "delta:patch",
+    "MESSAGES_SNAPSHOT": "messages:messages",
+    "ACTIVITY_SNAPSHOT": "messageId activityType content:obj replace?:bool",
+    "ACTIVITY_DELTA": "messageId activityType patch:patch",
+    "RAW": "event:any source?",
+    "CUSTOM": "name value:any",
+    "RUN_STARTED": "threadId runId protocolVersion? parentRunId? input?:run_input",
+    "RUN_FINISHED": "threadId runId result?:json outcome?:run_outcome usage?:usage",
+    "RUN_ERROR": "message code? usage?:usage",
+    "STEP_STARTED": "stepName",
+    "STEP_FINISHED": "stepName",
+    "REASONING_START": "messageId",
+    "REASONING_MESSAGE_START": "messageId role:reasoning",
+    "REASONING_MESSAGE_CONTENT": "messageId delta",
+    "REASONING_MESSAGE_END": "messageId",
+    "REASONING_MESSAGE_CHUNK": "messageId? delta?",
+    "REASONING_END": "messageId",
+    "REASONING_ENCRYPTED_VALUE": "subtype:subtype entityId encryptedValue encryptedValueType?",
     "SUBAGENT_STARTED": (
-        _BASE,
-        {
-            "subagentRunId": req(_STR),
-            "name": req(_STR),
-            "description": opt(_STR),
-            "parentSubagentRunId": opt(_STR),
-            "parentToolCallId": opt(_STR),
-            "parentMessageId": opt(_STR),
-        },
+        "subagentRunId name description? parentSubagentRunId? parentToolCallId? parentMessageId?"
     ),
-    "SUBAGENT_FINISHED": (
-        _BASE,
-        {
-            "subagentRunId": req(_STR),
-            "result": opt(_NONNULL),
-            "outcome": opt(_SUBAGENT_OUTCOME),
-        },
-    ),
-    "SUBAGENT_ERROR": (
-        _BASE,
-        {"subagentRunId": req(_STR), "message": req(_STR), "code": opt(_STR)},
-    ),
+    "SUBAGENT_FINISHED": "subagentRunId result?:json outcome?:subagent_outcome",
+    "SUBAGENT_ERROR": "subagentRunId message code?",
 }
-
+_UNATTRIBUTED = ("RUN_", "MESSAGES_SNAPSHOT", "SUBAGENT_")
 _SCHEMAS: dict[str, Object] = {
-    name: Object({"type": req(_STR), **base, **own}) for name, (base, own) in _FIELDS.items()
+    name: _obj(
+        "type timestamp?:ts rawEvent?:json metadata?:obj"
+        + ("" if name.startswith(_UNATTRIBUTED) else " subagentRunId?")
+        + f" {own}"
+    )
+    for name, own in _EVENTS.items()
 }
 
 #: Every event type of AG-UI 1.0 (and 1.1, which adds none).

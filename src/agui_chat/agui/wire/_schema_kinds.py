@@ -1,12 +1,9 @@
 """The small schema language the AG-UI 1.0 event table is written in.
 
-A :class:`Kind` checks one JSON value in place: it returns the value (stripped of
-unrecognised members) or raises. Two outcomes are told apart, as the AG-UI processing model
-requires: a known field holding a malformed value is fatal
-(:class:`~agui_chat._exceptions.ProtocolError` naming the event type and the field path),
-while material this client does not know (a union member or enum value added after it
-shipped) raises :class:`Unrecognised`, which the nearest optional field, list or event
-catches to remove what it holds, with a warning.
+A :class:`Kind` checks one JSON value in place and returns it (stripped of unrecognised
+members) or raises: ``ProtocolError`` (naming the event type and field path) for a known
+field holding a malformed value, :class:`Unrecognised` for material this client does not
+know (a union member or enum value added after it shipped).
 """
 
 from __future__ import annotations
@@ -33,8 +30,6 @@ __all__ = [
     "TaggedUnion",
     "Typed",
     "Unrecognised",
-    "opt",
-    "req",
 ]
 
 Warn = Callable[[str], None]
@@ -43,11 +38,8 @@ _POINTER = re.compile(r"^(/([^/~]|~[01])*)*$")
 
 
 class Unrecognised(Exception):
-    """A value is a union member or enum value this client does not know (not an error).
-
-    Raised by a kind and caught by the nearest optional field, list or event, which then
-    removes what it holds and warns.
-    """
+    """A union member or enum value this client does not know (not an error): the nearest
+    optional field, list or event catches it, removes what it holds and warns."""
 
     def __init__(self, path: str, what: str) -> None:
         super().__init__(what)
@@ -69,28 +61,24 @@ class CheckContext:
         return ProtocolError(f"malformed {self.event_type} event: {path or '/'} {problem}")
 
 
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
+    return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 class Kind:
-    """One schema shape; ``check`` returns the (possibly stripped) value or raises.
-
-    ``fast`` names a Python type whose non-null values need no further check (``object``:
-    any non-null value), so that :class:`Object` can skip the call on the common path.
-    """
+    """One schema shape. ``fast`` is a Python type whose non-null values need no further
+    check (``object``: any non-null value), so :class:`Object` skips the call for them."""
 
     accepts_null = False
     fast: type | None = None
@@ -100,10 +88,8 @@ class Kind:
 
 
 class Typed(Kind):
-    """A value of one JSON type and nothing more: a string, a boolean, an open object.
-
-    ``described`` names the type as the error says it (``"a string"``).
-    """
+    """A value of one JSON type (a string, a boolean, an open object); ``described`` names
+    it in errors (``"a string"``)."""
 
     def __init__(self, python_type: type, described: str) -> None:
         self.fast = python_type
@@ -123,7 +109,6 @@ class Int(Kind):
         self.high = high
 
     def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
-        # JSON Schema's "integer" admits 3.0; it does not admit 1.5 or a boolean.
         is_int = type(value) is int or (type(value) is float and value.is_integer())
         if not is_int:
             raise ctx.malformed(path, f"must be an integer, got {_json_type(value)} {value!r}")
@@ -221,23 +206,13 @@ class ListOf(Kind):
 
 
 class Field:
-    """A described member of an :class:`Object`: its kind and whether it is required."""
+    """A member of an :class:`Object`: its kind and whether it is required."""
 
     __slots__ = ("kind", "required")
 
     def __init__(self, kind: Kind, required: bool) -> None:
         self.kind = kind
         self.required = required
-
-
-def req(kind: Kind) -> Field:
-    """A required field of ``kind``."""
-    return Field(kind, True)
-
-
-def opt(kind: Kind) -> Field:
-    """An optional field of ``kind``."""
-    return Field(kind, False)
 
 
 class Object(Kind):
@@ -311,8 +286,8 @@ class TaggedUnion(Kind):
 class StrOrList(Kind):
     """A message's ``content``: a string, or an array of content parts."""
 
-    def __init__(self, items: ListOf) -> None:
-        self.items = items
+    def __init__(self, part: Kind) -> None:
+        self.items = ListOf(part)
 
     def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
         if type(value) is str:
