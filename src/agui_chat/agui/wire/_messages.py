@@ -1,14 +1,10 @@
-"""Our messages, tools and options as an AG-UI ``RunAgentInput`` (wire camelCase dicts).
+"""Our messages, tools and options as an AG-UI ``RunAgentInput`` (wire camelCase dicts),
+and the ``additional_properties`` keys that carry AG-UI data on our types.
 
-AG-UI servers keep no history: every run sends the whole conversation. Each
-``ChatMessage`` becomes zero or more wire messages (``messages_to_wire``): a function result
-becomes its own ``tool`` message, reasoning its own ``reasoning`` message, tool calls (and the
-calls held by approval requests) the assistant's ``toolCalls``; human-in-the-loop requests
-and answers are not messages on the wire (answers travel in ``resume``).
-
-Thread id and state travel with the history, stamped on response messages as
-``additional_properties["agui_thread_id"]`` / ``["agui_state"]``; ``thread_id_of`` and
-``state_of`` read them back.
+Each ``ChatMessage`` becomes zero or more wire messages: a function result its own ``tool``
+message, reasoning its own ``reasoning`` message, tool calls (and those held by approval
+requests) the assistant's ``toolCalls``; human-in-the-loop requests and answers are not
+messages on the wire (answers travel in ``resume``).
 """
 
 from __future__ import annotations
@@ -27,9 +23,7 @@ from ..._contents import (
     TextReasoningContent,
     UriContent,
 )
-from ..._hitl_contents import (
-    ToolApprovalRequestContent,
-)
+from ..._hitl_contents import ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._response_format import ChatResponseFormat
@@ -107,13 +101,15 @@ def build_run_input(
         wire_messages = prepare_messages(wire_messages)
     forwarded = extra.get(FORWARDED_PROPS_KEY)
     body: Wire = {"threadId": thread_id, "runId": run_id}
-    parent_run_id = extra.get(PARENT_RUN_ID_KEY)
-    if parent_run_id is not None:
-        body["parentRunId"] = _require_str(parent_run_id, PARENT_RUN_ID_KEY)
+    if extra.get(PARENT_RUN_ID_KEY) is not None:
+        body["parentRunId"] = extra[PARENT_RUN_ID_KEY]
     body["state"] = to_jsonable(state)
     body["messages"] = wire_messages
     body["tools"] = tools_to_wire(options.tools if options is not None else None)
-    body["context"] = _context(extra.get(CONTEXT_KEY))
+    body["context"] = [
+        {"description": str(item["description"]), "value": dump_json(item["value"])}
+        for item in extra.get(CONTEXT_KEY) or ()
+    ]
     body["forwardedProps"] = {} if forwarded is None else to_jsonable(forwarded)
     response_format = response_format_of(options)
     if response_format is not None and isinstance(body["forwardedProps"], dict):
@@ -175,30 +171,6 @@ def tools_to_wire(tools: Iterable[Any] | None) -> list[Wire]:
         for tool in tools or ()
         if isinstance(tool, AIFunctionDeclaration)
     ]
-
-
-def _context(value: Any) -> list[Wire]:
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"ChatOptions.additional_properties[{CONTEXT_KEY!r}] must be a list of "
-            f"{{'description', 'value'}} items, got {type(value).__name__}"
-        )
-    out: list[Wire] = []
-    for i, item in enumerate(value):
-        if not isinstance(item, Mapping) or "description" not in item or "value" not in item:
-            raise TypeError(
-                f"{CONTEXT_KEY}[{i}] must be a mapping with 'description' and 'value', got {item!r}"
-            )
-        out.append({"description": str(item["description"]), "value": dump_json(item["value"])})
-    return out
-
-
-def _require_str(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"ChatOptions.additional_properties[{name!r}] must be a non-empty str")
-    return value
 
 
 # -------------------------------------------------------------------- messages
@@ -377,12 +349,10 @@ def _is_sent(content: AIContent) -> bool:
 
 
 def _tool_call(call: FunctionCallContent) -> Wire:
-    if call.arguments is not None:
-        arguments = json.dumps(
-            to_jsonable(call.arguments), ensure_ascii=False, separators=(",", ":")
-        )
+    if call.arguments is None and call.raw_arguments is not None:
+        arguments = call.raw_arguments
     else:
-        arguments = call.raw_arguments if call.raw_arguments is not None else "{}"
+        arguments = dump_json(call.arguments or {})
     return {
         "id": call.call_id,
         "type": "function",
