@@ -124,33 +124,25 @@ class Anything(Kind):
         return value
 
 
-class Const(Kind):
-    """Exactly one string (``"function"`` on a tool call)."""
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
-        if value != self.value or type(value) is not str:
-            raise ctx.malformed(path, f'must be "{self.value}", got {value!r}')
-        return value
-
-
 class Enum(Kind):
-    """A closed string set. A value from ``known`` but not ``allowed`` is malformed; a
-    value from neither is unrecognised (a member added after this client shipped)."""
+    """A string set. A value from ``known`` but not ``allowed`` is malformed, and so is any
+    other value when ``closed``; else it is unrecognised (added after this client shipped)."""
 
-    def __init__(self, allowed: Iterable[str], known: Iterable[str] = ()) -> None:
+    def __init__(
+        self, allowed: Iterable[str], known: Iterable[str] = (), *, closed: bool = False
+    ) -> None:
         self.allowed = frozenset(allowed)
         self.known = frozenset(known) | self.allowed
+        self.closed = closed
 
     def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
         if type(value) is not str:
             raise ctx.malformed(path, f"must be a string, got {_json_type(value)}")
         if value in self.allowed:
             return value
-        if value in self.known:
-            raise ctx.malformed(path, f"must be one of {sorted(self.allowed)}, got {value!r}")
+        if self.closed or value in self.known:
+            allowed = " or ".join(f'"{member}"' for member in sorted(self.allowed))
+            raise ctx.malformed(path, f"must be {allowed}, got {value!r}")
         raise Unrecognised(path, f"unrecognised value {value!r}")
 
 
@@ -191,23 +183,14 @@ class ListOf(Kind):
         return value
 
 
-class Field:
-    """A member of an :class:`Object`: its kind and whether it is required."""
-
-    __slots__ = ("kind", "required")
-
-    def __init__(self, kind: Kind, required: bool) -> None:
-        self.kind = kind
-        self.required = required
-
-
 class Object(Kind):
-    """An object with described fields. Closed objects strip undescribed members (with a
-    warning); open ones (JSON Patch operations) keep them untouched."""
+    """An object whose ``fields`` map each name to its kind and whether it is required.
+    Closed objects strip other members (with a warning); open ones (JSON Patch operations)
+    keep them untouched."""
 
-    def __init__(self, fields: Mapping[str, Field], *, open_: bool = False) -> None:
+    def __init__(self, fields: Mapping[str, tuple[Kind, bool]], *, open_: bool = False) -> None:
         self.fields = dict(fields)
-        self.required = tuple(name for name, field in self.fields.items() if field.required)
+        self.required = tuple(name for name, (_, required) in self.fields.items() if required)
         self.open = open_
 
     def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
@@ -224,18 +207,19 @@ class Object(Kind):
                 if not self.open:
                     removed.append((name, f"stripped unknown property {path}/{name}"))
                 continue
-            fast = field.kind.fast
+            kind, required = field
+            fast = kind.fast
             if member is not None and (fast is object or type(member) is fast):
                 continue
-            if member is None and not field.required and not field.kind.accepts_null:
+            if member is None and not required and not kind.accepts_null:
                 # "Absent means absent", but 0.x Python producers wrote optional fields as
                 # null (`"outcome": null`, `"parentMessageId": null`): read null as absent.
                 removed.append((name, None))
                 continue
             try:
-                field.kind.check(member, f"{path}/{name}", ctx)  # checks mutate in place
+                kind.check(member, f"{path}/{name}", ctx)  # checks mutate in place
             except Unrecognised as exc:
-                if field.required:
+                if required:
                     raise
                 removed.append((name, f"stripped {path}/{name}: {exc.what} at {exc.path}"))
         for name, warning in removed:
@@ -299,9 +283,9 @@ _KIND: dict[str, Kind] = {
     "bool": Typed(bool, "a boolean"),
     "ts": Int(-MAX_SAFE_INT, MAX_SAFE_INT),
     "count": Int(0, MAX_SAFE_INT),
-    "function": Const("function"),
-    "tool": Const("tool"),
-    "reasoning": Const("reasoning"),
+    "function": Enum(("function",), closed=True),
+    "tool": Enum(("tool",), closed=True),
+    "reasoning": Enum(("reasoning",), closed=True),
     "text_role": Enum(TEXT_ROLES, ROLES),
     "resume_status": Enum(("resolved", "cancelled")),
     "subtype": Enum(("tool-call", "message")),
@@ -314,7 +298,7 @@ def _obj(spec: str, *, open_: bool = False) -> Object:
     fields = {}
     for token in spec.split():
         name, _, kind = token.partition(":")
-        fields[name.rstrip("?")] = Field(_KIND[kind or "str"], not name.endswith("?"))
+        fields[name.rstrip("?")] = (_KIND[kind or "str"], not name.endswith("?"))
     return Object(fields, open_=open_)
 
 

@@ -48,7 +48,6 @@ __all__ = [
     "messages_to_wire",
     "state_of",
     "thread_id_of",
-    "tools_to_wire",
 ]
 
 #: ``additional_properties`` keys this adapter reads and writes.
@@ -70,7 +69,9 @@ QUESTION_METADATA_KEY = "agui_chat"
 
 Wire = dict[str, Any]
 
-_PLAIN_ROLES = ("system", "developer")
+_TEXT_ROLES = ("assistant", "system", "developer")
+#: The contents sent as an assistant message, beside its reasoning.
+_SENT = (TextContent, FunctionCallContent, ToolApprovalRequestContent)
 
 
 def build_run_input(
@@ -80,32 +81,36 @@ def build_run_input(
     thread_id: str,
     run_id: str,
     state: Any,
-    resume: list[Wire] | None = None,
-    protocol_version: str | None = "1.0",
-    prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]] | None = None,
+    resume: list[Wire] | None,
+    protocol_version: str | None,
+    prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]],
 ) -> Wire:
     """The ``RunAgentInput`` for one run.
 
     ``state``, ``tools``, ``context`` and ``forwardedProps`` are always present (0.x servers
     require them); ``protocolVersion`` is omitted when ``None``; ``resume`` only when given.
-    ``prepare_messages`` is the pipeline's outgoing shim (activity removal, peer eras).
+    ``prepare_messages`` is the pipeline's outgoing shim (activity removal, peer eras). Of
+    the tools, only function declarations are sent.
     """
-    extra = options.additional_properties if options is not None else {}
+    options = options or ChatOptions()
+    extra = options.additional_properties
     wire_messages = messages_to_wire(messages)
-    if options is not None and options.instructions:
+    if options.instructions:
         instructions_id = _stable_id("instructions", options.instructions)
         wire_messages.insert(
             0, {"id": instructions_id, "role": "system", "content": options.instructions}
         )
-    if prepare_messages is not None:
-        wire_messages = prepare_messages(wire_messages)
     forwarded = extra.get(FORWARDED_PROPS_KEY)
     body: Wire = {"threadId": thread_id, "runId": run_id}
     if extra.get(PARENT_RUN_ID_KEY) is not None:
         body["parentRunId"] = extra[PARENT_RUN_ID_KEY]
     body["state"] = to_jsonable(state)
-    body["messages"] = wire_messages
-    body["tools"] = tools_to_wire(options.tools if options is not None else None)
+    body["messages"] = prepare_messages(wire_messages)
+    body["tools"] = [
+        {"name": t.name, "description": t.description, "parameters": to_jsonable(t.parameters)}
+        for t in options.tools or ()
+        if isinstance(t, AIFunctionDeclaration)
+    ]
     body["context"] = [
         {"description": str(item["description"]), "value": dump_json(item["value"])}
         for item in extra.get(CONTEXT_KEY) or ()
@@ -160,19 +165,6 @@ def client_tool_names(options: ChatOptions | None) -> frozenset[str]:
     return frozenset(t.name for t in options.tools if isinstance(t, AIFunctionDeclaration))
 
 
-def tools_to_wire(tools: Iterable[Any] | None) -> list[Wire]:
-    """AG-UI ``Tool``s for the caller's function declarations; other tools are not sent."""
-    return [
-        {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": to_jsonable(tool.parameters),
-        }
-        for tool in tools or ()
-        if isinstance(tool, AIFunctionDeclaration)
-    ]
-
-
 # -------------------------------------------------------------------- messages
 
 
@@ -195,8 +187,7 @@ class _WireBuilder:
     def __init__(self) -> None:
         self.out: list[Wire] = []
         self.by_id: dict[str, Wire] = {}
-        self.sent_calls: set[str] = set()
-        self.calls: dict[str, Wire] = {}
+        self.calls: dict[str, Wire] = {}  # every tool call sent, by id
         self.encrypted: list[tuple[str, str, str]] = []
         self.owner: str | None = None
 
@@ -211,26 +202,20 @@ class _WireBuilder:
         self._collect_encrypted(message.contents)
         if role == "assistant" or role == "reasoning":
             self._reasoning(message, message_id, only=role == "reasoning")
-        if role == "assistant":
-            self._assistant(message, message_id)
-        elif role == "user":
+        if role == "user":
             self._user(message, message_id)
-        elif role in _PLAIN_ROLES:
-            self._plain(message, message_id, role)
         elif role not in ("tool", "reasoning"):
             # A role AG-UI does not know: its text is still part of the conversation.
-            self._plain(message, message_id, "user")
+            self._text(message, message_id, role if role in _TEXT_ROLES else "user")
         for result in results:
             result_id = message_id if len(results) == 1 else f"{message_id}-{result.call_id}"
             self._emit(_tool_message(result, result_id))
 
     def finish(self) -> list[Wire]:
         for subtype, entity_id, value in self.encrypted:
-            target = self.calls.get(entity_id) if subtype == "tool-call" else None
-            if subtype == "message":
-                target = self.by_id.get(entity_id)
-            if target is not None:
-                target["encryptedValue"] = value
+            targets = {"tool-call": self.calls, "message": self.by_id}.get(subtype, {})
+            if entity_id in targets:
+                targets[entity_id]["encryptedValue"] = value
         return self.out
 
     # ---------------------------------------------------------------- per role
@@ -239,31 +224,23 @@ class _WireBuilder:
         parts = [p for p in (_user_part(c) for c in message.contents) if p is not None]
         if not parts:
             return
-        wire: Wire = {"id": message_id, "role": "user"}
+        wire: Wire = {"id": message_id, "role": "user", "content": parts}
         if all(p["type"] == "text" for p in parts):
             wire["content"] = "".join(p["text"] for p in parts)
-        else:
-            wire["content"] = parts
         self._emit(_named(wire, message))
 
-    def _plain(self, message: ChatMessage, message_id: str, role: str) -> None:
-        if not any(isinstance(c, TextContent) for c in message.contents):
-            return
-        self._emit(_named({"id": message_id, "role": role, "content": message.text}, message))
-
-    def _assistant(self, message: ChatMessage, message_id: str) -> None:
+    def _text(self, message: ChatMessage, message_id: str, role: str) -> None:
+        """Text, and for an assistant the tool calls (approval requests' too) not sent yet."""
         calls: list[Wire] = []
-        for content in message.contents:
+        for content in message.contents if role == "assistant" else ():
             call = content.tool_call if isinstance(content, ToolApprovalRequestContent) else content
-            if isinstance(call, FunctionCallContent) and call.call_id not in self.sent_calls:
-                self.sent_calls.add(call.call_id)
-                wire_call = _tool_call(call)
-                self.calls[call.call_id] = wire_call
-                calls.append(wire_call)
+            if isinstance(call, FunctionCallContent) and call.call_id not in self.calls:
+                self.calls[call.call_id] = _tool_call(call)
+                calls.append(self.calls[call.call_id])
         has_text = any(isinstance(c, TextContent) for c in message.contents)
         if not calls and not has_text:
             return
-        wire: Wire = {"id": message_id, "role": "assistant"}
+        wire: Wire = {"id": message_id, "role": role}
         if has_text:
             wire["content"] = message.text
         if calls:
@@ -279,12 +256,10 @@ class _WireBuilder:
         ]
         if not pieces:
             return
-        wire_id = message_id if only or _only_reasoning(message) else f"{message_id}-reasoning"
-        wire: Wire = {
-            "id": wire_id,
-            "role": "reasoning",
-            "content": "".join(p.text for p in pieces),
-        }
+        if not only and any(isinstance(c, _SENT) for c in message.contents):
+            message_id = f"{message_id}-reasoning"
+        content = "".join(p.text for p in pieces)
+        wire: Wire = {"id": message_id, "role": "reasoning", "content": content}
         encrypted = [p.protected_data for p in pieces if p.protected_data is not None]
         if encrypted:
             wire["encryptedValue"] = encrypted[-1]
@@ -340,14 +315,6 @@ def _named(wire: Wire, message: ChatMessage) -> Wire:
     return wire
 
 
-def _only_reasoning(message: ChatMessage) -> bool:
-    return all(isinstance(c, TextReasoningContent) or not _is_sent(c) for c in message.contents)
-
-
-def _is_sent(content: AIContent) -> bool:
-    return isinstance(content, (TextContent, FunctionCallContent, ToolApprovalRequestContent))
-
-
 def _tool_call(call: FunctionCallContent) -> Wire:
     if call.arguments is None and call.raw_arguments is not None:
         arguments = call.raw_arguments
@@ -362,13 +329,10 @@ def _tool_call(call: FunctionCallContent) -> Wire:
 
 def _tool_message(result: FunctionResultContent, message_id: str) -> Wire:
     value = result.result
-    props = result.additional_properties or {}
-    if props.get(CONTENT_PARTS_KEY) and isinstance(value, list):
+    if (result.additional_properties or {}).get(CONTENT_PARTS_KEY) and isinstance(value, list):
         content: Any = to_jsonable(value)
-    elif value is None:
-        content = ""
     else:
-        content = dump_json(value)
+        content = "" if value is None else dump_json(value)
     wire: Wire = {
         "id": message_id,
         "role": "tool",
@@ -384,11 +348,7 @@ def _user_part(content: AIContent) -> Wire | None:
     if isinstance(content, TextContent):
         return {"type": "text", "text": content.text}
     if isinstance(content, DataContent):
-        source: Wire = {
-            "type": "data",
-            "value": content.base64_data,
-            "mimeType": content.media_type,
-        }
+        source = {"type": "data", "value": content.base64_data, "mimeType": content.media_type}
         return _media_part(content.media_type, source, content.name)
     if isinstance(content, UriContent):
         source = {"type": "url", "value": content.uri, "mimeType": content.media_type}
@@ -398,11 +358,8 @@ def _user_part(content: AIContent) -> Wire | None:
 
 def media_part_kind(media_type: str | None) -> str:
     """The AG-UI content part for a media type: image, audio, video, else document."""
-    lowered = (media_type or "").lower()
-    for prefix in ("image/", "audio/", "video/"):
-        if lowered.startswith(prefix):
-            return prefix[:-1]
-    return "document"
+    kind, slash, _ = (media_type or "").lower().partition("/")
+    return kind if slash and kind in ("image", "audio", "video") else "document"
 
 
 def _media_part(media_type: str, source: Wire, name: str | None) -> Wire:
