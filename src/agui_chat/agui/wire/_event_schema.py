@@ -1,12 +1,6 @@
-"""The AG-UI 1.0 event schema and the stage that holds incoming events to it.
-
-The schema is a table written in a small language of kinds: a :class:`Kind` checks one JSON
-value in place and returns it, stripped of unrecognised members. :class:`EventEnforcer`
-checks every event against the table. Unrecognised material (an unknown event type or
-property, a union member or enum value added after this client shipped) is dropped or
-stripped with a warning; a known field holding a malformed value is fatal
-(:class:`~agui_chat._exceptions.ProtocolError` naming the event type and the field path).
-Events are the parsed JSON dicts, mutated in place and never copied.
+"""The AG-UI 1.0 event schema (a table written in a small language of kinds) and
+:class:`EventEnforcer`, which holds incoming events (the parsed JSON dicts, checked and
+stripped in place, never copied) to it.
 """
 
 from __future__ import annotations
@@ -17,7 +11,7 @@ from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "ROLES", "TEXT_ROLES", "EventEnforcer"]
+__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "TEXT_ROLES", "EventEnforcer"]
 
 Event = dict[str, Any]
 Warn = Callable[[str], None]
@@ -158,11 +152,13 @@ class JsonPointer(Kind):
 
 
 class ListOf(Kind):
-    """An array of one kind; an unrecognised element is dropped from it with a warning."""
+    """An array of one kind; an unrecognised element is dropped from it with a warning.
+    With ``unique_ids`` its elements are objects whose ``id`` must not repeat."""
 
-    def __init__(self, item: Kind, *, min_items: int = 0) -> None:
+    def __init__(self, item: Kind, *, min_items: int = 0, unique_ids: bool = False) -> None:
         self.item = item
         self.min_items = min_items
+        self.unique_ids = unique_ids
 
     def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
         if type(value) is not list:
@@ -180,6 +176,12 @@ class ListOf(Kind):
                 dropped.append(index)
         for index in reversed(dropped):
             del value[index]
+        if self.unique_ids:
+            seen: set[str] = set()
+            for index, element in enumerate(value):
+                if element["id"] in seen:
+                    raise ctx.malformed(f"{path}/{index}/id", f"repeats id {element['id']!r}")
+                seen.add(element["id"])
         return value
 
 
@@ -272,7 +274,7 @@ class StrOrList(Kind):
 # --------------------------------------------------------------------------- the 1.0 table
 
 TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
-ROLES: Final = (*TEXT_ROLES, "tool", "activity", "reasoning")
+_ROLES = (*TEXT_ROLES, "tool", "activity", "reasoning")
 
 #: The kinds a field spec names; each composite kind below is added to it once defined.
 _KIND: dict[str, Kind] = {
@@ -286,7 +288,7 @@ _KIND: dict[str, Kind] = {
     "function": Enum(("function",), closed=True),
     "tool": Enum(("tool",), closed=True),
     "reasoning": Enum(("reasoning",), closed=True),
-    "text_role": Enum(TEXT_ROLES, ROLES),
+    "text_role": Enum(TEXT_ROLES, _ROLES),
     "resume_status": Enum(("resolved", "cancelled")),
     "subtype": Enum(("tool-call", "message")),
 }
@@ -365,6 +367,7 @@ _KIND["interrupts"] = ListOf(
         "id reason message? toolCallId? responseSchema?:obj expiresAt? metadata?:obj subagentRunId?"
     ),
     min_items=1,
+    unique_ids=True,
 )
 _KIND["run_outcome"] = _union(
     "type",
@@ -445,12 +448,7 @@ EVENT_TYPES: Final = frozenset(_SCHEMAS)
 
 
 class EventEnforcer:
-    """Holds each incoming event to the 1.0 schema (the "enforcement" stage).
-
-    :meth:`enforce` returns the event (stripped of unrecognised material, in place) or
-    ``None`` when the whole event must be dropped; it raises ``ProtocolError`` for a
-    malformed known value.
-    """
+    """Holds each incoming event to the 1.0 schema (the "enforcement" stage)."""
 
     __slots__ = ("_warn",)
 
@@ -458,7 +456,10 @@ class EventEnforcer:
         self._warn = warn
 
     def enforce(self, event: Event) -> Event | None:
-        """Check ``event`` (a parsed JSON object with a string ``type``) against its schema."""
+        """``event`` (a JSON object with a string ``type``) stripped of unrecognised material
+        (an unknown property, union member or enum value, with a warning), or ``None`` when
+        the whole event is dropped (an unknown type). Raises ``ProtocolError``, naming the
+        event type and field path, for a known field holding a malformed value."""
         event_type: str = event["type"]
         schema = _SCHEMAS.get(event_type)
         if schema is None:
@@ -472,20 +473,4 @@ class EventEnforcer:
                 f"dropped {event_type} event: {exc.what} at {exc.path} (a required position)"
             )
             return None
-        if event_type == "RUN_FINISHED":
-            _check_unique_interrupt_ids(event, ctx)
         return event
-
-
-def _check_unique_interrupt_ids(event: Event, ctx: CheckContext) -> None:
-    outcome = event.get("outcome")
-    if outcome is None or outcome.get("type") != "interrupt":
-        return
-    seen: set[str] = set()
-    for index, interrupt in enumerate(outcome["interrupts"]):
-        if interrupt["id"] in seen:
-            raise ctx.malformed(
-                f"/outcome/interrupts/{index}/id",
-                f"repeats interrupt id {interrupt['id']!r}; interrupt ids must be unique",
-            )
-        seen.add(interrupt["id"])

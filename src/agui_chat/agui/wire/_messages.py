@@ -33,10 +33,7 @@ from ..._tools import AIFunctionDeclaration
 
 __all__ = [
     "CONTENT_PARTS_KEY",
-    "CONTEXT_KEY",
     "ENCRYPTED_FOR_KEY",
-    "FORWARDED_PROPS_KEY",
-    "PARENT_RUN_ID_KEY",
     "RUN_ID_KEY",
     "STATE_KEY",
     "SUBAGENT_KEY",
@@ -45,24 +42,20 @@ __all__ = [
     "client_tool_names",
     "forwarded_response_format",
     "media_part_kind",
-    "messages_to_wire",
     "state_of",
     "thread_id_of",
 ]
 
-#: ``additional_properties`` keys this adapter reads and writes.
-THREAD_ID_KEY = "agui_thread_id"  # on messages (stamped) and on ChatOptions (explicit thread)
-RUN_ID_KEY = "agui_run_id"  # on messages: the run that produced them
-STATE_KEY = "agui_state"  # on messages/updates (the state after them) and ChatOptions (explicit)
-CONTEXT_KEY = "agui_context"  # on ChatOptions: RunAgentInput.context
-FORWARDED_PROPS_KEY = "agui_forwarded_props"  # on ChatOptions: RunAgentInput.forwardedProps
-PARENT_RUN_ID_KEY = "agui_parent_run_id"  # on ChatOptions: RunAgentInput.parentRunId
-#: On a TextReasoningContent: the message or tool call an encrypted value belongs to.
-ENCRYPTED_FOR_KEY = "agui_encrypted_for"
-#: On a FunctionResultContent: the result is a list of AG-UI content parts.
-CONTENT_PARTS_KEY = "agui_content_parts"
-#: On messages: the subagent invocation that produced them (AG-UI ``subagentRunId``).
-SUBAGENT_KEY = "agui_subagent_run_id"
+# ``additional_properties`` keys: on messages, ChatOptions (set explicitly) and contents.
+THREAD_ID_KEY = "agui_thread_id"  # messages (stamped), ChatOptions
+RUN_ID_KEY = "agui_run_id"  # messages: the run that produced them
+STATE_KEY = "agui_state"  # messages and updates (the state after them), ChatOptions
+_CONTEXT_KEY = "agui_context"  # ChatOptions: RunAgentInput.context
+_FORWARDED_PROPS_KEY = "agui_forwarded_props"  # ChatOptions: RunAgentInput.forwardedProps
+_PARENT_RUN_ID_KEY = "agui_parent_run_id"  # ChatOptions: RunAgentInput.parentRunId
+ENCRYPTED_FOR_KEY = "agui_encrypted_for"  # TextReasoningContent: the message or call it is for
+CONTENT_PARTS_KEY = "agui_content_parts"  # FunctionResultContent: the result is content parts
+SUBAGENT_KEY = "agui_subagent_run_id"  # messages: the subagentRunId that produced them
 #: In a question interrupt's ``metadata``: what an agui_chat server says of the question
 #: (``toolCallId``, ``key``) where the spec has no field for it.
 QUESTION_METADATA_KEY = "agui_chat"
@@ -100,10 +93,10 @@ def build_run_input(
         wire_messages.insert(
             0, {"id": instructions_id, "role": "system", "content": options.instructions}
         )
-    forwarded = extra.get(FORWARDED_PROPS_KEY)
+    forwarded = extra.get(_FORWARDED_PROPS_KEY)
     body: Wire = {"threadId": thread_id, "runId": run_id}
-    if extra.get(PARENT_RUN_ID_KEY) is not None:
-        body["parentRunId"] = extra[PARENT_RUN_ID_KEY]
+    if extra.get(_PARENT_RUN_ID_KEY) is not None:
+        body["parentRunId"] = extra[_PARENT_RUN_ID_KEY]
     body["state"] = to_jsonable(state)
     body["messages"] = prepare_messages(wire_messages)
     body["tools"] = [
@@ -113,7 +106,7 @@ def build_run_input(
     ]
     body["context"] = [
         {"description": str(item["description"]), "value": dump_json(item["value"])}
-        for item in extra.get(CONTEXT_KEY) or ()
+        for item in extra.get(_CONTEXT_KEY) or ()
     ]
     body["forwardedProps"] = {} if forwarded is None else to_jsonable(forwarded)
     response_format = response_format_of(options)
@@ -141,11 +134,9 @@ def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None
 def thread_id_of(history: Sequence[ChatMessage]) -> str | None:
     """The AG-UI thread of a conversation: the last message stamped with one."""
     for message in reversed(history):
-        props = message.additional_properties
-        if props:
-            thread_id = props.get(THREAD_ID_KEY)
-            if isinstance(thread_id, str) and thread_id:
-                return thread_id
+        thread_id = (message.additional_properties or {}).get(THREAD_ID_KEY)
+        if isinstance(thread_id, str) and thread_id:
+            return thread_id
     return None
 
 
@@ -160,21 +151,17 @@ def state_of(history: Sequence[ChatMessage]) -> tuple[bool, Any]:
 
 def client_tool_names(options: ChatOptions | None) -> frozenset[str]:
     """Names of the tools the caller runs itself (every function declaration it passes)."""
-    if options is None or not options.tools:
-        return frozenset()
-    return frozenset(t.name for t in options.tools if isinstance(t, AIFunctionDeclaration))
+    tools = options.tools if options is not None else None
+    return frozenset(t.name for t in tools or () if isinstance(t, AIFunctionDeclaration))
 
 
 # -------------------------------------------------------------------- messages
 
 
 def messages_to_wire(messages: Sequence[ChatMessage]) -> list[Wire]:
-    """The conversation as AG-UI messages, in order.
-
-    A tool call is sent once (the first time it appears); messages with the same id are
-    joined, as AG-UI keys messages by id; encrypted reasoning values are attached to the
-    message or tool call they name.
-    """
+    """The conversation as AG-UI messages, in order. A tool call is sent once; messages
+    with the same id are joined (AG-UI keys messages by id); encrypted reasoning values are
+    attached to the message or tool call they name."""
     builder = _WireBuilder()
     for index, message in enumerate(messages):
         builder.add(index, message)
