@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ._messages import media_part_kind
+from ._messages import media_part
 
 __all__ = [
     "RETIRED_TYPES",
@@ -46,13 +46,12 @@ class RetiredShapeTranslator:
     and message ids. Each retired type is warned about once per stream;
     ``THINKING_START.title`` has no 1.0 home and is dropped with a warning."""
 
-    __slots__ = ("_message_id", "_span_id", "_warn", "_warned")
+    __slots__ = ("_open", "_warn", "_warned")
 
     def __init__(self, warn: Warn) -> None:
         self._warn = warn
         self._warned: set[str] = set()
-        self._span_id: str | None = None
-        self._message_id: str | None = None
+        self._open: dict[str, str] = {}  # id prefix ("thinking": the span) -> the open id
 
     def translate(self, event: Event) -> Event:
         """Return the 1.0 equivalent of a retired event (other events pass unchanged);
@@ -72,19 +71,17 @@ class RetiredShapeTranslator:
             self._warn(
                 f"dropped THINKING_START title {event['title']!r}: REASONING_START has no title"
             )
-        out: Event = {"type": target}
-        if retired == "THINKING_START":
-            self._span_id = out["messageId"] = f"thinking-{uuid.uuid4().hex}"
-        elif retired == "THINKING_END":
-            out["messageId"] = self._span_id or f"thinking-{uuid.uuid4().hex}"
-            self._span_id = None
-        elif retired == "THINKING_TEXT_MESSAGE_START":
-            self._message_id = out["messageId"] = f"thinking-message-{uuid.uuid4().hex}"
+        lane = "thinking" if retired in ("THINKING_START", "THINKING_END") else "thinking-message"
+        if retired.endswith("_START"):
+            self._open[lane] = f"{lane}-{uuid.uuid4().hex}"
+        out: Event = {
+            "type": target,
+            "messageId": self._open.get(lane, f"{lane}-{uuid.uuid4().hex}"),
+        }
+        if retired.endswith("_END"):
+            self._open.pop(lane, None)
+        if retired == "THINKING_TEXT_MESSAGE_START":
             out["role"] = "reasoning"
-        else:
-            out["messageId"] = self._message_id or f"thinking-message-{uuid.uuid4().hex}"
-            if retired == "THINKING_TEXT_MESSAGE_END":
-                self._message_id = None
         # delta, base fields, and unknowns for enforcement to judge
         out.update(
             (k, v) for k, v in event.items() if k not in ("type", "title", "messageId", "role")
@@ -145,22 +142,14 @@ def input_protocol_version(peer_max_version: str | None) -> str | None:
 
 def upgrade_binary_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
     """The 1.0 part for a 0.x ``binary`` part (``None`` if it names no source)."""
-    mime = part.get("mimeType")
-    kind = media_part_kind(mime if isinstance(mime, str) else None)
-    if part.get("url") is not None:
-        source: dict[str, Any] = {"type": "url", "value": part["url"]}
-    elif part.get("data") is not None:
-        source = {"type": "data", "value": part["data"]}
-    elif part.get("id") is not None:
-        source = {"type": "file", "value": part["id"]}
-    else:
+    key = next((k for k in ("url", "data", "id") if part.get(k) is not None), None)
+    if key is None:
         return None
+    mime = part.get("mimeType")
+    source: dict[str, Any] = {"type": "file" if key == "id" else key, "value": part[key]}
     if mime is not None:
         source["mimeType"] = mime
-    upgraded: dict[str, Any] = {"type": kind, "source": source}
-    if part.get("filename") is not None:
-        upgraded["metadata"] = {"filename": part["filename"]}
-    return upgraded
+    return media_part(mime if isinstance(mime, str) else None, source, part.get("filename"))
 
 
 def downgrade_input_messages(

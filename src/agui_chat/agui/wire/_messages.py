@@ -41,7 +41,7 @@ __all__ = [
     "build_run_input",
     "client_tool_names",
     "forwarded_response_format",
-    "media_part_kind",
+    "media_part",
     "state_of",
     "thread_id_of",
 ]
@@ -336,23 +336,21 @@ def _user_part(content: AIContent) -> Wire | None:
         return {"type": "text", "text": content.text}
     if isinstance(content, DataContent):
         source = {"type": "data", "value": content.base64_data, "mimeType": content.media_type}
-        return _media_part(content.media_type, source, content.name)
+        return media_part(content.media_type, source, content.name)
     if isinstance(content, UriContent):
         source = {"type": "url", "value": content.uri, "mimeType": content.media_type}
-        return _media_part(content.media_type, source, None)
+        return media_part(content.media_type, source, None)
     return None
 
 
-def media_part_kind(media_type: str | None) -> str:
-    """The AG-UI content part for a media type: image, audio, video, else document."""
+def media_part(media_type: str | None, source: Wire, filename: str | None) -> Wire:
+    """The AG-UI content part for ``source``: image, audio or video by its media type, else
+    document."""
     kind, slash, _ = (media_type or "").lower().partition("/")
-    return kind if slash and kind in ("image", "audio", "video") else "document"
-
-
-def _media_part(media_type: str, source: Wire, name: str | None) -> Wire:
-    part: Wire = {"type": media_part_kind(media_type), "source": source}
-    if name:
-        part["metadata"] = {"filename": name}
+    kind = kind if slash and kind in ("image", "audio", "video") else "document"
+    part: Wire = {"type": kind, "source": source}
+    if filename:
+        part["metadata"] = {"filename": filename}
     return part
 
 
