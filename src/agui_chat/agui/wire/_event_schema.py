@@ -34,20 +34,6 @@ class Unrecognised(Exception):
         self.what = what
 
 
-class CheckContext:
-    """What a check needs besides the value: the event type (for messages) and a warner."""
-
-    __slots__ = ("event_type", "warn")
-
-    def __init__(self, event_type: str, warn: Warn) -> None:
-        self.event_type = event_type
-        self.warn = warn
-
-    def malformed(self, path: str, problem: str) -> ProtocolError:
-        """The fatal error for a known field at ``path`` holding a malformed value."""
-        return ProtocolError(f"malformed {self.event_type} event: {path or '/'} {problem}")
-
-
 _JSON_TYPES = {
     type(None): "null",
     bool: "boolean",
@@ -70,7 +56,7 @@ class Kind:
     accepts_null = False
     fast: type | None = None
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         raise NotImplementedError
 
 
@@ -82,7 +68,7 @@ class Typed(Kind):
         self.fast = python_type
         self.described = described
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not self.fast:
             raise ctx.malformed(path, f"must be {self.described}, got {_json_type(value)}")
         return value
@@ -95,7 +81,7 @@ class Int(Kind):
         self.low = low
         self.high = high
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         is_int = type(value) is int or (type(value) is float and value.is_integer())
         if not is_int:
             raise ctx.malformed(path, f"must be an integer, got {_json_type(value)} {value!r}")
@@ -112,7 +98,7 @@ class Anything(Kind):
     def __init__(self, nullable: bool) -> None:
         self.accepts_null = nullable
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if value is None and not self.accepts_null:
             raise ctx.malformed(path, "must not be null")
         return value
@@ -129,7 +115,7 @@ class Enum(Kind):
         self.known = frozenset(known) | self.allowed
         self.closed = closed
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not str:
             raise ctx.malformed(path, f"must be a string, got {_json_type(value)}")
         if value in self.allowed:
@@ -143,7 +129,7 @@ class Enum(Kind):
 class JsonPointer(Kind):
     """A JSON Pointer string (RFC 6901), as JSON Patch operations carry."""
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not str:
             raise ctx.malformed(path, f"must be a JSON Pointer string, got {_json_type(value)}")
         if not _POINTER.match(value):
@@ -160,7 +146,7 @@ class ListOf(Kind):
         self.min_items = min_items
         self.unique_ids = unique_ids
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not list:
             raise ctx.malformed(path, f"must be an array, got {_json_type(value)}")
         if len(value) < self.min_items:
@@ -195,7 +181,7 @@ class Object(Kind):
         self.required = tuple(name for name, (_, required) in self.fields.items() if required)
         self.open = open_
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not dict:
             raise ctx.malformed(path, f"must be an object, got {_json_type(value)}")
         for name in self.required:
@@ -239,7 +225,7 @@ class TaggedUnion(Kind):
         self.what = what
         self.members = dict(members)
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is not dict:
             raise ctx.malformed(path, f"must be an object, got {_json_type(value)}")
         discriminator = value.get(self.key)
@@ -261,7 +247,7 @@ class StrOrList(Kind):
     def __init__(self, part: Kind) -> None:
         self.items = ListOf(part)
 
-    def check(self, value: Any, path: str, ctx: CheckContext) -> Any:
+    def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
         if type(value) is str:
             return value
         if type(value) is list:
@@ -448,12 +434,18 @@ EVENT_TYPES: Final = frozenset(_SCHEMAS)
 
 
 class EventEnforcer:
-    """Holds each incoming event to the 1.0 schema (the "enforcement" stage)."""
+    """Holds each incoming event to the 1.0 schema (the "enforcement" stage). The kinds
+    report through it: its ``warn``, and ``malformed`` errors naming the event type."""
 
-    __slots__ = ("_warn",)
+    __slots__ = ("event_type", "warn")
 
     def __init__(self, warn: Warn) -> None:
-        self._warn = warn
+        self.warn = warn
+        self.event_type = ""  # the event being checked
+
+    def malformed(self, path: str, problem: str) -> ProtocolError:
+        """The fatal error for a known field at ``path`` holding a malformed value."""
+        return ProtocolError(f"malformed {self.event_type} event: {path or '/'} {problem}")
 
     def enforce(self, event: Event) -> Event | None:
         """``event`` (a JSON object with a string ``type``) stripped of unrecognised material
@@ -463,14 +455,12 @@ class EventEnforcer:
         event_type: str = event["type"]
         schema = _SCHEMAS.get(event_type)
         if schema is None:
-            self._warn(f"dropped event of unrecognised type {event_type!r}")
+            self.warn(f"dropped event of unrecognised type {event_type!r}")
             return None
-        ctx = CheckContext(event_type, self._warn)
+        self.event_type = event_type
         try:
-            schema.check(event, "", ctx)
+            schema.check(event, "", self)
         except Unrecognised as exc:
-            self._warn(
-                f"dropped {event_type} event: {exc.what} at {exc.path} (a required position)"
-            )
+            self.warn(f"dropped {event_type} event: {exc.what} at {exc.path} (a required position)")
             return None
         return event

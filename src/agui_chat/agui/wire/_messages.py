@@ -87,7 +87,10 @@ def build_run_input(
     """
     options = options or ChatOptions()
     extra = options.additional_properties
-    wire_messages = messages_to_wire(messages)
+    builder = _WireBuilder()
+    for index, message in enumerate(messages):
+        builder.add(index, message)
+    wire_messages = builder.finish()
     if options.instructions:
         instructions_id = _stable_id("instructions", options.instructions)
         wire_messages.insert(
@@ -158,18 +161,10 @@ def client_tool_names(options: ChatOptions | None) -> frozenset[str]:
 # -------------------------------------------------------------------- messages
 
 
-def messages_to_wire(messages: Sequence[ChatMessage]) -> list[Wire]:
+class _WireBuilder:
     """The conversation as AG-UI messages, in order. A tool call is sent once; messages
     with the same id are joined (AG-UI keys messages by id); encrypted reasoning values are
     attached to the message or tool call they name."""
-    builder = _WireBuilder()
-    for index, message in enumerate(messages):
-        builder.add(index, message)
-    return builder.finish()
-
-
-class _WireBuilder:
-    """Accumulates wire messages; see :func:`messages_to_wire`."""
 
     def __init__(self) -> None:
         self.out: list[Wire] = []
@@ -184,7 +179,9 @@ class _WireBuilder:
             return
         owner = (message.additional_properties or {}).get(SUBAGENT_KEY)
         self.owner = owner if isinstance(owner, str) and owner else None
-        message_id = message.message_id or _stable_id(str(index), _fingerprint(message))
+        message_id = message.message_id or _stable_id(
+            str(index), json.dumps(message.to_dict(), sort_keys=True, default=str)
+        )
         results = [c for c in message.contents if isinstance(c, FunctionResultContent)]
         self._collect_encrypted(message.contents)
         if role == "assistant" or role == "reasoning":
@@ -355,10 +352,6 @@ def media_part(media_type: str | None, source: Wire, filename: str | None) -> Wi
 
 
 # -------------------------------------------------------------------- ids
-
-
-def _fingerprint(message: ChatMessage) -> str:
-    return json.dumps(message.to_dict(), sort_keys=True, default=str)
 
 
 def _stable_id(*parts: str) -> str:
