@@ -300,15 +300,8 @@ def _named(wire: Wire, message: ChatMessage) -> Wire:
 
 
 def _tool_call(call: FunctionCallContent) -> Wire:
-    if call.arguments is None and call.raw_arguments is not None:
-        arguments = call.raw_arguments
-    else:
-        arguments = dump_json(call.arguments or {})
-    return {
-        "id": call.call_id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
-    }
+    function = {"name": call.name, "arguments": call.arguments_json()}
+    return {"id": call.call_id, "type": "function", "function": function}
 
 
 def _tool_message(result: FunctionResultContent, message_id: str) -> Wire:
