@@ -54,8 +54,7 @@ class RetiredShapeTranslator:
         self._open: dict[str, str] = {}  # id prefix ("thinking": the span) -> the open id
 
     def translate(self, event: Event) -> Event:
-        """Return the 1.0 equivalent of a retired event (other events pass unchanged);
-        ``event["type"]`` is a string."""
+        """The 1.0 equivalent of a retired event; other events pass unchanged."""
         retired: str = event["type"]
         target = _THINKING_TO_REASONING.get(retired)
         if target is None:

@@ -82,8 +82,7 @@ class Int(Kind):
         self.high = high
 
     def check(self, value: Any, path: str, ctx: EventEnforcer) -> Any:
-        is_int = type(value) is int or (type(value) is float and value.is_integer())
-        if not is_int:
+        if not (type(value) is int or (type(value) is float and value.is_integer())):
             raise ctx.malformed(path, f"must be an integer, got {_json_type(value)} {value!r}")
         if not self.low <= value <= self.high:
             raise ctx.malformed(path, f"must be between {self.low} and {self.high}, got {value}")
@@ -260,7 +259,6 @@ class StrOrList(Kind):
 # --------------------------------------------------------------------------- the 1.0 table
 
 TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
-_ROLES = (*TEXT_ROLES, "tool", "activity", "reasoning")
 
 #: The kinds a field spec names; each composite kind below is added to it once defined.
 _KIND: dict[str, Kind] = {
@@ -274,7 +272,7 @@ _KIND: dict[str, Kind] = {
     "function": Enum(("function",), closed=True),
     "tool": Enum(("tool",), closed=True),
     "reasoning": Enum(("reasoning",), closed=True),
-    "text_role": Enum(TEXT_ROLES, _ROLES),
+    "text_role": Enum(TEXT_ROLES, (*TEXT_ROLES, "tool", "activity", "reasoning")),
     "resume_status": Enum(("resolved", "cancelled")),
     "subtype": Enum(("tool-call", "message")),
 }

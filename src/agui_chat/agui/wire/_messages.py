@@ -78,13 +78,9 @@ def build_run_input(
     protocol_version: str | None,
     prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]],
 ) -> Wire:
-    """The ``RunAgentInput`` for one run.
-
-    ``state``, ``tools``, ``context`` and ``forwardedProps`` are always present (0.x servers
-    require them); ``protocolVersion`` is omitted when ``None``; ``resume`` only when given.
-    ``prepare_messages`` is the pipeline's outgoing shim (activity removal, peer eras). Of
-    the tools, only function declarations are sent.
-    """
+    """The ``RunAgentInput`` for one run: ``state``, ``tools`` (the function declarations),
+    ``context`` and ``forwardedProps`` always (0.x servers require them), ``protocolVersion``
+    unless ``None``, ``resume`` if given; ``prepare_messages`` is the outgoing era shim."""
     options = options or ChatOptions()
     extra = options.additional_properties
     builder = _WireBuilder()

@@ -1,11 +1,8 @@
 """The ``agui.run`` OpenTelemetry span of one AG-UI run: CLIENT on the client, which sends
 its W3C trace context with the request; SERVER on the server, which continues it and links
 to the runs a resume answers. Without an SDK nothing records and each run pays one check.
-
 Attributes: ``agui.thread.id``, ``agui.run.id``, ``agui.run.outcome`` (``success``,
-``interrupt``, ``error``, ``cancelled``) and, on ``RUN_ERROR``, ``agui.run.error_code`` and
-``error.type`` (the code).
-"""
+``interrupt``, ``error``, ``cancelled``), ``agui.run.error_code`` and ``error.type``."""
 
 from __future__ import annotations
 
