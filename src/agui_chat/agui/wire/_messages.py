@@ -185,7 +185,7 @@ class _WireBuilder:
         if role == "user":
             self._user(message, message_id)
         elif role not in ("tool", "reasoning"):
-            # A role AG-UI does not know: its text is still part of the conversation.
+            # A role AG-UI does not know goes as user text: it is still part of the talk.
             self._text(message, message_id, role if role in _TEXT_ROLES else "user")
         for result in results:
             result_id = message_id if len(results) == 1 else f"{message_id}-{result.call_id}"
