@@ -15,7 +15,7 @@ import mimetypes
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ._schema import to_jsonable
+from ._schema import dump_json, to_jsonable
 from ._usage import UsageDetails
 
 __all__ = [
@@ -354,6 +354,13 @@ class FunctionCallContent(ToolCallContent):
         return self.arguments is None and (
             self.raw_arguments is not None or self.exception is not None
         )
+
+    def arguments_json(self) -> str:
+        """The arguments as JSON text (``{}`` for none); the model's own text if it did not
+        parse, so the model sees its mistake. The inverse of :meth:`from_json_arguments`."""
+        if self.arguments is None and self.raw_arguments is not None:
+            return self.raw_arguments
+        return dump_json(self.arguments or {})
 
     def _fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"call_id": self.call_id, "name": self.name}

@@ -1,10 +1,8 @@
 """The AG-UI adapters: ``AGUIChatClient`` talks to any AG-UI agent; ``AGUIServer`` hosts any
 chat client as an AG-UI endpoint.
 
-This package is the one public home of every AG-UI name (its rooms ``client``, ``server`` and
-``wire`` export nothing). The client needs only the base install. The server needs the
-``[server]`` extra (Starlette and uvicorn); its names are imported on first use, so
-``import agui_chat.agui`` works without it.
+The one public home of every AG-UI name. The server's names need the ``[server]`` extra
+(Starlette and uvicorn) and are imported on first use.
 """
 
 from __future__ import annotations
@@ -39,16 +37,14 @@ __all__ = [
 
 #: The server's names, by the module (under ``server``) that defines each.
 _SERVER_NAMES = {
-    "AGUIServer": "_server",
-    "AUDIENCE_ENV": "_server",
-    "SIGNING_KEY_ENV": "_server",
-    "default_audience": "_server",
-    "AGUIRunContext": "_run_context",
-    "current_run": "_run_context",
-    "serve": "_serve",
-    "bearer_token": "_mount",
-    "fastapi_router": "_mount",
-    "protect": "_mount",
+    name: module
+    for module, names in {
+        "_server": ("AGUIServer", "AUDIENCE_ENV", "SIGNING_KEY_ENV", "default_audience"),
+        "_run_context": ("AGUIRunContext", "current_run"),
+        "_serve": ("serve",),
+        "_mount": ("bearer_token", "fastapi_router", "protect"),
+    }.items()
+    for name in names
 }
 
 

@@ -1,12 +1,5 @@
-"""Other eras of AG-UI: retired event shapes coming in, older peers going out, versions.
-
-- :class:`RetiredShapeTranslator` — the compatibility boundary: retired 0.x ``THINKING_*``
-  events become the ``REASONING_*`` family, with synthesized ids and a warning.
-- :func:`check_protocol_version` judges a producer's declared ``protocolVersion``.
-- The outgoing peer-era shims: :func:`downgrade_input_messages`,
-  :func:`input_protocol_version` and :func:`peer_predates_subagents`, for a peer pinned to
-  an older AG-UI version.
-"""
+"""Other eras of AG-UI: retired ``THINKING_*`` events coming in, protocol versions, and
+the shims for an older peer (0.x ``binary`` parts, peers pinned to an older version)."""
 
 from __future__ import annotations
 
@@ -14,11 +7,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ._messages import media_part_kind
+from ._messages import media_part
 
 __all__ = [
-    "CLIENT_PROTOCOL_VERSION",
-    "KNOWN_PROTOCOL_VERSION",
     "RETIRED_TYPES",
     "RetiredShapeTranslator",
     "check_protocol_version",
@@ -26,15 +17,14 @@ __all__ = [
     "input_protocol_version",
     "parse_version",
     "peer_predates_subagents",
+    "upgrade_binary_part",
 ]
 
 Event = dict[str, Any]
 Warn = Callable[[str], None]
 
-#: The protocol version this client declares on ``RunAgentInput.protocolVersion``.
-CLIENT_PROTOCOL_VERSION: Final = "1.0"
 #: The newest version whose events this client knows (1.1 only adds ``encryptedValueType``).
-KNOWN_PROTOCOL_VERSION: Final = (1, 1)
+_KNOWN_VERSION: Final = (1, 1)
 
 
 # --------------------------------------------------------------------------- retired shapes
@@ -52,27 +42,23 @@ RETIRED_TYPES: Final = frozenset(_THINKING_TO_REASONING)
 
 
 class RetiredShapeTranslator:
-    """The compatibility boundary: translates 0.x ``THINKING_*`` events into reasoning.
+    """Translates 0.x ``THINKING_*`` events into the reasoning family, with synthesized span
+    and message ids. Each retired type is warned about once per stream;
+    ``THINKING_START.title`` has no 1.0 home and is dropped with a warning."""
 
-    The retired events carry no ids, so the span and the message get synthesized ones.
-    Each retired type is warned about once per stream (a warning per delta would drown
-    the log); ``THINKING_START.title`` has no 1.0 home and is dropped with a warning.
-    """
-
-    __slots__ = ("_message_id", "_span_id", "_warn", "_warned")
+    __slots__ = ("_open", "_warn", "_warned")
 
     def __init__(self, warn: Warn) -> None:
         self._warn = warn
         self._warned: set[str] = set()
-        self._span_id: str | None = None
-        self._message_id: str | None = None
+        self._open: dict[str, str] = {}  # id prefix ("thinking": the span) -> the open id
 
     def translate(self, event: Event) -> Event:
-        """Return the 1.0 equivalent of a retired event (other events pass unchanged)."""
-        retired = event.get("type")
-        if type(retired) is not str or retired not in _THINKING_TO_REASONING:
+        """The 1.0 equivalent of a retired event; other events pass unchanged."""
+        retired: str = event["type"]
+        target = _THINKING_TO_REASONING.get(retired)
+        if target is None:
             return event
-        target = _THINKING_TO_REASONING[retired]
         if retired not in self._warned:
             self._warned.add(retired)
             self._warn(
@@ -84,24 +70,21 @@ class RetiredShapeTranslator:
             self._warn(
                 f"dropped THINKING_START title {event['title']!r}: REASONING_START has no title"
             )
-        out: Event = {"type": target}
-        if retired == "THINKING_START":
-            self._span_id = f"thinking-{uuid.uuid4().hex}"
-            out["messageId"] = self._span_id
-        elif retired == "THINKING_END":
-            out["messageId"] = self._span_id or f"thinking-{uuid.uuid4().hex}"
-            self._span_id = None
-        elif retired == "THINKING_TEXT_MESSAGE_START":
-            self._message_id = f"thinking-message-{uuid.uuid4().hex}"
-            out["messageId"] = self._message_id
+        lane = "thinking" if retired in ("THINKING_START", "THINKING_END") else "thinking-message"
+        if retired.endswith("_START"):
+            self._open[lane] = f"{lane}-{uuid.uuid4().hex}"
+        out: Event = {
+            "type": target,
+            "messageId": self._open.get(lane, f"{lane}-{uuid.uuid4().hex}"),
+        }
+        if retired.endswith("_END"):
+            self._open.pop(lane, None)
+        if retired == "THINKING_TEXT_MESSAGE_START":
             out["role"] = "reasoning"
-        else:
-            out["messageId"] = self._message_id or f"thinking-message-{uuid.uuid4().hex}"
-            if retired == "THINKING_TEXT_MESSAGE_END":
-                self._message_id = None
-        for key, value in event.items():
-            if key not in ("type", "title", "messageId", "role"):
-                out[key] = value  # delta, base fields, and unknowns for enforcement to judge
+        # delta, base fields, and unknowns for enforcement to judge
+        out.update(
+            (k, v) for k, v in event.items() if k not in ("type", "title", "messageId", "role")
+        )
         return out
 
 
@@ -117,22 +100,19 @@ def parse_version(text: str) -> tuple[int, ...] | None:
 
 
 def check_protocol_version(declared: object) -> str | None:
-    """Judge a producer's ``RUN_STARTED.protocolVersion``; return a warning or ``None``.
-
-    Absent means a pre-versioning (0.x) producer and is quiet; so is any version up to
-    1.1. A newer version, or one that is not ``MAJOR.MINOR``, is served anyway with a
-    warning (AG-UI versioning rules).
-    """
+    """The warning for a producer's ``RUN_STARTED.protocolVersion``, or ``None``: absent
+    (a 0.x producer) or up to 1.1 is quiet; a newer one, or one not ``MAJOR.MINOR``, is
+    served anyway with a warning."""
     if declared is None:
         return None
     version = parse_version(declared) if isinstance(declared, str) else None
-    known = ".".join(map(str, KNOWN_PROTOCOL_VERSION))
+    known = ".".join(map(str, _KNOWN_VERSION))
     if version is None or len(version) != 2:
         return (
             f"cannot interpret the producer's protocolVersion {declared!r} (expected "
             f"MAJOR.MINOR); proceeding as if it were newer than {known}"
         )
-    if version > KNOWN_PROTOCOL_VERSION:
+    if version > _KNOWN_VERSION:
         return (
             f"producer speaks AG-UI {declared}, newer than the {known} this client knows; "
             "proceeding, and unrecognised material will be stripped"
@@ -141,9 +121,7 @@ def check_protocol_version(declared: object) -> str | None:
 
 
 def _predates(peer_max_version: str | None, version: tuple[int, ...]) -> bool:
-    if peer_max_version is None:
-        return False
-    parsed = parse_version(peer_max_version)
+    parsed = parse_version(peer_max_version) if peer_max_version is not None else None
     return parsed is not None and parsed <= version
 
 
@@ -153,11 +131,9 @@ def peer_predates_subagents(peer_max_version: str | None) -> bool:
 
 
 def input_protocol_version(peer_max_version: str | None) -> str | None:
-    """The ``protocolVersion`` to declare on the run input, or ``None`` to omit it.
-
-    A peer known to predate the field (any 0.x pin) is not sent it.
-    """
-    return None if _predates(peer_max_version, (0, 99, 99)) else CLIENT_PROTOCOL_VERSION
+    """The ``protocolVersion`` to declare on the run input, or ``None`` (omit it) for a peer
+    that predates the field (any 0.x pin)."""
+    return None if _predates(peer_max_version, (0, 99, 99)) else "1.0"
 
 
 # --------------------------------------------------------------------------- older peers
@@ -165,35 +141,23 @@ def input_protocol_version(peer_max_version: str | None) -> str | None:
 
 def upgrade_binary_part(part: Mapping[str, Any]) -> dict[str, Any] | None:
     """The 1.0 part for a 0.x ``binary`` part (``None`` if it names no source)."""
-    mime = part.get("mimeType")
-    kind = media_part_kind(mime if isinstance(mime, str) else None)
-    if part.get("url") is not None:
-        source: dict[str, Any] = {"type": "url", "value": part["url"]}
-    elif part.get("data") is not None:
-        source = {"type": "data", "value": part["data"]}
-    elif part.get("id") is not None:
-        source = {"type": "file", "value": part["id"]}
-    else:
+    key = next((k for k in ("url", "data", "id") if part.get(k) is not None), None)
+    if key is None:
         return None
+    mime = part.get("mimeType")
+    source: dict[str, Any] = {"type": "file" if key == "id" else key, "value": part[key]}
     if mime is not None:
         source["mimeType"] = mime
-    upgraded: dict[str, Any] = {"type": kind, "source": source}
-    if part.get("filename") is not None:
-        upgraded["metadata"] = {"filename": part["filename"]}
-    return upgraded
+    return media_part(mime if isinstance(mime, str) else None, source, part.get("filename"))
 
 
 def downgrade_input_messages(
     messages: Iterable[Mapping[str, Any]], peer_max_version: str | None, warn: Warn
 ) -> list[dict[str, Any]]:
-    """Prepare outgoing ``RunAgentInput.messages`` for the peer (returns new dicts).
-
-    Always: activity messages are removed (they never travel to the producer) and legacy
-    ``binary`` content parts are upgraded to typed media parts, losslessly. For a peer
-    pinned to 0.0.39 or older, part lists are flattened to their text, with a warning when
-    that drops parts. For a peer pinned to 0.0.57 or older, ``subagentRunId`` is removed
-    (lossless: the messages flatten into one thread).
-    """
+    """Outgoing ``RunAgentInput.messages`` for the peer, as new dicts: activity messages
+    removed, legacy ``binary`` parts upgraded to media parts; for a peer pinned to 0.0.39 or
+    older, part lists flattened to their text (with a warning when that drops parts); for
+    one pinned to 0.0.57 or older, ``subagentRunId`` removed."""
     flatten = _predates(peer_max_version, (0, 0, 39))
     strip_attribution = _predates(peer_max_version, (0, 0, 57))
     out: list[dict[str, Any]] = []
@@ -205,17 +169,15 @@ def downgrade_input_messages(
         if isinstance(content, list):
             parts: list[Any] = []
             for part in content:
-                if isinstance(part, Mapping) and part.get("type") == "binary":
-                    upgraded = upgrade_binary_part(part)
-                    if upgraded is None:
-                        warn(
-                            f"dropped a legacy binary content part of message "
-                            f"{copy.get('id')!r}: it has no url, data or id to upgrade"
-                        )
-                        continue
+                if not (isinstance(part, Mapping) and part.get("type") == "binary"):
+                    parts.append(part)
+                elif (upgraded := upgrade_binary_part(part)) is not None:
                     parts.append(upgraded)
                 else:
-                    parts.append(part)
+                    warn(
+                        f"dropped a legacy binary content part of message "
+                        f"{copy.get('id')!r}: it has no url, data or id to upgrade"
+                    )
             if flatten:
                 texts = [
                     p["text"]

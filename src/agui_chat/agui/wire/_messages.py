@@ -1,14 +1,10 @@
-"""Our messages, tools and options as an AG-UI ``RunAgentInput`` (wire camelCase dicts).
+"""Our messages, tools and options as an AG-UI ``RunAgentInput`` (wire camelCase dicts),
+and the ``additional_properties`` keys that carry AG-UI data on our types.
 
-AG-UI servers keep no history: every run sends the whole conversation. Each
-``ChatMessage`` becomes zero or more wire messages (``messages_to_wire``): a function result
-becomes its own ``tool`` message, reasoning its own ``reasoning`` message, tool calls (and the
-calls held by approval requests) the assistant's ``toolCalls``; human-in-the-loop requests
-and answers are not messages on the wire (answers travel in ``resume``).
-
-Thread id and state travel with the history, stamped on response messages as
-``additional_properties["agui_thread_id"]`` / ``["agui_state"]``; ``thread_id_of`` and
-``state_of`` read them back.
+Each ``ChatMessage`` becomes zero or more wire messages: a function result its own ``tool``
+message, reasoning its own ``reasoning`` message, tool calls (and those held by approval
+requests) the assistant's ``toolCalls``; human-in-the-loop requests and answers are not
+messages on the wire (answers travel in ``resume``).
 """
 
 from __future__ import annotations
@@ -27,9 +23,7 @@ from ..._contents import (
     TextReasoningContent,
     UriContent,
 )
-from ..._hitl_contents import (
-    ToolApprovalRequestContent,
-)
+from ..._hitl_contents import ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._response_format import ChatResponseFormat
@@ -39,10 +33,7 @@ from ..._tools import AIFunctionDeclaration
 
 __all__ = [
     "CONTENT_PARTS_KEY",
-    "CONTEXT_KEY",
     "ENCRYPTED_FOR_KEY",
-    "FORWARDED_PROPS_KEY",
-    "PARENT_RUN_ID_KEY",
     "RUN_ID_KEY",
     "STATE_KEY",
     "SUBAGENT_KEY",
@@ -50,33 +41,30 @@ __all__ = [
     "build_run_input",
     "client_tool_names",
     "forwarded_response_format",
-    "media_part_kind",
-    "messages_to_wire",
+    "media_part",
     "state_of",
     "thread_id_of",
-    "tools_to_wire",
 ]
 
-#: ``additional_properties`` keys this adapter reads and writes.
-THREAD_ID_KEY = "agui_thread_id"  # on messages (stamped) and on ChatOptions (explicit thread)
-RUN_ID_KEY = "agui_run_id"  # on messages: the run that produced them
-STATE_KEY = "agui_state"  # on messages/updates (the state after them) and ChatOptions (explicit)
-CONTEXT_KEY = "agui_context"  # on ChatOptions: RunAgentInput.context
-FORWARDED_PROPS_KEY = "agui_forwarded_props"  # on ChatOptions: RunAgentInput.forwardedProps
-PARENT_RUN_ID_KEY = "agui_parent_run_id"  # on ChatOptions: RunAgentInput.parentRunId
-#: On a TextReasoningContent: the message or tool call an encrypted value belongs to.
-ENCRYPTED_FOR_KEY = "agui_encrypted_for"
-#: On a FunctionResultContent: the result is a list of AG-UI content parts.
-CONTENT_PARTS_KEY = "agui_content_parts"
-#: On messages: the subagent invocation that produced them (AG-UI ``subagentRunId``).
-SUBAGENT_KEY = "agui_subagent_run_id"
+# ``additional_properties`` keys: on messages, ChatOptions (set explicitly) and contents.
+THREAD_ID_KEY = "agui_thread_id"  # messages (stamped), ChatOptions
+RUN_ID_KEY = "agui_run_id"  # messages: the run that produced them
+STATE_KEY = "agui_state"  # messages and updates (the state after them), ChatOptions
+_CONTEXT_KEY = "agui_context"  # ChatOptions: RunAgentInput.context
+_FORWARDED_PROPS_KEY = "agui_forwarded_props"  # ChatOptions: RunAgentInput.forwardedProps
+_PARENT_RUN_ID_KEY = "agui_parent_run_id"  # ChatOptions: RunAgentInput.parentRunId
+ENCRYPTED_FOR_KEY = "agui_encrypted_for"  # TextReasoningContent: the message or call it is for
+CONTENT_PARTS_KEY = "agui_content_parts"  # FunctionResultContent: the result is content parts
+SUBAGENT_KEY = "agui_subagent_run_id"  # messages: the subagentRunId that produced them
 #: In a question interrupt's ``metadata``: what an agui_chat server says of the question
 #: (``toolCallId``, ``key``) where the spec has no field for it.
 QUESTION_METADATA_KEY = "agui_chat"
 
 Wire = dict[str, Any]
 
-_PLAIN_ROLES = ("system", "developer")
+_TEXT_ROLES = ("assistant", "system", "developer")
+#: The contents sent as an assistant message, beside its reasoning.
+_SENT = (TextContent, FunctionCallContent, ToolApprovalRequestContent)
 
 
 def build_run_input(
@@ -86,34 +74,39 @@ def build_run_input(
     thread_id: str,
     run_id: str,
     state: Any,
-    resume: list[Wire] | None = None,
-    protocol_version: str | None = "1.0",
-    prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]] | None = None,
+    resume: list[Wire] | None,
+    protocol_version: str | None,
+    prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]],
 ) -> Wire:
-    """The ``RunAgentInput`` for one run.
-
-    ``state``, ``tools``, ``context`` and ``forwardedProps`` are always present (0.x servers
-    require them); ``protocolVersion`` is omitted when ``None``; ``resume`` only when given.
-    ``prepare_messages`` is the pipeline's outgoing shim (activity removal, peer eras).
-    """
-    extra = options.additional_properties if options is not None else {}
-    wire_messages = messages_to_wire(messages)
-    if options is not None and options.instructions:
+    """The ``RunAgentInput`` for one run: ``state``, ``tools`` (the function declarations),
+    ``context`` and ``forwardedProps`` always (0.x servers require them), ``protocolVersion``
+    unless ``None``, ``resume`` if given; ``prepare_messages`` is the outgoing era shim."""
+    options = options or ChatOptions()
+    extra = options.additional_properties
+    builder = _WireBuilder()
+    for index, message in enumerate(messages):
+        builder.add(index, message)
+    wire_messages = builder.finish()
+    if options.instructions:
         instructions_id = _stable_id("instructions", options.instructions)
         wire_messages.insert(
             0, {"id": instructions_id, "role": "system", "content": options.instructions}
         )
-    if prepare_messages is not None:
-        wire_messages = prepare_messages(wire_messages)
-    forwarded = extra.get(FORWARDED_PROPS_KEY)
+    forwarded = extra.get(_FORWARDED_PROPS_KEY)
     body: Wire = {"threadId": thread_id, "runId": run_id}
-    parent_run_id = extra.get(PARENT_RUN_ID_KEY)
-    if parent_run_id is not None:
-        body["parentRunId"] = _require_str(parent_run_id, PARENT_RUN_ID_KEY)
+    if extra.get(_PARENT_RUN_ID_KEY) is not None:
+        body["parentRunId"] = extra[_PARENT_RUN_ID_KEY]
     body["state"] = to_jsonable(state)
-    body["messages"] = wire_messages
-    body["tools"] = tools_to_wire(options.tools if options is not None else None)
-    body["context"] = _context(extra.get(CONTEXT_KEY))
+    body["messages"] = prepare_messages(wire_messages)
+    body["tools"] = [
+        {"name": t.name, "description": t.description, "parameters": to_jsonable(t.parameters)}
+        for t in options.tools or ()
+        if isinstance(t, AIFunctionDeclaration)
+    ]
+    body["context"] = [
+        {"description": str(item["description"]), "value": dump_json(item["value"])}
+        for item in extra.get(_CONTEXT_KEY) or ()
+    ]
     body["forwardedProps"] = {} if forwarded is None else to_jsonable(forwarded)
     response_format = response_format_of(options)
     if response_format is not None and isinstance(body["forwardedProps"], dict):
@@ -140,11 +133,9 @@ def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None
 def thread_id_of(history: Sequence[ChatMessage]) -> str | None:
     """The AG-UI thread of a conversation: the last message stamped with one."""
     for message in reversed(history):
-        props = message.additional_properties
-        if props:
-            thread_id = props.get(THREAD_ID_KEY)
-            if isinstance(thread_id, str) and thread_id:
-                return thread_id
+        thread_id = (message.additional_properties or {}).get(THREAD_ID_KEY)
+        if isinstance(thread_id, str) and thread_id:
+            return thread_id
     return None
 
 
@@ -159,72 +150,22 @@ def state_of(history: Sequence[ChatMessage]) -> tuple[bool, Any]:
 
 def client_tool_names(options: ChatOptions | None) -> frozenset[str]:
     """Names of the tools the caller runs itself (every function declaration it passes)."""
-    if options is None or not options.tools:
-        return frozenset()
-    return frozenset(t.name for t in options.tools if isinstance(t, AIFunctionDeclaration))
-
-
-def tools_to_wire(tools: Iterable[Any] | None) -> list[Wire]:
-    """AG-UI ``Tool``s for the caller's function declarations; other tools are not sent."""
-    return [
-        {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": to_jsonable(tool.parameters),
-        }
-        for tool in tools or ()
-        if isinstance(tool, AIFunctionDeclaration)
-    ]
-
-
-def _context(value: Any) -> list[Wire]:
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"ChatOptions.additional_properties[{CONTEXT_KEY!r}] must be a list of "
-            f"{{'description', 'value'}} items, got {type(value).__name__}"
-        )
-    out: list[Wire] = []
-    for i, item in enumerate(value):
-        if not isinstance(item, Mapping) or "description" not in item or "value" not in item:
-            raise TypeError(
-                f"{CONTEXT_KEY}[{i}] must be a mapping with 'description' and 'value', got {item!r}"
-            )
-        out.append({"description": str(item["description"]), "value": dump_json(item["value"])})
-    return out
-
-
-def _require_str(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"ChatOptions.additional_properties[{name!r}] must be a non-empty str")
-    return value
+    tools = options.tools if options is not None else None
+    return frozenset(t.name for t in tools or () if isinstance(t, AIFunctionDeclaration))
 
 
 # -------------------------------------------------------------------- messages
 
 
-def messages_to_wire(messages: Sequence[ChatMessage]) -> list[Wire]:
-    """The conversation as AG-UI messages, in order.
-
-    A tool call is sent once (the first time it appears); messages with the same id are
-    joined, as AG-UI keys messages by id; encrypted reasoning values are attached to the
-    message or tool call they name.
-    """
-    builder = _WireBuilder()
-    for index, message in enumerate(messages):
-        builder.add(index, message)
-    return builder.finish()
-
-
 class _WireBuilder:
-    """Accumulates wire messages; see :func:`messages_to_wire`."""
+    """The conversation as AG-UI messages, in order. A tool call is sent once; messages
+    with the same id are joined (AG-UI keys messages by id); encrypted reasoning values are
+    attached to the message or tool call they name."""
 
     def __init__(self) -> None:
         self.out: list[Wire] = []
         self.by_id: dict[str, Wire] = {}
-        self.sent_calls: set[str] = set()
-        self.calls: dict[str, Wire] = {}
+        self.calls: dict[str, Wire] = {}  # every tool call sent, by id
         self.encrypted: list[tuple[str, str, str]] = []
         self.owner: str | None = None
 
@@ -234,31 +175,27 @@ class _WireBuilder:
             return
         owner = (message.additional_properties or {}).get(SUBAGENT_KEY)
         self.owner = owner if isinstance(owner, str) and owner else None
-        message_id = message.message_id or _stable_id(str(index), _fingerprint(message))
+        message_id = message.message_id or _stable_id(
+            str(index), json.dumps(message.to_dict(), sort_keys=True, default=str)
+        )
         results = [c for c in message.contents if isinstance(c, FunctionResultContent)]
         self._collect_encrypted(message.contents)
         if role == "assistant" or role == "reasoning":
             self._reasoning(message, message_id, only=role == "reasoning")
-        if role == "assistant":
-            self._assistant(message, message_id)
-        elif role == "user":
+        if role == "user":
             self._user(message, message_id)
-        elif role in _PLAIN_ROLES:
-            self._plain(message, message_id, role)
         elif role not in ("tool", "reasoning"):
-            # A role AG-UI does not know: its text is still part of the conversation.
-            self._plain(message, message_id, "user")
+            # A role AG-UI does not know goes as user text: it is still part of the talk.
+            self._text(message, message_id, role if role in _TEXT_ROLES else "user")
         for result in results:
             result_id = message_id if len(results) == 1 else f"{message_id}-{result.call_id}"
             self._emit(_tool_message(result, result_id))
 
     def finish(self) -> list[Wire]:
         for subtype, entity_id, value in self.encrypted:
-            target = self.calls.get(entity_id) if subtype == "tool-call" else None
-            if subtype == "message":
-                target = self.by_id.get(entity_id)
-            if target is not None:
-                target["encryptedValue"] = value
+            targets = {"tool-call": self.calls, "message": self.by_id}.get(subtype, {})
+            if entity_id in targets:
+                targets[entity_id]["encryptedValue"] = value
         return self.out
 
     # ---------------------------------------------------------------- per role
@@ -267,31 +204,23 @@ class _WireBuilder:
         parts = [p for p in (_user_part(c) for c in message.contents) if p is not None]
         if not parts:
             return
-        wire: Wire = {"id": message_id, "role": "user"}
+        wire: Wire = {"id": message_id, "role": "user", "content": parts}
         if all(p["type"] == "text" for p in parts):
             wire["content"] = "".join(p["text"] for p in parts)
-        else:
-            wire["content"] = parts
         self._emit(_named(wire, message))
 
-    def _plain(self, message: ChatMessage, message_id: str, role: str) -> None:
-        if not any(isinstance(c, TextContent) for c in message.contents):
-            return
-        self._emit(_named({"id": message_id, "role": role, "content": message.text}, message))
-
-    def _assistant(self, message: ChatMessage, message_id: str) -> None:
+    def _text(self, message: ChatMessage, message_id: str, role: str) -> None:
+        """Text, and for an assistant the tool calls (approval requests' too) not sent yet."""
         calls: list[Wire] = []
-        for content in message.contents:
+        for content in message.contents if role == "assistant" else ():
             call = content.tool_call if isinstance(content, ToolApprovalRequestContent) else content
-            if isinstance(call, FunctionCallContent) and call.call_id not in self.sent_calls:
-                self.sent_calls.add(call.call_id)
-                wire_call = _tool_call(call)
-                self.calls[call.call_id] = wire_call
-                calls.append(wire_call)
+            if isinstance(call, FunctionCallContent) and call.call_id not in self.calls:
+                self.calls[call.call_id] = _tool_call(call)
+                calls.append(self.calls[call.call_id])
         has_text = any(isinstance(c, TextContent) for c in message.contents)
         if not calls and not has_text:
             return
-        wire: Wire = {"id": message_id, "role": "assistant"}
+        wire: Wire = {"id": message_id, "role": role}
         if has_text:
             wire["content"] = message.text
         if calls:
@@ -307,12 +236,10 @@ class _WireBuilder:
         ]
         if not pieces:
             return
-        wire_id = message_id if only or _only_reasoning(message) else f"{message_id}-reasoning"
-        wire: Wire = {
-            "id": wire_id,
-            "role": "reasoning",
-            "content": "".join(p.text for p in pieces),
-        }
+        if not only and any(isinstance(c, _SENT) for c in message.contents):
+            message_id = f"{message_id}-reasoning"
+        content = "".join(p.text for p in pieces)
+        wire: Wire = {"id": message_id, "role": "reasoning", "content": content}
         encrypted = [p.protected_data for p in pieces if p.protected_data is not None]
         if encrypted:
             wire["encryptedValue"] = encrypted[-1]
@@ -368,37 +295,17 @@ def _named(wire: Wire, message: ChatMessage) -> Wire:
     return wire
 
 
-def _only_reasoning(message: ChatMessage) -> bool:
-    return all(isinstance(c, TextReasoningContent) or not _is_sent(c) for c in message.contents)
-
-
-def _is_sent(content: AIContent) -> bool:
-    return isinstance(content, (TextContent, FunctionCallContent, ToolApprovalRequestContent))
-
-
 def _tool_call(call: FunctionCallContent) -> Wire:
-    if call.arguments is not None:
-        arguments = json.dumps(
-            to_jsonable(call.arguments), ensure_ascii=False, separators=(",", ":")
-        )
-    else:
-        arguments = call.raw_arguments if call.raw_arguments is not None else "{}"
-    return {
-        "id": call.call_id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": arguments},
-    }
+    function = {"name": call.name, "arguments": call.arguments_json()}
+    return {"id": call.call_id, "type": "function", "function": function}
 
 
 def _tool_message(result: FunctionResultContent, message_id: str) -> Wire:
     value = result.result
-    props = result.additional_properties or {}
-    if props.get(CONTENT_PARTS_KEY) and isinstance(value, list):
+    if (result.additional_properties or {}).get(CONTENT_PARTS_KEY) and isinstance(value, list):
         content: Any = to_jsonable(value)
-    elif value is None:
-        content = ""
     else:
-        content = dump_json(value)
+        content = "" if value is None else dump_json(value)
     wire: Wire = {
         "id": message_id,
         "role": "tool",
@@ -414,39 +321,26 @@ def _user_part(content: AIContent) -> Wire | None:
     if isinstance(content, TextContent):
         return {"type": "text", "text": content.text}
     if isinstance(content, DataContent):
-        source: Wire = {
-            "type": "data",
-            "value": content.base64_data,
-            "mimeType": content.media_type,
-        }
-        return _media_part(content.media_type, source, content.name)
+        source = {"type": "data", "value": content.base64_data, "mimeType": content.media_type}
+        return media_part(content.media_type, source, content.name)
     if isinstance(content, UriContent):
         source = {"type": "url", "value": content.uri, "mimeType": content.media_type}
-        return _media_part(content.media_type, source, None)
+        return media_part(content.media_type, source, None)
     return None
 
 
-def media_part_kind(media_type: str | None) -> str:
-    """The AG-UI content part for a media type: image, audio, video, else document."""
-    lowered = (media_type or "").lower()
-    for prefix in ("image/", "audio/", "video/"):
-        if lowered.startswith(prefix):
-            return prefix[:-1]
-    return "document"
-
-
-def _media_part(media_type: str, source: Wire, name: str | None) -> Wire:
-    part: Wire = {"type": media_part_kind(media_type), "source": source}
-    if name:
-        part["metadata"] = {"filename": name}
+def media_part(media_type: str | None, source: Wire, filename: str | None) -> Wire:
+    """The AG-UI content part for ``source``: image, audio or video by its media type, else
+    document."""
+    kind, slash, _ = (media_type or "").lower().partition("/")
+    kind = kind if slash and kind in ("image", "audio", "video") else "document"
+    part: Wire = {"type": kind, "source": source}
+    if filename:
+        part["metadata"] = {"filename": filename}
     return part
 
 
 # -------------------------------------------------------------------- ids
-
-
-def _fingerprint(message: ChatMessage) -> str:
-    return json.dumps(message.to_dict(), sort_keys=True, default=str)
 
 
 def _stable_id(*parts: str) -> str:
