@@ -321,8 +321,8 @@ def _check_coverage(answers: Sequence[Answer]) -> None:
     pauses: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
     for answer in answers:
         if answer.claims.pause is not None:
-            size, slots = pauses.setdefault(answer.claims.pause, (answer.claims.pause_size, []))
-            slots.append(answer.claims.slot)
+            pause = pauses.setdefault(answer.claims.pause, (answer.claims.pause_size, []))
+            pause[1].append(answer.claims.slot)
     missing = sum(
         max(size - len(slots), 1)
         for digest, (size, slots) in pauses.items()
