@@ -111,7 +111,7 @@ class InterruptClaims:
     def _from_wire(cls, data: Mapping[str, Any]) -> InterruptClaims:
         values = {name: data[key] for name, key in _WIRE_KEYS.items() if key in data}
         kind: InterruptKind = "approval" if data["k"] == "a" else "question"
-        values["pause_size"] = int(data.get("pn", 1))
+        values.update(allow_edits=bool(data.get("ed")), pause_size=int(data.get("pn", 1)))
         return cls(kind, **{"call_id": None, "tool_name": None, "arguments": None, **values})
 
 
