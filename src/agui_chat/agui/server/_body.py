@@ -1,5 +1,5 @@
 """Reading a request body within bounds: its size, the time it takes to arrive, and how deeply
-its JSON nests (checked on the text, before ``json.loads`` builds anything)."""
+its JSON nests (read from the text, before ``json.loads`` builds anything)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ _PASSES = 8
 
 
 async def read_body(request: Request, *, max_bytes: int, timeout: float) -> bytes:
-    """The whole body: 413 past ``max_bytes``, 408 if it has not all arrived within
-    ``timeout`` seconds (a client that stalls holds nothing open for long)."""
+    """The whole body: 413 past ``max_bytes``, 408 if not all there within ``timeout`` s."""
     too_large = InputError(413, "BODY_TOO_LARGE", f"the body is larger than {max_bytes} bytes")
     declared = request.headers.get("content-length")
     if declared is not None:

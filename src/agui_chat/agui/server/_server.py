@@ -251,7 +251,8 @@ class AGUIServer:
                 await guard.starting(call)
 
         try:
-            with activate(run.context), on_tool_start(starting):
+            activate(run.context)
+            with on_tool_start(starting):
                 if run.failure is not None:
                     raise run.failure
                 messages, claimed = run.messages, {}
