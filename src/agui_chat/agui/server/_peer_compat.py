@@ -24,22 +24,16 @@ _log = logging.getLogger("agui_chat.agui")
 
 
 def apply_client_rules(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the members known clients misspell read under their spec names."""
+    """``data`` (a copy) with the members known clients misspell read under their spec names."""
     read: list[str] = []
-    out = data
+    out = dict(data)
     for snake, camel in _TOP_LEVEL:
-        if snake in data and camel not in data:
-            if out is data:
-                out = dict(data)
+        if snake in out and camel not in out:
             out[camel] = out.pop(snake)
             read.append(snake)
-    messages = data.get("messages")
+    messages = out.get("messages")
     if isinstance(messages, list):
-        fixed = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
-        if any(a is not b for a, b in zip(fixed, messages, strict=True)):
-            if out is data:
-                out = dict(data)
-            out["messages"] = fixed
+        out["messages"] = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
     if read:
         _log.debug(
             "compatibility rule %s: read %s as camelCase (Agent Framework's AGUIChatClient "
