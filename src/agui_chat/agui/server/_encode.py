@@ -329,15 +329,18 @@ class RunEncoder:
         if not state.args_sent:
             text = call.raw_arguments if call.arguments is None else dump_json(call.arguments)
             self._args(call.call_id, state, text or "{}", out)
-        out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call.call_id}))
-        state.ended = True
+        self._end(call.call_id, state, out)
+
+    def _end(self, call_id: str, state: _Call, out: list[str]) -> None:
+        if not state.ended:
+            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+            state.ended = True
 
     def _result(self, call_id: str, content: str, out: list[str]) -> None:
         self._close_all(out, calls=False)
         state = self._open_calls.get(call_id)
-        if state is not None and not state.ended:  # a result means the call was complete
-            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
-            state.ended = True
+        if state is not None:  # a result means the call was complete
+            self._end(call_id, state, out)
         event = {
             "type": "TOOL_CALL_RESULT",
             "messageId": _new_id(),
@@ -354,9 +357,7 @@ class RunEncoder:
         self._close_reasoning(out)
         if calls:
             for call_id, state in self._open_calls.items():
-                if not state.ended:
-                    out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
-                    state.ended = True
+                self._end(call_id, state, out)
 
     # -- usage and pass-through -------------------------------------------------------------
     def _add_usage(self, model_id: str | None, content: UsageContent) -> None:

@@ -65,9 +65,10 @@ CLAIM_LEASE = timedelta(seconds=30)
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
 
-#: ``TokenError.reason`` -> the code's end and what the message says of the id.
+#: ``TokenError.reason`` -> the code (after ``APPROVAL_`` or ``INTERRUPT_`` but for
+#: ``unknown``) and what the message says of the id.
 _TOKEN_REFUSALS = {
-    "unknown": ("UNKNOWN_INTERRUPT", "names no interrupt this server issued"),
+    "unknown": ("RESUME_UNKNOWN_INTERRUPT", "names no interrupt this server issued"),
     "audience": (
         "AUDIENCE_MISMATCH",
         "was issued by another server (another audience) that shares this server's signing "
@@ -136,7 +137,7 @@ async def check_resume(
     for answer in answers:
         call_id = answer.claims.call_id
         if call_id is not None and call_id in index.calls:
-            _check_matches(answer, index.calls[call_id][2])
+            _check_matches(answer, index.calls[call_id][1])
     active = [a for a in answers if a.claims.call_id not in index.answered]
     _check_unambiguous(active, index)
     _check_pairs(messages, pairs_of(active, index.calls), functions)
@@ -195,8 +196,9 @@ def _verify(
         claims = signer.verify(entry.interrupt_id)
     except TokenError as exc:
         code, problem = _TOKEN_REFUSALS[exc.reason]
-        prefix = "RESUME" if exc.reason == "unknown" else _prefix(exc.kind)
-        raise ResumeRejected(f"{prefix}_{code}", f"{where}.interruptId {problem}") from None
+        if exc.reason != "unknown":
+            code = f"{'APPROVAL' if exc.kind == 'approval' else 'INTERRUPT'}_{code}"
+        raise ResumeRejected(code, f"{where}.interruptId {problem}") from None
     answer = Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
     if claims.thread_id != thread_id:
         raise ResumeRejected(
@@ -218,10 +220,6 @@ def _verify(
     else:
         _read_question(answer, where, now)
     return answer
-
-
-def _prefix(kind: str | None) -> str:
-    return "APPROVAL" if kind == "approval" else "INTERRUPT"
 
 
 def _answerable_until(claims: InterruptClaims) -> float | None:

@@ -63,7 +63,7 @@ class Answer:
         )
 
 
-_Position = tuple[int, int, FunctionCallContent]
+_Position = tuple[int, FunctionCallContent]
 
 
 @dataclass
@@ -78,11 +78,11 @@ class HistoryIndex:
 
 def index_history(messages: Sequence[ChatMessage]) -> HistoryIndex:
     index = HistoryIndex()
-    for m_index, message in enumerate(messages):
-        for c_index, content in enumerate(message.contents):
+    for position, message in enumerate(messages):
+        for content in message.contents:
             if isinstance(content, FunctionCallContent):
-                first = index.calls.setdefault(content.call_id, (m_index, c_index, content))
-                if first[2] is not content and not _same_call(first[2], content):
+                first = index.calls.setdefault(content.call_id, (position, content))[1]
+                if first is not content and not _same_call(first, content):
                     index.ambiguous.add(content.call_id)
             elif isinstance(content, FunctionResultContent):
                 index.answered.add(content.call_id)
@@ -107,7 +107,7 @@ def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[
         if call_id is None or answer.claims.tool_name is None:
             continue  # a question no tool call asked: not the tool loop's
         template = calls.get(call_id)
-        call = answer.call(template[2] if template else None)
+        call = answer.call(template[1] if template else None)
         if answer.claims.kind != "approval":
             pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
             continue
