@@ -19,12 +19,10 @@ _log = logging.getLogger("agui_chat.server")
 
 _FIXED_KEY_NEEDS_A_STORE = (
     "AGUIServer has a fixed signing key (signing_key or AGUI_CHAT_SIGNING_KEY) but no shared "
-    "approval store. Every process holding the key accepts the same approval tokens, and an "
-    "in-memory store is neither shared by other workers nor kept across a restart, so an "
-    "approval could run its tool twice. Pass approval_store='sqlite:///approvals.db' (the "
-    "workers of one host), approval_store='redis://host:6379/0' (several machines), or "
-    "approval_store=InMemoryApprovalStore() explicitly for one process that never restarts "
-    "(tests)."
+    "approval store: an in-memory one is neither shared by other workers nor kept across a "
+    "restart, so an approval could run its tool twice. Pass approval_store='sqlite:///"
+    "approvals.db' (one host), 'redis://host:6379/0' (several machines), or "
+    "InMemoryApprovalStore() for one process that never restarts (tests)."
 )
 
 

@@ -135,7 +135,6 @@ class RunEncoder:
         self.outcome: str | None = None
         self.error_code: str | None = None
 
-    # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bytes:
         event: dict[str, Any] = {
             "type": "RUN_STARTED",
@@ -183,7 +182,6 @@ class RunEncoder:
         self.outcome, self.error_code = "error", code
         return _bytes([frame({"type": "RUN_ERROR", "message": message, "code": code})])
 
-    # -- events --------------------------------------------------------------------------
     def event(self, event: Mapping[str, Any]) -> bytes:
         """An event a tool or middleware emits, sent as it is."""
         return _bytes([frame(event)])
@@ -227,7 +225,6 @@ class RunEncoder:
             self._cancelled = update.finish_reason == ChatFinishReason.CANCELLED
         return _bytes(out) if out else b""
 
-    # -- text ----------------------------------------------------------------------------
     def _text(self, update: ChatResponseUpdate, text: str, out: list[str]) -> None:
         if not text:
             return
@@ -255,7 +252,6 @@ class RunEncoder:
             out.append(frame({"type": "TEXT_MESSAGE_END", "messageId": self._text_id}))
             self._text_id = None
 
-    # -- reasoning -----------------------------------------------------------------------
     def _reasoning(self, content: TextReasoningContent, out: list[str]) -> None:
         if self._reasoning_id is None:
             self._close_all(out, calls=False)
@@ -281,7 +277,6 @@ class RunEncoder:
             out.append(frame({"type": "REASONING_END", "messageId": self._reasoning_id}))
             self._reasoning_id = None
 
-    # -- tool calls ----------------------------------------------------------------------
     def _start_call(
         self, update: ChatResponseUpdate, call_id: str, name: str, out: list[str]
     ) -> _Call:
@@ -351,7 +346,6 @@ class RunEncoder:
         out.append(frame(event))
         self.results[call_id] = content
 
-    # -- closing ---------------------------------------------------------------------------
     def _close_all(self, out: list[str], *, calls: bool = True) -> None:
         self._close_text(out)
         self._close_reasoning(out)
@@ -359,7 +353,6 @@ class RunEncoder:
             for call_id, state in self._open_calls.items():
                 self._end(call_id, state, out)
 
-    # -- usage and pass-through -------------------------------------------------------------
     def _add_usage(self, model_id: str | None, content: UsageContent) -> None:
         counts = self._usage.setdefault(model_id, {})
         details = content.details

@@ -81,9 +81,6 @@ def _invalid(field: str, message: str) -> InputError:
     )
 
 
-# -- RunAgentInput -----------------------------------------------------------------------
-
-
 def parse_run_input(data: Any) -> RunAgentInput:
     """``data`` (parsed JSON) as a ``RunAgentInput``; ``InputError`` (422) naming the
     fields that fail. Members known clients misspell are read under their spec names
@@ -158,11 +155,8 @@ def _unknown_part(part: Any) -> str | None:
 
 
 def _field_path(loc: Iterable[int | str]) -> str:
-    """``("messages", 0, "user", "content")`` -> ``"messages[0].content"``.
-
-    The segments pydantic adds for union members (a role or part tag, ``str``,
-    ``list[...]``) are dropped: they are not fields.
-    """
+    """``("messages", 0, "user", "content")`` -> ``"messages[0].content"`` (the segments
+    pydantic adds for union members are not fields)."""
     out = ""
     previous: int | str | None = None
     for part in loc:
@@ -185,9 +179,6 @@ def _is_union_segment(part: str, previous: int | str | None) -> bool:
 _TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
 # The discriminator values of the message, content-part and part-source unions.
 _UNION_TAGS = _ROLES | _PART_TYPES | _SOURCE_TYPES
-
-
-# -- messages ------------------------------------------------------------------------------
 
 
 def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
@@ -304,9 +295,6 @@ def _user_contents(content: Any) -> list[AIContent]:
                 props["agui_provider"] = source.provider
             out.append(UriContent(source.value, source.mime_type, additional_properties=props))
     return out
-
-
-# -- tools ---------------------------------------------------------------------------------
 
 
 def client_tools(

@@ -1,12 +1,10 @@
 """Checking a ``resume`` against the interrupt ids this server signed, and claiming it.
 
-Each entry's ``interruptId`` must be a token of this server, for this thread, not stale; its
-payload must fit the approval convention or the question's schema, edits only where offered;
-the answers must cover their pause. The verified answers become request/answer pairs built
-from the tokens (never from call data the client sent), which go through the tool loop's
-pairing function before the consumed-approvals store is claimed: nothing refused consumes an
-answer, and a replayed resume gets the result kept from its first use instead of running
-again. Anything wrong raises :class:`ResumeRejected`, and nothing stays claimed.
+Each ``interruptId`` must be this server's token for this thread, not stale, its payload fit
+the approval convention or the question's schema; the answers must cover their pause. The
+pairs built from the tokens go through the tool loop's pairing function before the store is
+claimed: nothing refused consumes an answer, and a replay gets the result kept the first
+time. Anything wrong raises :class:`ResumeRejected`, and nothing stays claimed.
 """
 
 from __future__ import annotations
@@ -178,9 +176,6 @@ async def check_resume(
             plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     return plan
-
-
-# -- verification ----------------------------------------------------------------------------
 
 
 def _verify(

@@ -138,7 +138,6 @@ class AGUIServer:
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
 
-    # -- ASGI ----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
@@ -160,7 +159,6 @@ class AGUIServer:
         run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
 
-    # -- input -----------------------------------------------------------------------------
     async def _accept(self, request: Request) -> _Run:
         """The request as a run; every refusal is an ``InputError`` (no stream)."""
         if request.method != "POST":
@@ -203,7 +201,6 @@ class AGUIServer:
         registry.add(self._invoker.additional_tools, ADDITIONAL_TOOLS)
         return registry, registry.add(self.tools, "AGUIServer(tools=...)")
 
-    # -- the stream --------------------------------------------------------------------------
     async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
         """Write the run's events as they come, keep-alive comments while it is quiet; a
         client that goes away cancels the run."""
@@ -407,9 +404,6 @@ class _Outbox:
             self._ready.clear()
         self._room.set()
         return data, self.closed
-
-
-# -- helpers -----------------------------------------------------------------------------------
 
 
 def default_audience(functions: Iterable[str]) -> str:
