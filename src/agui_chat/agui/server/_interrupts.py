@@ -77,8 +77,10 @@ class InterruptIssuer:
         tool may ask several questions."""
         now = _clock()
         slots = _distinct_slots(requests)
-        pause = {"pause": pause_digest(slots) if len(slots) > 1 else None}
-        pause["pause_size"] = len(slots)
+        pause: dict[str, Any] = {
+            "pause": pause_digest(slots) if len(slots) > 1 else None,
+            "pause_size": len(slots),
+        }
         out: list[dict[str, Any]] = []
         for request, (_, key) in zip(requests, slots, strict=True):
             if isinstance(request, ToolApprovalRequestContent):
