@@ -63,23 +63,6 @@ CLAIM_LEASE = timedelta(seconds=30)
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
 
-#: ``TokenError.reason`` -> the code (after ``APPROVAL_`` or ``INTERRUPT_`` but for
-#: ``unknown``) and what the message says of the id.
-_TOKEN_REFUSALS = {
-    "unknown": ("RESUME_UNKNOWN_INTERRUPT", "names no interrupt this server issued"),
-    "audience": (
-        "AUDIENCE_MISMATCH",
-        "was issued by another server (another audience) that shares this server's signing "
-        "key; only the server that asked can take the answer",
-    ),
-    "other_key": (
-        "KEY_CHANGED",
-        "was issued under another signing key (the server was restarted with a new key, or "
-        "its key changed); ask the person again",
-    ),
-    "forged": ("FORGED", "was altered or not issued by this server"),
-}
-
 
 class ResumeRejected(Exception):
     """A resume the server will not act on; ``code`` and ``message`` (safe to show) go into
@@ -190,10 +173,7 @@ def _verify(
     try:
         claims = signer.verify(entry.interrupt_id)
     except TokenError as exc:
-        code, problem = _TOKEN_REFUSALS[exc.reason]
-        if exc.reason != "unknown":
-            code = f"{'APPROVAL' if exc.kind == 'approval' else 'INTERRUPT'}_{code}"
-        raise ResumeRejected(code, f"{where}.interruptId {problem}") from None
+        raise _token_refusal(exc, f"{where}.interruptId") from None
     answer = Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
     if claims.thread_id != thread_id:
         raise ResumeRejected(
@@ -215,6 +195,29 @@ def _verify(
     else:
         _read_question(answer, where, now)
     return answer
+
+
+def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
+    prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
+    if exc.reason == "audience":
+        return ResumeRejected(
+            f"{prefix}_AUDIENCE_MISMATCH",
+            f"{what} was issued by another server (another audience) that shares this "
+            "server's signing key; only the server that asked can take the answer",
+        )
+    if exc.reason == "other_key":
+        return ResumeRejected(
+            f"{prefix}_KEY_CHANGED",
+            f"{what} was issued under another signing key (the server was restarted with a "
+            "new key, or its key changed); ask the person again",
+        )
+    if exc.reason == "forged":
+        return ResumeRejected(
+            f"{prefix}_FORGED", f"{what} was altered or not issued by this server"
+        )
+    return ResumeRejected(
+        "RESUME_UNKNOWN_INTERRUPT", f"{what} names no interrupt this server issued"
+    )
 
 
 def _answerable_until(claims: InterruptClaims) -> float | None:
@@ -253,8 +256,9 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
     try:
         payload = read_approval_payload(answer.payload, where=f"{where}.payload")
     except ApprovalPayloadError as exc:
-        code = "RESUME_UNKNOWN_PAYLOAD_KEY" if exc.unknown_keys else "RESUME_INVALID_PAYLOAD"
-        raise ResumeRejected(code, str(exc)) from None
+        if exc.unknown_keys:  # an edit under a key it does not know must not go unseen
+            raise ResumeRejected("RESUME_UNKNOWN_PAYLOAD_KEY", str(exc)) from None
+        raise ResumeRejected("RESUME_INVALID_PAYLOAD", str(exc)) from None
     answer.approved, answer.reason, edited = payload.approved, payload.reason, payload.edited_args
     if answer.approved and answer.claims.is_expired(now):
         raise ResumeRejected(
