@@ -36,11 +36,11 @@ from ..._hitl_contents import CANCELLED_REASON
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
 from ..._tools import AIFunction, AITool
-from ...middleware._pairs import VerifiedPair
+from ...middleware._pairs import VerifiedPair, verified_pairs
 from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
-from ._verified_pairs import Answer, HistoryIndex, index_history, pairs_of, run_history
+from ._verified_pairs import Answer, pairs_of, run_history
 
 __all__ = [
     "ANSWER_RETENTION",
@@ -114,14 +114,16 @@ async def check_resume(
     ]
     _check_distinct(answers)
     _check_coverage(answers)
-    index = index_history(messages)
+    records = verified_pairs(messages, ()).calls  # the history's calls and results, by id
+    calls = {call_id: r.variants[0] for call_id, r in records.items() if r.variants}
     for answer in answers:
         call_id = answer.claims.call_id
-        if call_id is not None and call_id in index.calls:
-            _check_matches(answer, index.calls[call_id][1])
-    active = [a for a in answers if a.claims.call_id not in index.answered]
-    _check_unambiguous(active, index)
-    _check_pairs(messages, pairs_of(active, index.calls), functions)
+        if call_id is not None and call_id in calls:
+            _check_matches(answer, calls[call_id])
+    answered = {call_id for call_id, r in records.items() if r.answered}
+    active = [a for a in answers if a.claims.call_id not in answered]
+    _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
+    _check_pairs(messages, pairs_of(active, calls), functions)
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
     claiming = asyncio.ensure_future(_claim(active, signer, store, owner, lease_until))
@@ -136,11 +138,11 @@ async def check_resume(
         raise
     fresh_answers = [a for a, _ in fresh]
     plan = CheckedResume(
-        messages=run_history(messages, index.calls, fresh_answers, replayed),
+        messages=run_history(messages, calls, fresh_answers, replayed),
         owner=owner,
         replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
         needs_model=bool(fresh) or not replayed,
-        pairs=pairs_of(fresh_answers, index.calls),
+        pairs=pairs_of(fresh_answers, calls),
     )
     for answer in active:
         claims = answer.claims
@@ -333,7 +335,7 @@ def _check_coverage(answers: Sequence[Answer]) -> None:
         )
 
 
-def _check_unambiguous(answers: Sequence[Answer], index: HistoryIndex) -> None:
+def _check_unambiguous(answers: Sequence[Answer], ambiguous: set[str]) -> None:
     """Refuse a call id that two different calls of the history use, or that an approval
     and a question of this resume both name (the verified pairs stand for the history's
     calls, so the tool loop cannot see either)."""
@@ -343,7 +345,7 @@ def _check_unambiguous(answers: Sequence[Answer], index: HistoryIndex) -> None:
         if call_id is None:
             continue
         kinds.setdefault(call_id, set()).add(answer.claims.kind)
-        if call_id in index.ambiguous:
+        if call_id in ambiguous:
             raise ResumeRejected(
                 "RESUME_INVALID_PAYLOAD",
                 f"resume[{answer.index}]: the history holds more than one different call with "

@@ -4,7 +4,7 @@ per request, built from the signed token), and the history the pipeline gets."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..._contents import AIContent, FunctionCallContent, FunctionResultContent
@@ -19,9 +19,9 @@ from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ...middleware._pairs import VerifiedPair
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
-from ._signing import InterruptClaims, canonical_json
+from ._signing import InterruptClaims
 
-__all__ = ["Answer", "HistoryIndex", "index_history", "pairs_of", "run_history"]
+__all__ = ["Answer", "pairs_of", "run_history"]
 
 
 @dataclass
@@ -63,41 +63,9 @@ class Answer:
         )
 
 
-_Position = tuple[int, FunctionCallContent]
-
-
-@dataclass
-class HistoryIndex:
-    """Each call id's first call and where it sits, the ids with a result, and the ids
-    more than one different call uses."""
-
-    calls: dict[str, _Position] = field(default_factory=dict)
-    answered: set[str] = field(default_factory=set)
-    ambiguous: set[str] = field(default_factory=set)
-
-
-def index_history(messages: Sequence[ChatMessage]) -> HistoryIndex:
-    index = HistoryIndex()
-    for position, message in enumerate(messages):
-        for content in message.contents:
-            if isinstance(content, FunctionCallContent):
-                first = index.calls.setdefault(content.call_id, (position, content))[1]
-                if first is not content and not _same_call(first, content):
-                    index.ambiguous.add(content.call_id)
-            elif isinstance(content, FunctionResultContent):
-                index.answered.add(content.call_id)
-    return index
-
-
-def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
-    return (
-        a.name == b.name
-        and canonical_json(a.arguments) == canonical_json(b.arguments)
-        and a.raw_arguments == b.raw_arguments
-    )
-
-
-def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[VerifiedPair]:
+def pairs_of(
+    answers: Sequence[Answer], calls: Mapping[str, FunctionCallContent]
+) -> list[VerifiedPair]:
     """The pairs the tool loop resumes with, for the answers about a call: the call as the
     token vouches for it (with the history copy's metadata); a question after the earlier
     answers of the same call, so ``request_input`` finds them all."""
@@ -106,8 +74,7 @@ def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[
         call_id = answer.claims.call_id
         if call_id is None or answer.claims.tool_name is None:
             continue  # a question no tool call asked: not the tool loop's
-        template = calls.get(call_id)
-        call = answer.call(template[1] if template else None)
+        call = answer.call(calls.get(call_id))
         if answer.claims.kind != "approval":
             pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
             continue
@@ -128,13 +95,14 @@ def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[
 
 def run_history(
     messages: Sequence[ChatMessage],
-    calls: Mapping[str, _Position],
+    calls: Mapping[str, FunctionCallContent],
     fresh: Sequence[Answer],
     replayed: Sequence[tuple[Answer, str]],
 ) -> list[ChatMessage]:
     """The client's history, each replayed call followed by its kept result (the call
     appended if the client did not send it), and the questions no tool call asked with
     their answers at the end (for the inner client)."""
+    position = {id(c): i for i, m in enumerate(messages) for c in m.contents}
     results_after: dict[int, list[AIContent]] = {}
     appended: list[AIContent] = []
     appended_results: list[AIContent] = []
@@ -144,7 +112,7 @@ def run_history(
             continue
         kept = FunctionResultContent(call_id, result)
         if call_id in calls:
-            results_after.setdefault(calls[call_id][0], []).append(kept)
+            results_after.setdefault(position[id(calls[call_id])], []).append(kept)
         else:
             appended.append(answer.call())
             appended_results.append(kept)
