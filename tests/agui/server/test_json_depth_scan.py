@@ -1,9 +1,10 @@
 """The JSON depth limit is checked on the body's text, before ``json.loads`` builds anything:
-the bracket scan gives the real depth (brackets inside strings do not count), and a body
-nested deeper than the limit is refused with 400 ``JSON_TOO_DEEP``."""
+a body nested deeper than ``MAX_JSON_DEPTH`` is refused with 400 ``JSON_TOO_DEEP``, one
+exactly that deep is read (brackets inside strings do not count), whatever its shape."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -12,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import scripted
 
-from agui_chat.agui.server._body import MAX_JSON_DEPTH, json_depth_exceeds
+from agui_chat.agui.server._server import MAX_JSON_DEPTH
 from agui_server import agui_server
+
+TOO_DEEP = (400, "JSON_TOO_DEEP")
 
 
 def depth(value: Any) -> int:
@@ -33,14 +36,27 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+async def answer(body: bytes) -> tuple[int, str]:
+    """The status and error code the server answers ``body`` with."""
+    async with agui_server(scripted()).client() as client:
+        response = await client.post(
+            "/", content=body, headers={"content-type": "application/json"}
+        )
+    return response.status_code, response.json()["code"]
+
+
+async def exactly_at_the_limit_is_read(text: bytes, real: int) -> None:
+    """``text`` (of depth ``real`` <= the limit), nested to the limit, is read; one level
+    more is too deep."""
+    pad = MAX_JSON_DEPTH - real
+    assert await answer(b"[" * pad + text + b"]" * pad) == (422, "INVALID_INPUT")
+    assert await answer(b"[" * (pad + 1) + text + b"]" * (pad + 1)) == TOO_DEEP
+
+
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_the_scan_reads_the_real_depth(value: Any) -> None:
-    text = json.dumps(value).encode()
-    real = depth(value)
-    assert json_depth_exceeds(text, real) is False
-    if real > 0:
-        assert json_depth_exceeds(text, real - 1) is True
+    asyncio.run(exactly_at_the_limit_is_read(json.dumps(value).encode(), depth(value)))
 
 
 @pytest.mark.parametrize(
@@ -83,7 +99,7 @@ async def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
 
 @pytest.mark.parametrize("real", [9, 50, 99, 100, 101, 150])
 @pytest.mark.parametrize("shape", ["chain", "alternating", "wide and deep"])
-def test_deep_bodies_of_every_shape_read_their_real_depth(real: int, shape: str) -> None:
+async def test_deep_bodies_of_every_shape_read_their_real_depth(real: int, shape: str) -> None:
     if shape == "chain":
         text = "[" * real + "]" * real
     elif shape == "alternating":
@@ -92,6 +108,7 @@ def test_deep_bodies_of_every_shape_read_their_real_depth(real: int, shape: str)
     else:  # many shallow siblings around one deep branch
         text = "[" + ",".join(["[[[1]]]"] * 2000 + ["[" * (real - 1) + "]" * (real - 1)]) + "]"
     assert depth(json.loads(text)) == real
-    assert json_depth_exceeds(text.encode(), real) is False
-    assert json_depth_exceeds(text.encode(), real - 1) is True
-    assert json_depth_exceeds(text.encode(), MAX_JSON_DEPTH) is (real > MAX_JSON_DEPTH)
+    if real > MAX_JSON_DEPTH:
+        assert await answer(text.encode()) == TOO_DEEP
+    else:
+        await exactly_at_the_limit_is_read(text.encode(), real)

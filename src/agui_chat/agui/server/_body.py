@@ -1,5 +1,5 @@
 """Reading a request body within bounds: its size, the time it takes to arrive, and how deeply
-its JSON nests (checked on the text, before ``json.loads`` builds anything)."""
+its JSON nests (read from the text, before ``json.loads`` builds anything)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ _PASSES = 8
 
 
 async def read_body(request: Request, *, max_bytes: int, timeout: float) -> bytes:
-    """The whole body: 413 past ``max_bytes``, 408 if it has not all arrived within
-    ``timeout`` seconds (a client that stalls holds nothing open for long)."""
+    """The whole body: 413 past ``max_bytes``, 408 if not all there within ``timeout`` s."""
     too_large = InputError(413, "BODY_TOO_LARGE", f"the body is larger than {max_bytes} bytes")
     declared = request.headers.get("content-length")
     if declared is not None:
@@ -52,15 +51,10 @@ async def read_body(request: Request, *, max_bytes: int, timeout: float) -> byte
 
 
 def json_depth_exceeds(text: bytes, limit: int) -> bool:
-    """Whether the JSON text nests deeper than ``limit``, read from its brackets alone.
-
-    Escaped backslashes and quotes are dropped, the string contents (every other piece
-    between quotes) cut out, and only the brackets kept, both kinds as ``[]``. A pass of
-    ``replace(b"[]", b"")`` scans left to right without looking back, so it removes exactly
-    the innermost containers, one level; a shallow body is empty after a few passes. What
-    is left of a deeper one is read block by block (a run of ``[`` then a run of ``]``):
-    its depth is the highest the running count reaches. Text whose brackets or quotes do
-    not pair up is left for ``json.loads`` to refuse."""
+    """Whether the JSON text nests deeper than ``limit``, read from its brackets alone (the
+    strings cut out, both kinds as ``[]``): each pass of ``replace(b"[]", b"")`` removes one
+    level, and what is left of a deep text is read block by block. Text whose brackets or
+    quotes do not pair up is left for ``json.loads`` to refuse."""
     unescaped = text.replace(b"\\\\", b"").replace(b'\\"', b"")
     outside = b"".join(unescaped.split(b'"')[::2])
     brackets = outside.translate(_BRACKETS_ONLY, _NOT_BRACKETS)

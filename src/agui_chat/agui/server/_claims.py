@@ -1,11 +1,5 @@
-"""The server's side of the approval store: which store to use, and the claims of one run.
-
-A fixed signing key means every process that holds it accepts the same tokens, so the store
-of consumed approvals must be shared by all of them and outlive each: a per-process store is
-refused unless the caller passes one explicitly. During a resumed run, :class:`ClaimGuard`
-marks each claimed call started just before its tool starts, and releases at the end the
-claims whose tool never did.
-"""
+"""The server's side of the approval store: which store to use (:func:`open_store`), and the
+claims of one resumed run (:class:`ClaimGuard`)."""
 
 from __future__ import annotations
 
@@ -25,36 +19,28 @@ _log = logging.getLogger("agui_chat.server")
 
 _FIXED_KEY_NEEDS_A_STORE = (
     "AGUIServer has a fixed signing key (signing_key or AGUI_CHAT_SIGNING_KEY) but no shared "
-    "approval store. Every process holding the key accepts the same approval tokens, and an "
-    "in-memory store is neither shared by other workers nor kept across a restart, so an "
-    "approval could run its tool twice. Pass approval_store='sqlite:///approvals.db' (the "
-    "workers of one host), approval_store='redis://host:6379/0' (several machines), or "
-    "approval_store=InMemoryApprovalStore() explicitly for one process that never restarts "
-    "(tests)."
+    "approval store: an in-memory one is neither shared by other workers nor kept across a "
+    "restart, so an approval could run its tool twice. Pass approval_store='sqlite:///"
+    "approvals.db' (one host), 'redis://host:6379/0' (several machines), or "
+    "InMemoryApprovalStore() for one process that never restarts (tests)."
 )
 
 
 def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[ApprovalStore, bool]:
-    """The store to use and whether the server owns it (opened it from a URL, so closes it).
-
-    ``None`` with a fixed key is the unsafe default, refused with ``ValueError``; with an
-    ephemeral key tokens die with the process, so memory is enough."""
+    """The store to use and whether the server owns it (so closes it). ``None`` with a fixed
+    key is refused (``ValueError``): every process holding the key must share the store."""
     if store is None:
         if fixed_key:
             raise ValueError(_FIXED_KEY_NEEDS_A_STORE)
         return InMemoryApprovalStore(), True
     if isinstance(store, str):
         return store_from_url(store), True
-    if not isinstance(store, ApprovalStore):
-        raise TypeError(
-            f"approval_store must be an ApprovalStore or a store URL, got {type(store).__name__}"
-        )
     return store, False
 
 
 class ClaimGuard:
-    """The claims one resumed run holds (call id -> store key, under ``owner``); the keys in
-    ``keep`` are never released."""
+    """The claims one resumed run holds (call id -> store key, under ``owner``): each marked
+    started just before its tool starts; the others released at the end (but ``keep``)."""
 
     def __init__(
         self,
@@ -70,9 +56,8 @@ class ClaimGuard:
         self.started: set[str] = set()
 
     async def starting(self, call: FunctionCallContent) -> None:
-        """Before a claimed call's tool starts: record it in the store (never released
-        after this). If the claim lapsed and another resume took it over, or the store
-        cannot be reached, the tool does not start and the run ends with ``RUN_ERROR``."""
+        """Mark a claimed call started in the store; ``ResumeRejected`` (the tool does not
+        start) if its claim lapsed and another resume took it, or the store is out of reach."""
         key = self.claimed.get(call.call_id)
         if key is None or call.call_id in self.started:
             return
@@ -92,8 +77,7 @@ class ClaimGuard:
             )
 
     async def release_unstarted(self) -> None:
-        """Release every claim whose tool never started (the store keeps those with a
-        result, such as a rejection's)."""
+        """Release every claim whose tool never started (the store keeps those with a result)."""
         for call_id, key in self.claimed.items():
             if call_id in self.started or key in self.keep:
                 continue

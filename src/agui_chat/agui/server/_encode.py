@@ -1,10 +1,6 @@
-"""Streamed updates → AG-UI 1.0 events → SSE bytes, for one run.
-
-:class:`RunEncoder` keeps what the wire needs to stay well formed (which text message,
-reasoning message and tool calls are open) and writes each event as one ``data:`` line
-of compact JSON, absent optionals omitted. Text deltas, the hot path, are written from a
-prepared prefix without building a dict.
-"""
+"""Streamed updates → AG-UI 1.0 events → SSE bytes, for one run: :class:`RunEncoder` keeps
+the wire well formed (which text, reasoning and tool calls are open) and writes each event as
+one ``data:`` line of compact JSON; text deltas, the hot path, from a prepared prefix."""
 
 from __future__ import annotations
 
@@ -38,8 +34,7 @@ __all__ = ["PASS_THROUGH_TYPES", "PROTOCOL_VERSION", "RunEncoder"]
 #: The protocol version this server speaks, announced on ``RUN_STARTED``.
 PROTOCOL_VERSION = "1.0"
 
-#: Event types an update may carry in ``raw_representation`` to have them sent as they are
-#: (the others are derived from the update's contents).
+#: Event types an update's ``raw_representation`` may carry to have them sent as they are.
 PASS_THROUGH_TYPES = frozenset(
     {
         "STATE_SNAPSHOT",
@@ -61,24 +56,19 @@ _USAGE_FIELDS = (
     ("cached_input_token_count", "cachedInputTokens"),
 )
 
-#: Builds the interrupts for the requests a run paused on (see ``_interrupts.py``).
+#: Builds the interrupts for the requests a run paused on (``_interrupts.py``).
 IssueInterrupts = Callable[[Sequence[InputRequestContent]], list[dict[str, Any]]]
-
-
-def _fallback(value: Any) -> Any:
-    return to_jsonable(value)
 
 
 def frame(event: Mapping[str, Any]) -> str:
     """One SSE frame for an event."""
-    body = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=_fallback)
+    body = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=to_jsonable)
     return f"data: {body}\n\n"
 
 
 def event_to_wire(event: Any) -> dict[str, Any]:
-    """An ``ag_ui.core`` event as its wire dict: optional fields left unset are left out,
-    but a null that was given (``CUSTOM.value``, a patch ``value``, data inside a snapshot)
-    stays, as the spec requires (``exclude_none`` alone would drop them)."""
+    """An ``ag_ui.core`` event as its wire dict: unset optional fields left out, a null
+    that was given (``CUSTOM.value``, a patch ``value``) kept."""
     dump = event.model_dump
     return {
         **dump(mode="json", by_alias=True, exclude_none=True),
@@ -90,6 +80,11 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
+def _delta_prefix(event_type: str, message_id: str) -> str:
+    """A content event up to its ``delta`` value (``"}\n\n"`` closes it after)."""
+    return f'data: {{"type":"{event_type}","messageId":{encode_basestring(message_id)},"delta":'
+
+
 class _Call:
     __slots__ = ("args_sent", "ended")
 
@@ -99,13 +94,12 @@ class _Call:
 
 
 class RunEncoder:
-    """Encodes one run: ``start()``, then ``update()`` per streamed update (and ``event()``
-    for events a tool emits), then ``finish()`` or ``error()``. Every method returns the
-    bytes to write (possibly empty).
+    """Encodes one run: ``start()``, then ``update()`` per streamed update (``event()`` for
+    events a tool emits), then ``finish()`` or ``error()``; each returns the bytes to write.
 
-    ``client_tools`` are the names of the client's tools: their calls are listed in
-    ``pendingToolCallIds``. ``results`` keeps each ``TOOL_CALL_RESULT`` content by call id,
-    and ``calls`` every call seen, by id.
+    The calls of ``client_tools`` are listed in ``pendingToolCallIds``; ``results`` keeps
+    each ``TOOL_CALL_RESULT`` content and ``calls`` every call seen, by call id;
+    ``known_calls`` are calls the client holds (on a resume), not emitted again.
     """
 
     def __init__(
@@ -116,11 +110,9 @@ class RunEncoder:
         issue_interrupts: IssueInterrupts,
         client_tools: frozenset[str] = frozenset(),
         parent_run_id: str | None = None,
-        known_calls: frozenset[str] = frozenset(),
     ) -> None:
         self.thread_id = thread_id
-        # Calls the client already holds (set on a resume): not emitted again.
-        self.known_calls = known_calls
+        self.known_calls: frozenset[str] = frozenset()
         self.run_id = run_id
         self.parent_run_id = parent_run_id
         self.client_tools = client_tools
@@ -139,12 +131,10 @@ class RunEncoder:
         self._usage: dict[str | None, dict[str, int]] = {}
         self._model_id: str | None = None
         self._cancelled = False
-        #: How the run ended (``success``/``interrupt``/``cancelled``/``error``) and the
-        #: ``RUN_ERROR`` code, once it has (its trace span reads them).
+        #: How the run ended and its ``RUN_ERROR`` code (for its trace span).
         self.outcome: str | None = None
         self.error_code: str | None = None
 
-    # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> bytes:
         event: dict[str, Any] = {
             "type": "RUN_STARTED",
@@ -157,13 +147,10 @@ class RunEncoder:
         return _bytes([frame(event)])
 
     def finish(self) -> bytes:
-        """Close what is open and end the run: interrupted if it paused on requests,
-        cancelled if the model stopped on purpose, otherwise a success listing the
-        client's tool calls left to answer."""
+        """Close what is open and end the run: interrupted on the open requests (not those
+        whose call got a result), cancelled, or a success listing the client's calls."""
         out: list[str] = []
         self._close_all(out)
-        # A request whose call got a result in this run is not open (the tool loop answered
-        # it: a call id the model used twice, say): no interrupt may be issued for it.
         requests = [r for r in self._requests if _request_call_id(r) not in self.results]
         outcome: dict[str, Any]
         if requests:
@@ -195,7 +182,6 @@ class RunEncoder:
         self.outcome, self.error_code = "error", code
         return _bytes([frame({"type": "RUN_ERROR", "message": message, "code": code})])
 
-    # -- events --------------------------------------------------------------------------
     def event(self, event: Mapping[str, Any]) -> bytes:
         """An event a tool or middleware emits, sent as it is."""
         return _bytes([frame(event)])
@@ -222,9 +208,8 @@ class RunEncoder:
             elif isinstance(content, TextReasoningContent):
                 self._reasoning(content, out)
             elif isinstance(content, ToolApprovalRequestContent) and isinstance(
-                content.tool_call,
-                FunctionCallContent,  # not a call the service runs itself
-            ):
+                content.tool_call, FunctionCallContent
+            ):  # not a call the service runs itself
                 self._call(update, content.tool_call, out)
                 self._requests.append(content)
             elif isinstance(content, InterruptRequestContent):
@@ -240,15 +225,12 @@ class RunEncoder:
             self._cancelled = update.finish_reason == ChatFinishReason.CANCELLED
         return _bytes(out) if out else b""
 
-    # -- text ----------------------------------------------------------------------------
     def _text(self, update: ChatResponseUpdate, text: str, out: list[str]) -> None:
         if not text:
             return
         message_id = update.message_id
         if self._text_id is None or (message_id is not None and message_id != self._text_id):
-            # Calls still streaming their arguments stay open: items interleave freely, and
-            # TOOL_CALL_END would tell the client the arguments are complete.
-            self._close_all(out, calls=False)
+            self._close_all(out, calls=False)  # calls still streaming arguments stay open
             self._open_text(message_id or _new_id(), update, out)
         out.append(self._text_prefix + encode_basestring(text) + "}\n\n")
 
@@ -263,37 +245,21 @@ class RunEncoder:
             event["name"] = update.author_name
         out.append(frame(event))
         self._text_id = self._last_message_id = message_id
-        self._text_prefix = (
-            'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":'
-            + encode_basestring(message_id)
-            + ',"delta":'
-        )
+        self._text_prefix = _delta_prefix("TEXT_MESSAGE_CONTENT", message_id)
 
     def _close_text(self, out: list[str]) -> None:
         if self._text_id is not None:
             out.append(frame({"type": "TEXT_MESSAGE_END", "messageId": self._text_id}))
             self._text_id = None
 
-    # -- reasoning -----------------------------------------------------------------------
     def _reasoning(self, content: TextReasoningContent, out: list[str]) -> None:
         if self._reasoning_id is None:
             self._close_all(out, calls=False)
-            self._reasoning_id = _new_id()
-            out.append(frame({"type": "REASONING_START", "messageId": self._reasoning_id}))
-            out.append(
-                frame(
-                    {
-                        "type": "REASONING_MESSAGE_START",
-                        "messageId": self._reasoning_id,
-                        "role": "reasoning",
-                    }
-                )
-            )
-            self._reasoning_prefix = (
-                'data: {"type":"REASONING_MESSAGE_CONTENT","messageId":'
-                + encode_basestring(self._reasoning_id)
-                + ',"delta":'
-            )
+            self._reasoning_id = rid = _new_id()
+            out.append(frame({"type": "REASONING_START", "messageId": rid}))
+            start = {"type": "REASONING_MESSAGE_START", "messageId": rid, "role": "reasoning"}
+            out.append(frame(start))
+            self._reasoning_prefix = _delta_prefix("REASONING_MESSAGE_CONTENT", rid)
         if content.text:
             out.append(self._reasoning_prefix + encode_basestring(content.text) + "}\n\n")
         if content.protected_data is not None:
@@ -311,7 +277,6 @@ class RunEncoder:
             out.append(frame({"type": "REASONING_END", "messageId": self._reasoning_id}))
             self._reasoning_id = None
 
-    # -- tool calls ----------------------------------------------------------------------
     def _start_call(
         self, update: ChatResponseUpdate, call_id: str, name: str, out: list[str]
     ) -> _Call:
@@ -340,8 +305,7 @@ class RunEncoder:
     ) -> None:
         state = self._open_calls.get(content.call_id)
         if state is None:
-            if not content.name:
-                # No name yet: hold the pieces until one arrives (START needs it).
+            if not content.name:  # hold the pieces until a name arrives (START needs it)
                 self._held.setdefault(content.call_id, []).append(content.arguments_delta)
                 return
             state = self._start_call(update, content.call_id, content.name, out)
@@ -360,15 +324,18 @@ class RunEncoder:
         if not state.args_sent:
             text = call.raw_arguments if call.arguments is None else dump_json(call.arguments)
             self._args(call.call_id, state, text or "{}", out)
-        out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call.call_id}))
-        state.ended = True
+        self._end(call.call_id, state, out)
+
+    def _end(self, call_id: str, state: _Call, out: list[str]) -> None:
+        if not state.ended:
+            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
+            state.ended = True
 
     def _result(self, call_id: str, content: str, out: list[str]) -> None:
         self._close_all(out, calls=False)
         state = self._open_calls.get(call_id)
-        if state is not None and not state.ended:  # a result means the call was complete
-            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
-            state.ended = True
+        if state is not None:  # a result means the call was complete
+            self._end(call_id, state, out)
         event = {
             "type": "TOOL_CALL_RESULT",
             "messageId": _new_id(),
@@ -379,17 +346,13 @@ class RunEncoder:
         out.append(frame(event))
         self.results[call_id] = content
 
-    # -- closing ---------------------------------------------------------------------------
     def _close_all(self, out: list[str], *, calls: bool = True) -> None:
         self._close_text(out)
         self._close_reasoning(out)
         if calls:
             for call_id, state in self._open_calls.items():
-                if not state.ended:
-                    out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
-                    state.ended = True
+                self._end(call_id, state, out)
 
-    # -- usage and pass-through -------------------------------------------------------------
     def _add_usage(self, model_id: str | None, content: UsageContent) -> None:
         counts = self._usage.setdefault(model_id, {})
         details = content.details
@@ -410,7 +373,7 @@ class RunEncoder:
 
 
 def known_call_ids(messages: Iterable[ChatMessage]) -> frozenset[str]:
-    """The ids of the tool calls (and of the calls of approval requests) in ``messages``."""
+    """The ids of the tool calls (and approval requests' calls) in ``messages``."""
     return frozenset(
         (c.tool_call if isinstance(c, ToolApprovalRequestContent) else c).call_id
         for m in messages

@@ -1,10 +1,6 @@
-"""What an AG-UI server receives, turned into what a chat client takes.
-
-``parse_run_input`` checks a request body against ``RunAgentInput`` (1.0, tolerating the
-0.1.x shape); ``to_chat_messages`` turns its ``messages`` into ``ChatMessage``s and
-``client_tools`` its ``tools`` into declaration-only tools. Problems are an
-:class:`InputError` naming the field, which the server answers with an HTTP error.
-"""
+"""What an AG-UI server receives, turned into what a chat client takes: the request body
+as a ``RunAgentInput`` (1.0, tolerating the 0.1.x shape), its messages as ``ChatMessage``s
+and its tools as declaration-only tools. Problems are an :class:`InputError`."""
 
 from __future__ import annotations
 
@@ -39,6 +35,7 @@ from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ..._tools import AIFunctionDeclaration
 from ..wire._compat import upgrade_binary_part
+from ..wire._event_schema import ROLES
 from ..wire._messages import ENCRYPTED_FOR_KEY
 from ._peer_compat import apply_client_rules
 
@@ -84,20 +81,13 @@ def _invalid(field: str, message: str) -> InputError:
     )
 
 
-# -- RunAgentInput -----------------------------------------------------------------------
-
-
 def parse_run_input(data: Any) -> RunAgentInput:
     """``data`` (parsed JSON) as a ``RunAgentInput``; ``InputError`` (422) naming the
-    fields that fail. 0.1.x bodies are accepted: legacy ``binary`` content parts are
-    upgraded to 1.0 media parts first, and the members known clients misspell are read
-    under their spec names (``_peer_compat``)."""
+    fields that fail. Members known clients misspell are read under their spec names
+    (``_peer_compat``), legacy ``binary`` parts upgraded to 1.0 media parts."""
     if not isinstance(data, dict):
         raise _invalid("(body)", "must be a JSON object (a RunAgentInput)")
     data = _strip_unknown(apply_client_rules(data))
-    messages = data.get("messages")
-    if isinstance(messages, list):
-        data = {**data, "messages": [_upgrade_message(m) for m in messages]}
     try:
         return RunAgentInput.model_validate(data)
     except ValidationError as exc:
@@ -111,30 +101,16 @@ def parse_run_input(data: Any) -> RunAgentInput:
         ) from None
 
 
-_INPUT_KEYS = frozenset(
-    {
-        "threadId",
-        "runId",
-        "protocolVersion",
-        "parentRunId",
-        "state",
-        "messages",
-        "tools",
-        "context",
-        "forwardedProps",
-        "resume",
-    }
-)
-_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning"})
+_INPUT_KEYS = frozenset(f.alias or name for name, f in RunAgentInput.model_fields.items())
+_ROLES = frozenset(ROLES)
 _PART_TYPES = frozenset({"text", "image", "audio", "video", "document", "binary"})
 _SOURCE_TYPES = frozenset({"data", "url", "file"})
 
 
 def _strip_unknown(data: dict[str, Any]) -> dict[str, Any]:
-    """agui-wire §2 and §5.3: unknown members of the input are stripped with a warning,
-    not refused — top-level keys, messages of an unknown role, content parts of an unknown
-    type or source. What is malformed (a role that is not a string, say) is left for
-    validation to refuse."""
+    """Unknown members stripped with a warning, not refused (agui-wire §2, §5.3): top-level
+    keys, messages of an unknown role, content parts of an unknown type or source; and
+    legacy ``binary`` parts upgraded. What is malformed is left for validation to refuse."""
     dropped: list[str] = []
     out = {k: v for k, v in data.items() if k in _INPUT_KEYS}
     dropped += [f"'{k}'" for k in data if k not in _INPUT_KEYS]
@@ -152,6 +128,8 @@ def _strip_unknown(data: dict[str, Any]) -> dict[str, Any]:
                     unknown = _unknown_part(part)
                     if unknown:
                         dropped.append(f"messages[{i}].content[{j}] ({unknown})")
+                    elif isinstance(part, dict) and part.get("type") == "binary":
+                        parts.append(upgrade_binary_part(part) or part)  # or validation says
                     else:
                         parts.append(part)
                 message = {**message, "content": parts}
@@ -177,11 +155,8 @@ def _unknown_part(part: Any) -> str | None:
 
 
 def _field_path(loc: Iterable[int | str]) -> str:
-    """``("messages", 0, "user", "content")`` -> ``"messages[0].content"``.
-
-    The segments pydantic adds for union members (a role or part tag, ``str``,
-    ``list[...]``) are dropped: they are not fields.
-    """
+    """``("messages", 0, "user", "content")`` -> ``"messages[0].content"`` (the segments
+    pydantic adds for union members are not fields)."""
     out = ""
     previous: int | str | None = None
     for part in loc:
@@ -203,44 +178,17 @@ def _is_union_segment(part: str, previous: int | str | None) -> bool:
 
 _TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
 # The discriminator values of the message, content-part and part-source unions.
-_UNION_TAGS = frozenset(
-    {"developer", "system", "assistant", "user", "tool", "activity", "reasoning"}
-    | {"text", "image", "audio", "video", "document", "data", "url", "file"}
-)
-
-
-def _upgrade_message(message: Any) -> Any:
-    """A 0.1.x message with legacy ``binary`` parts, upgraded to 1.0 media parts."""
-    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        return message
-    parts = message["content"]
-    if not any(isinstance(p, dict) and p.get("type") == "binary" for p in parts):
-        return message
-    upgraded = [_upgrade_binary_part(p) if isinstance(p, dict) else p for p in parts]
-    return {**message, "content": upgraded}
-
-
-def _upgrade_binary_part(part: dict[str, Any]) -> dict[str, Any]:
-    if part.get("type") != "binary":
-        return part
-    return upgrade_binary_part(part) or part  # nothing to upgrade: validation names the part
-
-
-# -- messages ------------------------------------------------------------------------------
+_UNION_TAGS = _ROLES | _PART_TYPES | _SOURCE_TYPES
 
 
 def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
-    """The input's ``messages`` as ``ChatMessage``s.
+    """The input's ``messages`` as ``ChatMessage``s (``InputError`` naming one that cannot be).
 
-    Assistant ``toolCalls`` become ``FunctionCallContent`` (consecutive assistant tool-call
-    messages are merged into one, as clients that split parallel calls send them); ``tool``
-    messages become ``FunctionResultContent``; ``reasoning`` messages become
-    ``TextReasoningContent`` carrying ``encryptedValue`` as ``protected_data``. The
-    ``encryptedValue`` of an assistant message or tool call becomes a
-    ``TextReasoningContent`` too, naming what it belongs to in
-    ``additional_properties["agui_encrypted_for"]`` (as ``AGUIChatClient`` writes it); that
-    of any other message is kept in ``additional_properties["agui_encrypted_value"]``.
-    ``activity`` messages are dropped.
+    Consecutive assistant tool-call messages are merged (as clients that split parallel
+    calls send them); ``reasoning`` messages and the ``encryptedValue`` of an assistant
+    message or tool call become ``TextReasoningContent`` (the latter naming its owner under
+    ``agui_encrypted_for``, as ``AGUIChatClient`` writes it); any other message's
+    ``encryptedValue`` is kept under ``agui_encrypted_value``; ``activity`` messages go.
     """
     out: list[ChatMessage] = []
     for index, wire in enumerate(run_input.messages):
@@ -349,18 +297,13 @@ def _user_contents(content: Any) -> list[AIContent]:
     return out
 
 
-# -- tools ---------------------------------------------------------------------------------
-
-
 def client_tools(
     tools: Sequence[WireTool] | None, server_names: Iterable[str] = ()
 ) -> list[AIFunctionDeclaration]:
     """The client's tools as declaration-only tools (the client runs them).
 
-    A client tool named like one of the server's is left out (with a warning): the server's
-    tool wins, so a client can neither take over a server tool's calls nor run it without
-    its gate. A name the client declares twice is refused (422, naming both entries): one
-    name, one tool.
+    One named like a server tool is left out with a warning (a client can neither take over
+    a server tool's calls nor run it ungated); a name declared twice is refused (422).
     """
     reserved = set(server_names)
     seen: dict[str, int] = {}

@@ -2,13 +2,9 @@
 
 An approval request becomes ``{"id", "reason": "tool_call", "message", "toolCallId",
 "responseSchema": {approved, reason?, editedArgs?}, "expiresAt"?}``; a question (a tool
-that called ``request_input``) becomes ``{"id", "reason", "message", "responseSchema"?,
-"expiresAt"?, "metadata": {"agui_chat": {"toolCallId", "key"}}}`` without a top-level
-``toolCallId`` (which the spec keeps for approvals). Every ``id`` is a signed token
-(see ``_signing.py``) so the resume can be checked and the call rebuilt; each carries a
-fresh random nonce, so the ids of one run are unique (agui-wire §3.2) even for two requests
-whose other claims are equal, and commits to its pause by one digest (so its size does not
-grow with the pause).
+that called ``request_input``) ``{"id", "reason", "message"?, "responseSchema"?,
+"expiresAt"?, "metadata": {"agui_chat": {"toolCallId"?, "key"}}}``, since the spec keeps
+``toolCallId`` for approvals. Every ``id`` is a signed token (``_signing.py``).
 """
 
 from __future__ import annotations
@@ -17,12 +13,10 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..._approval_payload import approval_response_schema
-from ..._contents import (
-    FunctionCallContent,
-)
+from ..._contents import FunctionCallContent
 from ..._hitl_contents import (
     InputRequestContent,
     InterruptRequestContent,
@@ -38,17 +32,10 @@ __all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"
 #: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
 
-#: The ``reason`` of an approval interrupt (what the .NET SDK, Agent Framework and
-#: pydantic-ai emit).
+#: The ``reason`` of an approval interrupt (as the .NET SDK, Agent Framework and pydantic-ai).
 APPROVAL_REASON = "tool_call"
 
-
-class Pause(NamedTuple):
-    """The pause a token belongs to: the digest of its slots (``None`` when it holds one
-    interrupt) and how many it holds."""
-
-    digest: str | None
-    size: int
+Slot = tuple[str, str | None]
 
 
 def format_expiry(epoch_seconds: int) -> str:
@@ -64,10 +51,7 @@ def question_key(request: InterruptRequestContent) -> str:
 
 class InterruptIssuer:
     """Turns the requests a run paused on into AG-UI ``Interrupt`` objects for one thread.
-
-    ``ttl`` bounds how long an answer is accepted (a request's own earlier expiry wins);
-    ``functions`` are the tools the server runs, for the edited-arguments schema.
-    """
+    ``ttl`` bounds how long an answer is accepted (a request's own earlier expiry wins)."""
 
     def __init__(
         self,
@@ -88,19 +72,20 @@ class InterruptIssuer:
         calls: Mapping[str, FunctionCallContent],
         answers: Mapping[str, list[list[Any]]],
     ) -> list[dict[str, Any]]:
-        """One interrupt per request. ``calls`` are the calls known to the run (by id), to
-        bind a question to the call that asked it; ``answers`` are the answers each call
-        already got, carried forward so a tool may ask several questions."""
+        """One interrupt per request. ``calls`` (by id) bind a question to the call that
+        asked it; ``answers`` are the answers each call already got, carried forward so a
+        tool may ask several questions."""
         now = _clock()
         slots = _distinct_slots(requests)
-        # One digest for the whole pause, whatever its size: every token stays small.
-        pause = Pause(pause_digest(slots) if len(slots) > 1 else None, len(slots))
+        pause: dict[str, Any] = {
+            "pause": pause_digest(slots) if len(slots) > 1 else None,
+            "pause_size": len(slots),
+        }
         out: list[dict[str, Any]] = []
-        for request, slot in zip(requests, slots, strict=True):
+        for request, (_, key) in zip(requests, slots, strict=True):
             if isinstance(request, ToolApprovalRequestContent):
                 out.append(self._approval(request, pause, now))
             elif isinstance(request, InterruptRequestContent):
-                key = slot[1]
                 assert key is not None
                 out.append(self._question(request, key, pause, now, calls, answers))
         return out
@@ -114,7 +99,7 @@ class InterruptIssuer:
         return math.ceil(min(candidates)) if candidates else None
 
     def _approval(
-        self, request: ToolApprovalRequestContent, pause: Pause, now: float
+        self, request: ToolApprovalRequestContent, pause: dict[str, Any], now: float
     ) -> dict[str, Any]:
         call = request.tool_call
         function = self.functions.get(call.name)
@@ -129,9 +114,8 @@ class InterruptIssuer:
             arguments=dict(call.arguments or {}),
             expires_at=expires_at,
             allow_edits=allow_edits,
-            pause=pause.digest,
-            pause_size=pause.size,
             nonce=new_nonce(),
+            **pause,
             **_trace_claims(request, now),
         )
         edits: Mapping[str, Any] | None = None
@@ -141,35 +125,32 @@ class InterruptIssuer:
                 if isinstance(function, AIFunctionDeclaration)
                 else {"type": "object"}
             )
-        interrupt: dict[str, Any] = {
-            "id": self.signer.sign(claims),
-            "reason": APPROVAL_REASON,
-            "message": request.message or f"Approve {call.name}?",
-            "toolCallId": call.call_id,
-            "responseSchema": approval_response_schema(edits),
-        }
-        if expires_at is not None:
-            interrupt["expiresAt"] = format_expiry(expires_at)
-        return interrupt
+        return _present(
+            id=self.signer.sign(claims),
+            reason=APPROVAL_REASON,
+            message=request.message or f"Approve {call.name}?",
+            toolCallId=call.call_id,
+            responseSchema=approval_response_schema(edits),
+            expiresAt=format_expiry(expires_at) if expires_at is not None else None,
+        )
 
     def _question(
         self,
         request: InterruptRequestContent,
         key: str,
-        pause: Pause,
+        pause: dict[str, Any],
         now: float,
         calls: Mapping[str, FunctionCallContent],
         answers: Mapping[str, list[list[Any]]],
     ) -> dict[str, Any]:
         call_id = request.tool_call_id
         call = calls.get(call_id) if call_id is not None else None
-        question: dict[str, Any] = {"key": key}
-        if request.message is not None:
-            question["message"] = request.message
-        if request.reason is not None:
-            question["reason"] = request.reason
-        if request.response_schema is not None:
-            question["schema"] = request.response_schema
+        question = _present(
+            key=key,
+            message=request.message,
+            reason=request.reason,
+            schema=request.response_schema,
+        )
         expires_at = self._expiry(request.expires_at, now)
         claims = InterruptClaims(
             kind="question",
@@ -180,31 +161,27 @@ class InterruptIssuer:
             expires_at=expires_at,
             question=question,
             answers=list(answers.get(call_id, [])) if call_id is not None else [],
-            pause=pause.digest,
-            pause_size=pause.size,
             nonce=new_nonce(),
+            **pause,
             **_trace_claims(request, now),
         )
-        marker: dict[str, Any] = {"key": key}
-        if call_id is not None:
-            marker["toolCallId"] = call_id
-        interrupt: dict[str, Any] = {
-            "id": self.signer.sign(claims),
-            "reason": request.reason or "input_required",
-        }
-        if request.message is not None:
-            interrupt["message"] = request.message
-        if request.response_schema is not None:
-            interrupt["responseSchema"] = request.response_schema
-        if expires_at is not None:
-            interrupt["expiresAt"] = format_expiry(expires_at)
-        interrupt["metadata"] = {**(request.metadata or {}), QUESTION_METADATA_KEY: marker}
-        return interrupt
+        marker = _present(key=key, toolCallId=call_id)
+        return _present(
+            id=self.signer.sign(claims),
+            reason=request.reason or "input_required",
+            message=request.message,
+            responseSchema=request.response_schema,
+            expiresAt=format_expiry(expires_at) if expires_at is not None else None,
+            metadata={**(request.metadata or {}), QUESTION_METADATA_KEY: marker},
+        )
+
+
+def _present(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
-    """The tracing claims of a request (none when tracing is off): the span the run paused
-    in and when the request was made."""
+    """The span the run paused in and when the request was made (none when tracing is off)."""
     properties = request.additional_properties or {}
     traceparent = properties.get(TRACEPARENT) or traceparent_of_current()
     if not isinstance(traceparent, str):
@@ -213,7 +190,7 @@ def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
     return {"traceparent": traceparent, "requested_at": at if isinstance(at, float) else now}
 
 
-def _slot(request: InputRequestContent) -> tuple[str, str | None]:
+def _slot(request: InputRequestContent) -> Slot:
     """Matches ``InterruptClaims.slot``."""
     if isinstance(request, ToolApprovalRequestContent):
         return (request.tool_call.call_id, None)
@@ -221,12 +198,10 @@ def _slot(request: InputRequestContent) -> tuple[str, str | None]:
     return (request.tool_call_id or "", question_key(request))
 
 
-def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[tuple[str, str | None]]:
+def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[Slot]:
     """The slot of each request, made distinct within the pause: a question whose slot an
-    earlier request already has (two questions with no tool call and the same message)
-    is keyed by its request id instead, or failing that numbered, so a resume can answer
-    each of them once."""
-    out: list[tuple[str, str | None]] = []
+    earlier one has is keyed by its request id instead, or failing that numbered."""
+    out: list[Slot] = []
     for request in requests:
         slot = _slot(request)
         if slot in out and isinstance(request, InterruptRequestContent):

@@ -1,20 +1,7 @@
-"""Putting an ``AGUIServer`` inside a FastAPI or Starlette application, with authentication
-in front (the server itself authenticates nobody: that is the host application's job).
-
-- Any ASGI host, Starlette included: wrap the server in :func:`protect` with a check of the
-  request's headers, e.g. :func:`bearer_token`, and route to it::
-
-      app = Starlette(routes=[
-          Route("/agui", protect(agent, bearer_token(TOKEN)), methods=["POST"]),
-      ])
-
-- FastAPI: :func:`fastapi_router` gives an ``APIRouter`` whose endpoint runs your
-  dependencies (``Depends(...)``: authentication, rate limits) and then hands the untouched
-  request to the server::
-
-      app.include_router(fastapi_router(agent, "/agui", dependencies=[Depends(require_token)]))
-
-Both keep the request body unread, so the server reads (and limits) it itself.
+"""Putting an ``AGUIServer`` inside an application with authentication in front (the server
+authenticates nobody): :func:`protect` with a header check such as :func:`bearer_token` for
+any ASGI host, :func:`fastapi_router` for FastAPI dependencies. Both leave the body unread,
+so the server reads (and limits) it itself.
 """
 
 from __future__ import annotations
@@ -36,8 +23,8 @@ HeaderCheck = Callable[[Headers], "bool | Awaitable[bool]"]
 
 def bearer_token(*tokens: str) -> Callable[[Headers], bool]:
     """A check that passes requests carrying ``Authorization: Bearer <one of tokens>``
-    (compared in constant time)."""
-    if not tokens or not all(isinstance(t, str) and t for t in tokens):
+    (compared in constant time); ``ValueError`` without a non-empty token."""
+    if not tokens or not all(tokens):
         raise ValueError("bearer_token needs at least one non-empty token string")
     wanted = [t.encode() for t in tokens]
 
@@ -55,14 +42,12 @@ def protect(app: ASGIApp, check: HeaderCheck, *, scheme: str = "Bearer") -> ASGI
     """``app`` behind ``check``: an HTTP request that fails it gets ``401`` with a JSON body
     ``{"code": "UNAUTHORIZED", "message": ...}`` and a ``WWW-Authenticate`` challenge, and
     never reaches ``app``."""
-    if not callable(check):
-        raise TypeError("check must be a callable taking the request's headers")
     return _Protected(app, check, scheme)
 
 
 class _Protected:
-    """What :func:`protect` returns (an object, not a function: Starlette's ``Route`` takes
-    a plain function for a request handler, and an object for an ASGI app)."""
+    """What :func:`protect` returns (an object: Starlette's ``Route`` takes a function for a
+    request handler)."""
 
     def __init__(self, app: ASGIApp, check: HeaderCheck, scheme: str) -> None:
         self.app, self.check, self.scheme = app, check, scheme
@@ -84,8 +69,7 @@ class _Protected:
 
 
 class _ASGIHandOff(Response):
-    """A response that lets an ASGI app (the agent) answer the request itself: return it
-    from a FastAPI or Starlette endpoint that did not read the body."""
+    """A response that lets an ASGI app answer the request itself (its body unread)."""
 
     def __init__(self, app: ASGIApp) -> None:
         super().__init__()
@@ -116,8 +100,7 @@ def fastapi_router(
     async def agui_endpoint(request: Request) -> Response:
         return _ASGIHandOff(server)
 
-    # FastAPI reads the annotations to inject the request; under postponed evaluation they
-    # are strings naming a local import, so give it the classes themselves.
+    # FastAPI reads the annotations; postponed, they would name a local import
     agui_endpoint.__annotations__ = {"request": Request, "return": Response}
 
     router.add_api_route(path, agui_endpoint, methods=methods, include_in_schema=True, name="agui")

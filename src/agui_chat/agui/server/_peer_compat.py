@@ -1,18 +1,10 @@
-"""Compatibility rules for AG-UI clients in the field that deviate from the spec (DESIGN §7).
+"""Compatibility rules for AG-UI clients in the field that deviate from the spec (DESIGN §7),
+applied to the parsed body before anything reads it, each named in a DEBUG line.
 
-Each rule has a name, is applied to the parsed request body before anything else reads it,
-and says at DEBUG, once per request, which members it read. Everything a rule does not
-name is left to the ordinary input handling (so other unknown members are still stripped
-with a warning).
-
-- ``agent-framework-snake-case``: Microsoft Agent Framework's ``AGUIChatClient``
-  (agent-framework-ag-ui 1.x) sends ``thread_id`` / ``run_id`` and, on assistant history
-  messages, ``tool_calls`` (whose ``function.arguments`` may be a JSON object rather than
-  its text). Each is read as its camelCase member when that member is absent (when both
-  are sent, the camelCase one wins and the other is stripped as unknown), and object
-  arguments in those calls as their JSON text. The same client resumes without re-sending
-  the assistant tool-call message: that needs no rule, since the signed interrupt id
-  carries the call.
+- ``agent-framework-snake-case``: Microsoft Agent Framework's ``AGUIChatClient`` sends
+  ``thread_id`` / ``run_id`` and assistant ``tool_calls`` (``function.arguments`` maybe an
+  object): each is read as its camelCase member when that is absent (else stripped as
+  unknown), object arguments as their JSON text.
 """
 
 from __future__ import annotations
@@ -32,22 +24,16 @@ _log = logging.getLogger("agui_chat.agui")
 
 
 def apply_client_rules(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the members known clients misspell read under their spec names."""
+    """``data`` (a copy) with the members known clients misspell read under their spec names."""
     read: list[str] = []
-    out = data
+    out = dict(data)
     for snake, camel in _TOP_LEVEL:
-        if snake in data and camel not in data:
-            if out is data:
-                out = dict(data)
+        if snake in out and camel not in out:
             out[camel] = out.pop(snake)
             read.append(snake)
-    messages = data.get("messages")
+    messages = out.get("messages")
     if isinstance(messages, list):
-        fixed = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
-        if any(a is not b for a, b in zip(fixed, messages, strict=True)):
-            if out is data:
-                out = dict(data)
-            out["messages"] = fixed
+        out["messages"] = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
     if read:
         _log.debug(
             "compatibility rule %s: read %s as camelCase (Agent Framework's AGUIChatClient "

@@ -1,27 +1,10 @@
-"""Checking a ``resume`` and turning it into the answers the tool loop expects.
+"""Checking a ``resume`` against the interrupt ids this server signed, and claiming it.
 
-Every entry's ``interruptId`` must be a token this server signed, for this thread; the
-payload must fit the approval convention or the question's schema; edits only where
-offered. Then each entry becomes a request/answer pair built from the *verified* token
-(never from call data the client sent), handed to the tool loop's pairing function as it
-is: no history is rebuilt for the loop to find the answers in again (the loop puts the
-calls the client did not re-send, as Agent Framework clients do, where the model sees
-them). The consumed-approvals store is claimed before anything runs, so a replayed resume runs
-nothing twice: it gets the result kept from the first time instead.
-
-Every check that can refuse a resume runs *before* the claim (nothing refused consumes an
-approval): the tokens, the payloads, the pause's coverage, ambiguous call ids anywhere in
-the history, an approval and a question for the same call, and finally the tool loop's own
-pairing function on the verified pairs. A claim is pending (with a lease) until its
-tool starts; the server releases it if the tool never does.
-
-An interrupt past its expiry can still be cancelled (an approval also rejected) for
-``ANSWER_RETENTION``; after that every answer to it is refused (``APPROVAL_STALE`` /
-``INTERRUPT_STALE``). The store keeps each consumed record until the same moment, so no
-answer is ever accepted once its record may be gone.
-
-Anything wrong raises :class:`ResumeRejected` with a code; nothing has run by then, and
-nothing stays claimed.
+Each ``interruptId`` must be this server's token for this thread, not stale, its payload fit
+the approval convention or the question's schema; the answers must cover their pause. The
+pairs built from the tokens go through the tool loop's pairing function before the store is
+claimed: nothing refused consumes an answer, and a replay gets the result kept the first
+time. Anything wrong raises :class:`ResumeRejected`, and nothing stays claimed.
 """
 
 from __future__ import annotations
@@ -32,7 +15,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from ag_ui.core import ResumeEntry, RunAgentInput
@@ -53,11 +36,11 @@ from ..._hitl_contents import CANCELLED_REASON
 from ..._messages import ChatMessage
 from ..._schema import schema_errors
 from ..._tools import AIFunction, AITool
-from ...middleware._pairs import VerifiedPair
+from ...middleware._pairs import VerifiedPair, verified_pairs
 from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
-from ._verified_pairs import Answer, HistoryIndex, index_history, pairs_of, run_history
+from ._verified_pairs import Answer, pairs_of, run_history
 
 __all__ = [
     "ANSWER_RETENTION",
@@ -68,17 +51,13 @@ __all__ = [
     "check_resume",
 ]
 
-#: How long past its expiry an interrupt may still be cancelled (or an approval rejected).
-#: After it every answer, a cancel too, is refused with ``APPROVAL_STALE`` or
-#: ``INTERRUPT_STALE``; the consumed-approvals store is told to keep each record exactly
-#: that long (``expires_at`` = expiry + retention), so a consumed answer can never be
-#: accepted again. Interrupts without an expiry are never stale and their records are kept.
+#: How long past its expiry an interrupt may still be cancelled (an approval rejected);
+#: after it every answer is refused as stale, and the store keeps each consumed record
+#: exactly that long. Interrupts without an expiry are never stale.
 ANSWER_RETENTION = timedelta(hours=1)
 
-#: How long a claim whose tool has not started yet holds. A process that dies between the
-#: claim and the tool's start leaves a pending claim behind; past its lease another resume
-#: may take it over, so the person's answer is not lost. It must exceed the time from the
-#: claim to the tool's start (the tool loop runs a resumed call before calling the model).
+#: How long a claim whose tool has not started holds; past it another resume may take it
+#: over (a process that died before starting the tool does not lose the person's answer).
 CLAIM_LEASE = timedelta(seconds=30)
 
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
@@ -86,8 +65,8 @@ _clock: Callable[[], float] = time.time
 
 
 class ResumeRejected(Exception):
-    """A resume the server will not act on; ``code`` and ``message`` go into ``RUN_ERROR``
-    (both are safe to show: they name what is wrong, never internals)."""
+    """A resume the server will not act on; ``code`` and ``message`` (safe to show) go into
+    ``RUN_ERROR``."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
@@ -99,15 +78,12 @@ class ResumeRejected(Exception):
 class CheckedResume:
     """A resume that passed every check.
 
-    ``pairs`` are the verified answers the tool loop resumes with (hand them over with
-    ``resume_with``); ``messages`` is the client's history with the results kept for
-    replayed answers after their calls; ``claimed`` maps a
-    call id to its store key (record its result there), claimed in the store under
-    ``owner`` (``unbound``: the keys of answers to questions no tool call asked, which stay
-    claimed whatever happens); ``replayed`` are results kept from an earlier use of the same
-    answers, to emit again; ``calls`` and ``answers`` are what a tool asking again needs to
-    be bound to (by call id). ``needs_model`` is false when the resume only replays: then
-    nothing runs and the model is not called.
+    ``pairs`` go to the tool loop (``resume_with``); ``messages`` is the client's history
+    with the results kept for replayed answers; ``claimed`` maps a call id to its store key,
+    claimed under ``owner`` (the keys in ``unbound``, answers to questions no tool call
+    asked, stay claimed); ``replayed`` are kept results to emit again; ``calls`` and
+    ``answers`` (by call id) bind a tool that asks again. Without ``needs_model`` the resume
+    only replays.
     """
 
     messages: list[ChatMessage]
@@ -130,9 +106,7 @@ async def check_resume(
     functions: Mapping[str, AITool],
     lease: timedelta = CLAIM_LEASE,
 ) -> CheckedResume:
-    """Verify ``run_input.resume``, claim its answers and rebuild them into ``messages``.
-
-    Every refusal happens before the claim; a claim that fails half way is undone."""
+    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before)."""
     now = _clock()
     answers = [
         _verify(i, entry, run_input.thread_id, signer, functions, now)
@@ -140,50 +114,53 @@ async def check_resume(
     ]
     _check_distinct(answers)
     _check_coverage(answers)
-    index = index_history(messages)
+    records = verified_pairs(messages, ()).calls  # the history's calls and results, by id
+    calls = {call_id: r.variants[0] for call_id, r in records.items() if r.variants}
     for answer in answers:
         call_id = answer.claims.call_id
-        existing = index.calls.get(call_id) if call_id is not None else None
-        if existing is not None:
-            _check_matches(answer, existing[2])
-    active = [a for a in answers if a.claims.call_id not in index.answered]
-    _check_unambiguous(active, index)
-    _check_pairs(messages, pairs_of(active, index.calls), functions)
+        if call_id is not None and call_id in calls:
+            _check_matches(answer, calls[call_id])
+    answered = {call_id for call_id, r in records.items() if r.answered}
+    active = [a for a in answers if a.claims.call_id not in answered]
+    _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
+    _check_pairs(messages, pairs_of(active, calls), functions)
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
-    fresh, replayed = await _claim_to_the_end(active, signer, store, owner, lease_until)
-
-    plan = CheckedResume(messages=[], owner=owner)
+    claiming = asyncio.ensure_future(_claim(active, signer, store, owner, lease_until))
+    try:
+        fresh, replayed = await asyncio.shield(claiming)
+    except asyncio.CancelledError:
+        # The client left: finish the claim (a networked store may have written it), then
+        # release it, so the same answers can be sent again.
+        with contextlib.suppress(Exception):
+            for _, key in (await claiming)[0]:
+                await store.release(key, owner=owner)
+        raise
+    fresh_answers = [a for a, _ in fresh]
+    plan = CheckedResume(
+        messages=run_history(messages, calls, fresh_answers, replayed),
+        owner=owner,
+        replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
+        needs_model=bool(fresh) or not replayed,
+        pairs=pairs_of(fresh_answers, calls),
+    )
     for answer in active:
-        if answer.claims.call_id is not None and answer.claims.tool_name is not None:
-            call_id = answer.claims.call_id
-            plan.calls[call_id] = FunctionCallContent(
-                call_id, answer.claims.tool_name, answer.arguments
-            )
-            if answer.claims.kind == "question":
-                question = answer.claims.question or {}
-                # (a cancelled answer's payload is None: _read_question dropped it); the
-                # question's message and schema go with it: the answer is bound to them
-                entry = [
-                    question.get("key"),
-                    answer.status,
-                    answer.payload,
-                    question.get("message"),
-                    question.get("schema"),
-                ]
-                plan.answers[call_id] = [*answer.claims.answers, entry]
+        claims = answer.claims
+        if claims.call_id is None or claims.tool_name is None:
+            continue
+        plan.calls[claims.call_id] = FunctionCallContent(
+            claims.call_id, claims.tool_name, answer.arguments
+        )
+        if claims.kind == "question":
+            # bound to the question's message and schema (a cancel's payload is None)
+            q = claims.question or {}
+            entry = [q.get("key"), answer.status, answer.payload, q.get("message"), q.get("schema")]
+            plan.answers[claims.call_id] = [*claims.answers, entry]
     for answer, key in fresh:
         if answer.claims.call_id is None:
             plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
         plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
-    plan.replayed = [(a.claims.call_id, result) for a, result in replayed if a.claims.call_id]
-    plan.needs_model = bool(fresh) or not replayed
-    plan.pairs = pairs_of([a for a, _ in fresh], index.calls)
-    plan.messages = run_history(messages, index.calls, [a for a, _ in fresh], replayed)
     return plan
-
-
-# -- verification ----------------------------------------------------------------------------
 
 
 def _verify(
@@ -198,37 +175,13 @@ def _verify(
     try:
         claims = signer.verify(entry.interrupt_id)
     except TokenError as exc:
-        if exc.reason == "unknown":
-            raise ResumeRejected(
-                "RESUME_UNKNOWN_INTERRUPT",
-                f"{where}.interruptId names no interrupt this server issued",
-            ) from None
-        prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
-        if exc.reason == "audience":
-            raise ResumeRejected(
-                f"{prefix}_AUDIENCE_MISMATCH",
-                f"{where}.interruptId was issued by another server (another audience) that "
-                "shares this server's signing key; only the server that asked can take the "
-                "answer",
-            ) from None
-        if exc.reason == "other_key":
-            raise ResumeRejected(
-                f"{prefix}_KEY_CHANGED",
-                f"{where}.interruptId was issued under another signing key (the server was "
-                "restarted with a new key, or its key changed); ask the person again",
-            ) from None
-        raise ResumeRejected(
-            f"{prefix}_FORGED",
-            f"{where}.interruptId was altered or not issued by this server",
-        ) from None
+        raise _token_refusal(exc, f"{where}.interruptId") from None
     answer = Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
     if claims.thread_id != thread_id:
         raise ResumeRejected(
-            f"{answer.prefix}_THREAD_MISMATCH",
-            f"{where} answers an interrupt of another thread",
+            f"{answer.prefix}_THREAD_MISMATCH", f"{where} answers an interrupt of another thread"
         )
     _check_not_stale(answer, now)
-    moment = datetime.fromtimestamp(now, timezone.utc)
     function: AIFunction | None = None
     if claims.tool_name is not None:
         tool = functions.get(claims.tool_name)
@@ -240,15 +193,38 @@ def _verify(
             )
         function = tool
     if claims.kind == "approval":
-        _read_approval(answer, where, function, moment)
+        _read_approval(answer, where, function, now)
     else:
-        _read_question(answer, where, moment)
+        _read_question(answer, where, now)
     return answer
+
+
+def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
+    prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
+    if exc.reason == "audience":
+        return ResumeRejected(
+            f"{prefix}_AUDIENCE_MISMATCH",
+            f"{what} was issued by another server (another audience) that shares this "
+            "server's signing key; only the server that asked can take the answer",
+        )
+    if exc.reason == "other_key":
+        return ResumeRejected(
+            f"{prefix}_KEY_CHANGED",
+            f"{what} was issued under another signing key (the server was restarted with a "
+            "new key, or its key changed); ask the person again",
+        )
+    if exc.reason == "forged":
+        return ResumeRejected(
+            f"{prefix}_FORGED", f"{what} was altered or not issued by this server"
+        )
+    return ResumeRejected(
+        "RESUME_UNKNOWN_INTERRUPT", f"{what} names no interrupt this server issued"
+    )
 
 
 def _answerable_until(claims: InterruptClaims) -> float | None:
     """When every answer to the interrupt starts being refused (and its consumed record
-    may be dropped): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
+    may go): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
     if claims.expires_at is None:
         return None
     return float(claims.expires_at) + ANSWER_RETENTION.total_seconds()
@@ -275,23 +251,17 @@ def _describe(span: timedelta) -> str:
     return f"{seconds} second(s)"
 
 
-def _read_approval(answer: Answer, where: str, function: AIFunction | None, now: datetime) -> None:
+def _read_approval(answer: Answer, where: str, function: AIFunction | None, now: float) -> None:
     if answer.status == "cancelled":
-        # A cancelled approval is a rejection, as ToolApprovalRequestContent.cancel() is
-        # in process.
-        answer.reason = CANCELLED_REASON
+        answer.reason = CANCELLED_REASON  # a cancelled approval is a rejection
         return
-    # The one approval payload model reads it in full, or the resume is refused: a key it
-    # does not know (an edit under ``edited_args``) must never leave the call unedited.
     try:
         payload = read_approval_payload(answer.payload, where=f"{where}.payload")
     except ApprovalPayloadError as exc:
-        if exc.unknown_keys:
+        if exc.unknown_keys:  # an edit under a key it does not know must not go unseen
             raise ResumeRejected("RESUME_UNKNOWN_PAYLOAD_KEY", str(exc)) from None
         raise ResumeRejected("RESUME_INVALID_PAYLOAD", str(exc)) from None
-    answer.approved = payload.approved
-    answer.reason = payload.reason
-    edited = payload.edited_args
+    answer.approved, answer.reason, edited = payload.approved, payload.reason, payload.edited_args
     if answer.approved and answer.claims.is_expired(now):
         raise ResumeRejected(
             "APPROVAL_EXPIRED",
@@ -314,7 +284,7 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
     answer.edited_arguments = dict(edited)
 
 
-def _read_question(answer: Answer, where: str, now: datetime) -> None:
+def _read_question(answer: Answer, where: str, now: float) -> None:
     if answer.status == "cancelled":
         answer.payload = None
         return
@@ -324,14 +294,13 @@ def _read_question(answer: Answer, where: str, now: datetime) -> None:
             f"{where} answers a question that has expired; it can only be cancelled",
         )
     schema = (answer.claims.question or {}).get("schema")
-    if isinstance(schema, Mapping):
-        errors = schema_errors(answer.payload, schema)
-        if errors:
-            detail = "; ".join(errors)[:300]
-            raise ResumeRejected(
-                "RESUME_INVALID_PAYLOAD",
-                f"{where}.payload does not match the question's response schema: {detail}",
-            )
+    errors = schema_errors(answer.payload, schema) if isinstance(schema, Mapping) else []
+    if errors:
+        raise ResumeRejected(
+            "RESUME_INVALID_PAYLOAD",
+            f"{where}.payload does not match the question's response schema: "
+            + "; ".join(errors)[:300],
+        )
 
 
 def _check_distinct(answers: Sequence[Answer]) -> None:
@@ -346,18 +315,18 @@ def _check_distinct(answers: Sequence[Answer]) -> None:
 
 
 def _check_coverage(answers: Sequence[Answer]) -> None:
-    """Every interrupt of a paused run must be answered in one go: the answers naming one
-    pause must be exactly its slots (by number, and by their digest, which the tokens carry
-    in place of a list). Acting on part of a pause is what the spec forbids."""
+    """The answers naming one pause must be exactly its slots (by number, and by the digest
+    the tokens carry): acting on part of a pause is what the spec forbids."""
     pauses: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
     for answer in answers:
         if answer.claims.pause is not None:
-            size, slots = pauses.setdefault(answer.claims.pause, (answer.claims.pause_size, []))
-            slots.append(answer.claims.slot)
-    missing = 0
-    for digest, (size, slots) in pauses.items():
-        if len(slots) != size or pause_digest(slots) != digest:
-            missing += max(size - len(slots), 1)
+            pause = pauses.setdefault(answer.claims.pause, (answer.claims.pause_size, []))
+            pause[1].append(answer.claims.slot)
+    missing = sum(
+        max(size - len(slots), 1)
+        for digest, (size, slots) in pauses.items()
+        if len(slots) != size or pause_digest(slots) != digest
+    )
     if missing:
         raise ResumeRejected(
             "RESUME_INCOMPLETE",
@@ -366,17 +335,17 @@ def _check_coverage(answers: Sequence[Answer]) -> None:
         )
 
 
-def _check_unambiguous(answers: Sequence[Answer], index: HistoryIndex) -> None:
-    """Refuse what the tool loop could not pair safely, before anything is claimed: a call id
-    that two different calls use anywhere in the history, or that an approval and a
-    question of this resume both name."""
+def _check_unambiguous(answers: Sequence[Answer], ambiguous: set[str]) -> None:
+    """Refuse a call id that two different calls of the history use, or that an approval
+    and a question of this resume both name (the verified pairs stand for the history's
+    calls, so the tool loop cannot see either)."""
     kinds: dict[str, set[str]] = {}
     for answer in answers:
         call_id = answer.claims.call_id
         if call_id is None:
             continue
         kinds.setdefault(call_id, set()).add(answer.claims.kind)
-        if call_id in index.ambiguous:
+        if call_id in ambiguous:
             raise ResumeRejected(
                 "RESUME_INVALID_PAYLOAD",
                 f"resume[{answer.index}]: the history holds more than one different call with "
@@ -407,18 +376,15 @@ def _check_pairs(
     pairs: Sequence[VerifiedPair],
     functions: Mapping[str, AITool],
 ) -> None:
-    """Put the verified pairs through the tool loop's pairing function before anything is
-    claimed: whatever it would refuse is refused here, with the code the server gives that
-    refusal."""
+    """Whatever the tool loop's pairing function would refuse is refused here, before the
+    claim (any other refusal of it as an invalid payload)."""
     try:
         plan_resume(messages, functions, pairs)
     except HumanInTheLoopError as exc:
-        for kind, code, message in RESUME_ERRORS:
-            if isinstance(exc, kind):
-                raise ResumeRejected(code, message) from None
-        raise ResumeRejected(
-            "RESUME_INVALID_PAYLOAD", "The resume carries an invalid answer."
-        ) from None
+        code, message = next(
+            ((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), RESUME_ERRORS[-1][1:]
+        )
+        raise ResumeRejected(code, message) from None
 
 
 def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:
@@ -438,28 +404,6 @@ def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:
         )
 
 
-async def _claim_to_the_end(
-    answers: Sequence[Answer],
-    signer: InterruptSigner,
-    store: ApprovalStore,
-    owner: str,
-    lease_until: float,
-) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
-    """``_claim``, carried to its end even if the run is cancelled meanwhile (the client
-    left): a networked store may already have written a claim whose reply is still on its
-    way. The claims made are then released, since nothing will run them, so the same
-    answers can be sent again instead of being refused as already used."""
-    claiming = asyncio.ensure_future(_claim(answers, signer, store, owner, lease_until))
-    try:
-        return await asyncio.shield(claiming)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            fresh, _ = await claiming
-            for _, key in fresh:
-                await store.release(key, owner=owner)
-        raise
-
-
 async def _claim(
     answers: Sequence[Answer],
     signer: InterruptSigner,
@@ -467,10 +411,9 @@ async def _claim(
     owner: str,
     lease_until: float,
 ) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
-    """Claim every answer in the store: (fresh answers with their keys, replays with the
-    result kept for them). An answer already claimed without a kept result refuses the
-    whole resume, and the claims made here are released; so does a store that cannot be
-    reached (``APPROVAL_STORE_UNAVAILABLE``)."""
+    """Claim every answer: (fresh answers with their keys, replays with their kept result).
+    An answer claimed before without a kept result, or a store out of reach, refuses the
+    whole resume, and the claims made are released."""
     fresh: list[tuple[Answer, str]] = []
     replayed: list[tuple[Answer, str]] = []
     try:
@@ -488,8 +431,8 @@ async def _claim(
                     "(it may still be running, or it stopped while the tool ran)",
                 )
             replayed.append((answer, kept))
-        # Checked again now that the claims are made: a record the store dropped because
-        # its time ran out while this check was under way must not pass for a fresh one.
+        # Again, now the claims are made: a record the store dropped meanwhile, its time
+        # run out, must not pass for a fresh one.
         now = _clock()
         for answer in answers:
             _check_not_stale(answer, now)

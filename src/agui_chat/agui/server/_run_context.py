@@ -1,16 +1,10 @@
-"""The AG-UI run a tool or middleware is part of: its input, and a way to emit events.
-
-Inside a run hosted by ``AGUIServer``, :func:`current_run` returns the
-:class:`AGUIRunContext`: the thread and run ids, the client's ``state``, ``context`` and
-``forwardedProps``, and ``emit_state_snapshot`` / ``emit_state_delta`` / ``emit`` to send
-events to the client as the run goes.
-"""
+"""The AG-UI run a tool or middleware is part of (:func:`current_run`): its input, and a way
+to emit events to the client as the run goes."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -43,13 +37,9 @@ class AGUIRunContext:
         self._sink = sink
 
     def emit(self, event: Mapping[str, Any] | BaseEvent) -> None:
-        """Send an AG-UI event (an ``ag_ui.core`` event or a dict with wire keys) now."""
-        if isinstance(event, BaseEvent):
-            data = event_to_wire(event)
-        elif isinstance(event, Mapping):
-            data = dict(event)
-        else:
-            raise TypeError(f"event must be an AG-UI event or a dict, got {type(event).__name__}")
+        """Send an AG-UI event (an ``ag_ui.core`` event or a dict with wire keys) now;
+        ``ValueError`` without a ``type`` string."""
+        data = event_to_wire(event) if isinstance(event, BaseEvent) else dict(event)
         if not isinstance(data.get("type"), str):
             raise ValueError("an AG-UI event needs a 'type' string")
         self._sink(data)
@@ -60,11 +50,8 @@ class AGUIRunContext:
         self._sink({"type": "STATE_SNAPSHOT", "snapshot": state})
 
     def emit_state_delta(self, patch: Sequence[Mapping[str, Any]]) -> None:
-        """Change the client's state with an RFC 6902 JSON Patch (``STATE_DELTA``).
-
-        The patch is applied to ``state`` first; one that does not apply raises
-        ``ValueError`` and nothing is sent.
-        """
+        """Change the client's state with an RFC 6902 JSON Patch (``STATE_DELTA``), applied
+        to ``state`` first: one that does not apply raises ``ValueError``, nothing sent."""
         operations = [dict(op) for op in patch]
         try:
             self.state = jsonpatch.apply_patch(self.state, operations)
@@ -81,11 +68,7 @@ def current_run() -> AGUIRunContext | None:
     return _current.get()
 
 
-@contextmanager
-def activate(context: AGUIRunContext) -> Iterator[None]:
-    """Make ``context`` the current run for the code inside the ``with``."""
-    token = _current.set(context)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+def activate(context: AGUIRunContext) -> None:
+    """Make ``context`` the current run for the rest of the calling task (and the tasks it
+    starts)."""
+    _current.set(context)

@@ -17,12 +17,8 @@ def serve(
     *,
     log_level: str = "info",
 ) -> None:
-    """Serve an ASGI app (an ``AGUIServer``, or an app that mounts one) with uvicorn until
-    interrupted. A chat client is wrapped in an ``AGUIServer`` first.
-
-    Binds to 127.0.0.1 by default: exposing the agent on other interfaces is a decision to
-    make explicitly (with authentication in front).
-    """
+    """Serve an ASGI app (or a chat client, wrapped in an ``AGUIServer``) with uvicorn until
+    interrupted; on 127.0.0.1 unless told otherwise. ``TypeError`` for anything else."""
     import uvicorn
 
     app = AGUIServer(app_or_server) if isinstance(app_or_server, ChatClient) else app_or_server

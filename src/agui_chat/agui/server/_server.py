@@ -1,13 +1,8 @@
-"""``AGUIServer``: host any chat client as an AG-UI 1.0 endpoint.
+"""``AGUIServer``: any chat client as an AG-UI 1.0 endpoint (a plain ASGI application).
 
-It is a plain ASGI application. Each ``POST`` carries one ``RunAgentInput``; the answer is
-an SSE stream of AG-UI events for one run. The chat client runs with function invocation
-(the server adds a ``FunctionInvokingChatClient`` unless the pipeline has one), offering
-the server's tools and, declaration-only, the client's. Approvals and questions pause the
-run as AG-UI interrupts whose ids are signed tokens, checked when the answers come back.
-
-Authentication is the host application's: put a Starlette middleware in front, or mount
-the server in a FastAPI app behind a dependency (see ``samples/fastapi_server.py``).
+Each ``POST`` carries one ``RunAgentInput`` and is answered with the SSE stream of one run.
+Approvals and questions pause the run as interrupts with signed ids, checked when the
+answers come back. Authentication is the host application's (``_mount.py``).
 """
 
 from __future__ import annotations
@@ -27,9 +22,6 @@ from starlette.types import Message, Receive, Scope, Send
 from ..._client import ChatClient
 from ..._contents import FunctionCallContent, FunctionResultContent
 from ..._exceptions import ApprovalStoreError, ChatClientError, DuplicateToolError, ToolError
-from ..._hitl_contents import (
-    InputRequestContent,
-)
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
@@ -46,7 +38,7 @@ from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
-from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, CheckedResume, ResumeRejected, check_resume
+from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, ResumeRejected, check_resume
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
@@ -70,43 +62,29 @@ _KEEPALIVE = b": keepalive\n\n"
 
 
 class AGUIServer:
-    """An ASGI application that runs ``chat_client`` for AG-UI clients.
+    """An ASGI application that runs ``chat_client`` (in a ``FunctionInvokingChatClient``
+    unless it has one: ``pipeline``) for AG-UI clients.
 
-    - ``tools``: the server's tools, offered to the model on every run: ``AITool``s and
-      tool sources (an ``MCPToolset`` given as it is). A source is read again when each run
-      starts, so a tool its server changed (MCP ``tools/list_changed``) is gated as it is
-      now from the next run on, and a tool it dropped is not found. A name may be used once
-      across ``tools`` and the tool loop's ``additional_tools``: a clash is a
-      ``DuplicateToolError`` naming both sources, here if it is there from the start, else
-      the run that finds it fails (``RUN_ERROR`` ``TOOL_ERROR``). A client-side tool of a
-      request named like a server tool is left out (the server's tool wins).
-    - ``signing_key``: the key approval and question tokens are signed with (default: the
-      ``AGUI_CHAT_SIGNING_KEY`` environment variable; without either, a random key, and
-      pending approvals will not survive a restart or span several workers).
-    - ``approval_store``: where consumed approvals are recorded, shared by every process
-      that holds the key: an ``ApprovalStore`` or a URL (``"sqlite:///approvals.db"``,
-      ``"redis://host:6379/0"``, ``"memory://"``). Required with a fixed signing key (a
-      per-process store would let a restart or a second worker accept an approval again);
-      pass ``InMemoryApprovalStore()`` explicitly for one process that never restarts. With
-      an ephemeral key the default is in memory.
-    - ``audience``: the name tokens are issued for; a token of another audience (another
-      agent that shares the key) is refused. Default: ``AGUI_CHAT_AUDIENCE``, else derived
-      from the names of the server's tools (see :func:`default_audience`), computed once,
-      here, from the tools the sources have now: a source that changes later does not change
-      the audience (tokens issued a moment ago stay valid). Give ``audience=`` when the
-      tool sources are not open yet.
+    - ``tools``: ``AITool``s and tool sources (an ``MCPToolset``), offered on every run; a
+      source is read again as each run starts. A name used twice across ``tools`` and the
+      tool loop's ``additional_tools`` is a ``DuplicateToolError`` here, or fails the run
+      that finds it (``TOOL_ERROR``). A client tool named like a server tool is left out.
+    - ``signing_key``: signs the interrupt ids (default ``AGUI_CHAT_SIGNING_KEY``; else a
+      random key: pending approvals then die with the process).
+    - ``approval_store``: where consumed answers are recorded, shared by every process
+      holding the key: an ``ApprovalStore`` or a URL (``sqlite:///…``, ``redis://…``,
+      ``memory://``). Required with a fixed key (``ValueError``); pass
+      ``InMemoryApprovalStore()`` explicitly for one process that never restarts.
+    - ``audience``: what tokens are issued for; another audience's are refused. Default
+      ``AGUI_CHAT_AUDIENCE``, else :func:`default_audience` of the tools the sources have
+      now (give it when they are not open yet).
     - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
-    - ``claim_lease``: how long a claimed answer whose tool has not started holds (a process
-      that died before starting the tool leaves it to lapse, not lost).
-    - ``max_body_bytes``: the largest request body accepted (413 beyond it).
-    - ``body_timeout``: seconds the whole request body may take to arrive (408 after).
-    - ``keepalive_seconds``: an SSE comment is sent after this long without an event.
-    - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server adds
-      (e.g. ``{"max_iterations": 10}``); not allowed when the pipeline already has one.
-    - ``ui``: also serve a browser page on ``GET`` (the conversation, approval and question
-      cards; see ``_ui.py``); ``POST`` stays the AG-UI endpoint. Off by default.
-
-    ``pipeline`` is the chat client each run goes through (``chat_client``, wrapped if needed).
+    - ``claim_lease``: how long a claimed answer whose tool has not started holds.
+    - ``max_body_bytes`` (413 past it), ``body_timeout`` (seconds, 408 after),
+      ``keepalive_seconds`` (an SSE comment after this long without an event).
+    - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server
+      adds (``ValueError`` when the pipeline has one).
+    - ``ui``: also serve a browser page on ``GET`` (``_ui.py``).
     """
 
     def __init__(
@@ -125,8 +103,6 @@ class AGUIServer:
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
     ) -> None:
-        if not isinstance(chat_client, ChatClient):
-            raise TypeError(f"chat_client must be a ChatClient, got {type(chat_client).__name__}")
         self.tools = check_tools(tools, "tools")
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
             raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
@@ -146,8 +122,6 @@ class AGUIServer:
         else:
             self.pipeline = chat_client
         self._invoker = invoker
-        # Two tools of one name among the server's (and its tool loop's) tools are refused
-        # here; a tool source that changes into a clash later fails the run that sees it.
         names = self._server_tools()[0].by_name
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.approval_store, self._owns_store = open_store(
@@ -164,7 +138,6 @@ class AGUIServer:
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
 
-    # -- ASGI ----------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
@@ -186,9 +159,8 @@ class AGUIServer:
         run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
 
-    # -- input -----------------------------------------------------------------------------
     async def _accept(self, request: Request) -> _Run:
-        """Read and check the request; every refusal is an ``InputError`` (no stream)."""
+        """The request as a run; every refusal is an ``InputError`` (no stream)."""
         if request.method != "POST":
             raise InputError(405, "METHOD_NOT_ALLOWED", "send a POST with a RunAgentInput")
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -202,16 +174,13 @@ class AGUIServer:
         failure: DuplicateToolError | None = None
         try:
             registry, offered = self._server_tools()
-        except DuplicateToolError as exc:
-            # A tool source changed into a clash: this run fails (RUN_ERROR) before the
-            # model is asked; no tool of the clashing name can run.
+        except DuplicateToolError as exc:  # a tool source changed into a clash: RUN_ERROR
             registry, offered, failure = ToolRegistry(), [], exc
         functions = registry.by_name
         declared = client_tools(run_input.tools, functions)
         options = ChatOptions(
             tools=[*offered, *declared] or None,
             instructions=_context_instructions(run_input),
-            # A client asking for structured output forwards its format (docs/structured.md).
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
@@ -226,18 +195,15 @@ class AGUIServer:
         )
 
     def _server_tools(self) -> tuple[ToolRegistry, list[AITool]]:
-        """The server's tools as they are now (each tool source read again): the registry
-        of the tool loop's ``additional_tools`` and ``tools``, and the tools the model is
-        told about (those of ``tools``: the loop's own run but are not advertised);
-        ``DuplicateToolError`` naming both sources of a name used twice."""
+        """The server's tools as they are now: the registry of the tool loop's
+        ``additional_tools`` and ``tools``, and those of ``tools`` (the ones advertised)."""
         registry = ToolRegistry()
         registry.add(self._invoker.additional_tools, ADDITIONAL_TOOLS)
         return registry, registry.add(self.tools, "AGUIServer(tools=...)")
 
-    # -- the stream --------------------------------------------------------------------------
     async def _stream(self, run: _Run, receive: Receive, send: Send) -> None:
-        """Write the run's events as they come, with keep-alive comments while it is quiet;
-        a client that goes away cancels the run."""
+        """Write the run's events as they come, keep-alive comments while it is quiet; a
+        client that goes away cancels the run."""
         outbox = run.outbox
         work = traced_run(self._produce(run), run.input, run.encoder, run.headers, self._signer)
         producer = asyncio.ensure_future(work)
@@ -272,11 +238,8 @@ class AGUIServer:
             await asyncio.gather(producer, disconnected, return_exceptions=True)
 
     async def _produce(self, run: _Run) -> None:
-        """Run the pipeline and feed the outbox; any failure ends the run with RUN_ERROR.
-
-        A resume is checked before the run starts: one the server refuses gets a stream
-        that opens with ``RUN_ERROR`` and holds nothing else (agui-wire §5.4: the input is
-        rejected; no run exists)."""
+        """Run the pipeline into the outbox; a failure ends the run with ``RUN_ERROR``, and a
+        refused resume is a stream of ``RUN_ERROR`` alone (agui-wire §5.4)."""
         encoder, outbox = run.encoder, run.outbox
         guard: ClaimGuard | None = None
 
@@ -285,26 +248,35 @@ class AGUIServer:
                 await guard.starting(call)
 
         try:
-            with activate(run.context), on_tool_start(starting):
+            activate(run.context)
+            with on_tool_start(starting):
                 if run.failure is not None:
                     raise run.failure
                 messages, claimed = run.messages, {}
                 pairs: list[VerifiedPair] = []
-                checked = await self._check_resume(run) if run.input.resume else None
+                checked = None
+                if run.input.resume:
+                    checked = await check_resume(
+                        run.input,
+                        run.messages,
+                        signer=self._signer,
+                        store=self.approval_store,
+                        functions=run.functions,
+                        lease=self.claim_lease,
+                    )
                 outbox.push(encoder.start())
                 if checked is not None:
+                    encoder.calls.update(checked.calls)
+                    run.answers = checked.answers
                     for call_id, result in checked.replayed:
                         outbox.push(encoder.replayed_result(call_id, result))
                     if not checked.needs_model:
                         outbox.push(encoder.finish())
                         return
-                    messages, claimed = checked.messages, checked.claimed
-                    pairs = checked.pairs
+                    messages, claimed, pairs = checked.messages, checked.claimed, checked.pairs
                     guard = ClaimGuard(self.approval_store, checked.owner, claimed, checked.unbound)
-                    # The calls of the verified answers (the tool loop returns them again)
-                    # are the client's already: never re-emitted.
+                    # the verified calls (the tool loop returns them) are the client's already
                     encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
-                # The tool loop resumes with the pairs verified from the signed ids.
                 with resume_with(pairs):
                     stream = self.pipeline.get_streaming_response(messages, run.options)
                     try:
@@ -320,54 +292,31 @@ class AGUIServer:
         except ResumeRejected as exc:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
             outbox.push(encoder.error(exc.message, exc.code))
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             _log.exception("run %s of thread %s failed", run.input.run_id, run.input.thread_id)
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
             if guard is not None:
-                # A claim whose tool never started (a later refusal, a failure, the client
-                # gone) is released: the person's answer may be sent again.
-                await guard.release_unstarted()
+                await guard.release_unstarted()  # the person's answer may be sent again
             outbox.close()
-
-    async def _check_resume(self, run: _Run) -> CheckedResume:
-        """Verify the resume (``ResumeRejected`` if anything is wrong) and tell the encoder
-        the calls it rebuilt. Nothing is emitted: the caller starts the run, then emits the
-        results kept for replayed answers."""
-        checked = await check_resume(
-            run.input,
-            run.messages,
-            signer=self._signer,
-            store=self.approval_store,
-            functions=run.functions,
-            lease=self.claim_lease,
-        )
-        run.encoder.calls.update(checked.calls)
-        run.answers = checked.answers
-        return checked
 
     async def _keep_results(
         self, contents: Iterable[Any], claimed: Mapping[str, str], encoder: RunEncoder
     ) -> None:
-        """Record the result of each claimed call, so a replay can re-emit it. The tool has
-        run: the record is finished even if the client leaves meanwhile."""
+        """Record the result of each claimed call for a replay (finished even if the client
+        leaves meanwhile)."""
         for content in contents:
             if isinstance(content, FunctionResultContent) and content.call_id in claimed:
                 result = encoder.results[content.call_id]
                 record = self.approval_store.record_result(claimed[content.call_id], result)
                 try:
                     await asyncio.shield(record)
-                except ApprovalStoreError:
-                    # The tool ran: its claim stays, so nothing runs it again; only the
-                    # replay of its result is lost.
+                except ApprovalStoreError:  # the claim stays: only the replay is lost
                     _log.exception("could not keep the result of call %s", content.call_id)
 
 
 class _Run:
-    """One request being served: its input, converted messages and options, the encoder,
-    the outbox the stream drains and the context tools see."""
+    """One request being served."""
 
     def __init__(
         self,
@@ -396,7 +345,9 @@ class _Run:
         self.encoder = RunEncoder(
             run_input.thread_id,
             run_input.run_id,
-            issue_interrupts=lambda requests: self._issue(issuer, requests),
+            issue_interrupts=lambda requests: issuer.issue(
+                requests, self.encoder.calls, self.answers
+            ),
             client_tools=client_tool_names,
             parent_run_id=run_input.parent_run_id,
         )
@@ -404,17 +355,11 @@ class _Run:
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
         )
 
-    def _issue(
-        self, issuer: InterruptIssuer, requests: Iterable[InputRequestContent]
-    ) -> list[dict[str, Any]]:
-        return issuer.issue(list(requests), self.encoder.calls, self.answers)
-
 
 class _Outbox:
-    """Encoded events waiting to be written. The run pushes, the response loop drains
-    everything waiting in one write; past ``HIGH_WATER`` pieces or ``HIGH_WATER_BYTES``
-    bytes the run waits for a drain (so a slow reader holds a bounded amount of memory
-    however large the events are)."""
+    """Encoded events waiting to be written, drained in one write; past ``HIGH_WATER``
+    pieces or ``HIGH_WATER_BYTES`` bytes the run waits for a drain (a slow reader holds a
+    bounded amount of memory)."""
 
     HIGH_WATER = 512
     HIGH_WATER_BYTES = 1 << 20
@@ -451,7 +396,7 @@ class _Outbox:
         await self._ready.wait()
 
     def drain(self) -> tuple[bytes, bool]:
-        """Everything waiting, and whether the run has ended (nothing more will come)."""
+        """Everything waiting, and whether the run has ended."""
         data = b"".join(self._parts)
         self._parts.clear()
         self._size = 0
@@ -461,14 +406,10 @@ class _Outbox:
         return data, self.closed
 
 
-# -- helpers -----------------------------------------------------------------------------------
-
-
 def default_audience(functions: Iterable[str]) -> str:
-    """The audience a server has when none is configured: the sorted names of the tools it
-    runs. Stable across restarts, workers and deployments of the same agent; two agents
-    with different tool sets never accept each other's tokens. Agents that share a tool set
-    and a signing key must be told apart with ``audience=`` (or ``AGUI_CHAT_AUDIENCE``)."""
+    """The audience a server has when none is configured: the sorted names of its tools
+    (stable across restarts and workers; agents that share a tool set and a key must be told
+    apart with ``audience=``)."""
     return "tools:" + ",".join(sorted(functions))
 
 
@@ -484,8 +425,7 @@ def _signer(key: bytes | str | None, audience: str) -> InterruptSigner:
 
 
 def _context_instructions(run_input: RunAgentInput) -> str | None:
-    """The client's ``context`` entries as instructions for the model (the spec asks the
-    producer to put them in front of the model)."""
+    """The client's ``context`` entries as instructions for the model."""
     if not run_input.context:
         return None
     lines = [f"- {c.description}: {c.value}" for c in run_input.context]

@@ -1,27 +1,12 @@
 """Signed interrupt ids: how a stateless AG-UI server knows a resume answers what it asked.
 
-Every interrupt the server emits carries, as its ``id``, a compact token that holds what the
-server needs to check the answer and, when the client did not re-send the call, to rebuild it:
-the thread, the tool call id, the tool name, the canonical arguments, the expiry, the kind
-(an approval or a question), whether edits are allowed and, for a question, the question
-and the answers given so far. An HMAC-SHA256 over all of it makes a forged or altered token
-fail (DESIGN §4).
-
-Format: ``v1.<base64url(JSON claims)>.<base64url(MAC)>``, no padding. Decoding is strict:
-only the URL-safe alphabet, no padding, and the text must be the one spelling the bytes
-re-encode to (a lenient decoder lets unused low bits of the last character, or characters
-outside the alphabet, spell the same bytes several ways, and a store keyed on the text would
-then take one approval for several). Every issued token carries a random nonce, so no two
-interrupts share an id, even when everything else about them is equal.
-
-**Audience.** A server signs under a per-audience subkey, ``HMAC(key, context || audience
-id)``, and names the audience id (a 72-bit digest of its audience) in the claims (``au``):
-a token another server issued under the same key verifies as authentic but is refused as
-``TokenError("audience")``, and one whose ``au`` was altered no longer matches its MAC.
-
-**Fixed size.** A token never lists the other interrupts of its pause: it carries a 128-bit
-digest of the pause's slots (``p``) and their number (``pn``), so its size does not depend on
-how many interrupts share the pause (see docs/reliability.md for the bound).
+A token, ``v1.<base64url(JSON claims)>.<base64url(HMAC-SHA256)>`` (no padding), carries
+what the server needs to check the answer and rebuild the call (DESIGN §4). Decoding is
+strict (one spelling per token, so a store keyed on it cannot take one approval twice);
+every token carries a random nonce (ids are unique). Tokens are signed under a
+per-audience subkey and name their audience id (``au``), so another server sharing the
+key refuses them; a token commits to its pause by one digest, so its size does not grow
+with the pause.
 """
 
 from __future__ import annotations
@@ -32,8 +17,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
 __all__ = [
@@ -67,11 +51,9 @@ TokenProblem = Literal["unknown", "forged", "audience", "other_key"]
 
 
 class TokenError(Exception):
-    """A token is not one this server issued: ``reason`` is ``"unknown"`` (not a token of
-    ours at all), ``"forged"`` (shaped like one, but the MAC does not match) or
-    ``"audience"`` (authentic, but issued by another server sharing the key) or
-    ``"other_key"`` (the MAC does not match, and the token names another signing key: it
-    was issued before the server restarted with a new key, or its key changed)."""
+    """A token is not one this server issued: ``reason`` is ``"unknown"`` (not shaped like
+    ours), ``"forged"`` (the MAC does not match), ``"other_key"`` (nor does it, and the token
+    names another signing key) or ``"audience"`` (authentic, for another audience)."""
 
     def __init__(self, reason: TokenProblem, kind: str | None = None) -> None:
         super().__init__(f"{reason} interrupt token")
@@ -83,13 +65,11 @@ class TokenError(Exception):
 class InterruptClaims:
     """What an interrupt id vouches for.
 
-    ``arguments`` are the arguments the call runs with. When the pause holds several
-    interrupts, ``pause`` is the digest of all their slots (:func:`pause_digest`) and
-    ``pause_size`` their number, so a resume that leaves one unanswered is refused. For a
-    question, ``question`` holds its ``key``, ``message``, ``reason`` and
-    ``response_schema``, and ``answers`` the answers the same call got to earlier questions
-    (``[key, status, payload]``). ``audience`` is the id of the audience the token was
-    issued for (set by the signer).
+    ``pause`` is the digest of the slots of a pause of several interrupts
+    (:func:`pause_digest`) and ``pause_size`` their number. A question's ``question`` holds
+    its ``key``, ``message``, ``reason`` and ``schema``; ``answers`` the answers the same call
+    got to earlier questions (``[key, status, payload, message, schema]``). ``traceparent``
+    and ``requested_at`` are set only when tracing is on.
     """
 
     kind: InterruptKind
@@ -103,75 +83,55 @@ class InterruptClaims:
     answers: list[list[Any]] = field(default_factory=list)
     pause: str | None = None
     pause_size: int = 1
-    nonce: str | None = None  # random per issued interrupt: ids are unique (agui-wire §3.2)
-    #: Tracing only (absent when off): the paused run's span (W3C traceparent), and when the
-    #: request was made (epoch seconds), so the resumed run links to it and times the answer.
+    nonce: str | None = None
     traceparent: str | None = None
     requested_at: float | None = None
     audience: str | None = None
 
     @property
     def slot(self) -> tuple[str, str | None]:
-        """Which interrupt of a pause this is: the call id, and the question key if any."""
+        """Which interrupt of its pause this is: the call id and the question key."""
         key = (self.question or {}).get("key") if self.kind == "question" else None
         return (self.call_id or "", key)
 
-    def is_expired(self, now: datetime | None = None) -> bool:
-        """Whether the token is past its expiry (it can then only be cancelled)."""
-        if self.expires_at is None:
-            return False
-        moment = now or datetime.now(timezone.utc)
-        return self.expires_at <= moment.timestamp()
+    def is_expired(self, now: float) -> bool:
+        """Whether ``now`` (epoch seconds) is past the expiry."""
+        return self.expires_at is not None and self.expires_at <= now
 
     def _to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"k": "a" if self.kind == "approval" else "q", "t": self.thread_id}
-        if self.call_id is not None:
-            out["c"] = self.call_id
-        if self.tool_name is not None:
-            out["n"] = self.tool_name
-        if self.arguments is not None:
-            out["a"] = self.arguments
-        if self.expires_at is not None:
-            out["e"] = self.expires_at
-        if self.allow_edits:
-            out["ed"] = 1
-        if self.question is not None:
-            out["q"] = self.question
-        if self.answers:
-            out["qa"] = self.answers
-        if self.pause is not None:
-            out["p"] = self.pause
-            out["pn"] = self.pause_size
-        if self.nonce is not None:
-            out["u"] = self.nonce
-        if self.traceparent is not None:
-            out["tp"] = self.traceparent
-        if self.requested_at is not None:
-            out["at"] = self.requested_at
-        if self.audience is not None:
-            out["au"] = self.audience
+        out: dict[str, Any] = {"k": self.kind[0]}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            default = f.default_factory() if f.default_factory is not MISSING else f.default
+            if f.name in _WIRE_KEYS and value is not None and value != default:
+                out[_WIRE_KEYS[f.name]] = 1 if value is True else value
         return out
 
     @classmethod
     def _from_wire(cls, data: Mapping[str, Any]) -> InterruptClaims:
+        values = {name: data[key] for name, key in _WIRE_KEYS.items() if key in data}
         kind: InterruptKind = "approval" if data["k"] == "a" else "question"
-        return cls(
-            kind=kind,
-            thread_id=str(data["t"]),
-            call_id=data.get("c"),
-            tool_name=data.get("n"),
-            arguments=data.get("a"),
-            expires_at=data.get("e"),
-            allow_edits=bool(data.get("ed")),
-            question=data.get("q"),
-            answers=list(data.get("qa", [])),
-            pause=data.get("p"),
-            pause_size=int(data.get("pn", 1)),
-            nonce=data.get("u"),
-            traceparent=data.get("tp"),
-            requested_at=data.get("at"),
-            audience=data.get("au"),
-        )
+        values.update(allow_edits=bool(data.get("ed")), pause_size=int(data.get("pn", 1)))
+        return cls(kind, **{"call_id": None, "tool_name": None, "arguments": None, **values})
+
+
+#: The short name each claim travels under in a token (``k``, the kind, is written apart).
+_WIRE_KEYS = {
+    "thread_id": "t",
+    "call_id": "c",
+    "tool_name": "n",
+    "arguments": "a",
+    "expires_at": "e",
+    "allow_edits": "ed",
+    "question": "q",
+    "answers": "qa",
+    "pause": "p",
+    "pause_size": "pn",
+    "nonce": "u",
+    "traceparent": "tp",
+    "requested_at": "at",
+    "audience": "au",
+}
 
 
 def pause_digest(slots: Iterable[tuple[str, str | None]]) -> str:
@@ -198,8 +158,7 @@ def _b64encode(data: bytes) -> str:
 
 def _b64decode(text: str) -> bytes:
     """Strict unpadded base64url: ``ValueError`` unless ``text`` is the one spelling of its
-    bytes (only the URL-safe alphabet, no padding, unused low bits of the last character
-    zero), so two different texts never decode to the same bytes."""
+    bytes, so two different texts never decode to the same bytes."""
     if not text or not _B64_ALPHABET.issuperset(text) or len(text) % 4 == 1:
         raise ValueError("not canonical unpadded base64url")
     data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
@@ -209,8 +168,7 @@ def _b64decode(text: str) -> bytes:
 
 
 def _split(token: object) -> tuple[str, bytes, bytes]:
-    """The payload text, the claims bytes and the MAC bytes of a token; ``TokenError``
-    ("unknown") if it is not shaped like one of ours."""
+    """The payload text, claims bytes and MAC bytes of a token (``TokenError("unknown")``)."""
     parts = token.split(".") if isinstance(token, str) else []
     if len(parts) != 3 or parts[0] != _VERSION:
         raise TokenError("unknown")
@@ -222,13 +180,9 @@ def _split(token: object) -> tuple[str, bytes, bytes]:
 
 
 class InterruptSigner:
-    """Issues and checks interrupt tokens under one secret key (keep it out of the code:
-    pass it from configuration or the ``AGUI_CHAT_SIGNING_KEY`` environment variable).
-
-    With an ``audience``, tokens are issued for it (under its subkey) and tokens of any other
-    audience are refused (``TokenError("audience")``). Without one, the signer issues
-    audience-less tokens and verifies tokens of any audience (for inspection and tests).
-    """
+    """Issues and checks interrupt tokens under one secret key (at least 16 bytes, else
+    ``ValueError``). With an ``audience``, tokens are issued for it and those of any other
+    audience refused; without one, tokens of any audience verify (inspection, tests)."""
 
     def __init__(self, key: bytes | str, *, audience: str | None = None) -> None:
         raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
@@ -238,9 +192,8 @@ class InterruptSigner:
         self.audience = audience
         self.audience_id = audience_id(audience) if audience is not None else None
         self._own_key = self._subkey(self.audience_id)
-        #: A short public name for the key (a digest, domain-separated; it reveals nothing
-        #: a token's MAC does not already): tokens carry it, so that one signed under
-        #: another key is told apart from one that was altered.
+        #: A public digest of the key, carried by tokens (``i``, not a claim) to tell one
+        #: signed under another key apart from an altered one.
         self.key_id = _b64encode(hashlib.sha256(_KEY_ID_CONTEXT + raw).digest()[:6])
 
     @classmethod
@@ -260,8 +213,6 @@ class InterruptSigner:
 
     def sign(self, claims: InterruptClaims) -> str:
         """The token for ``claims``, issued for this signer's audience."""
-        # "i" names the signing key (not a claim: it only tells a token issued under
-        # another key apart from an altered one when the MAC fails).
         wire = {**claims._to_wire(), "i": self.key_id}
         if self.audience_id is not None:
             wire["au"] = self.audience_id
@@ -269,9 +220,7 @@ class InterruptSigner:
         return f"{_VERSION}.{payload}.{_b64encode(self._mac(payload, self._own_key))}"
 
     def verify(self, token: str) -> InterruptClaims:
-        """The claims of a token this signer issued; ``TokenError`` for anything else
-        (including text that does not decode, or decodes to JSON nested too deeply to read,
-        and an authentic token of another audience)."""
+        """The claims of a token this signer issued; ``TokenError`` for anything else."""
         payload, claims_bytes, given = _split(token)
         try:
             claims_json = json.loads(claims_bytes)
@@ -298,9 +247,7 @@ class InterruptSigner:
 
     @staticmethod
     def fingerprint(token: str) -> str:
-        """The key a consumed-approvals store records a token under: a digest of its decoded
-        MAC, which the signed claims determine. The text is decoded strictly, so no other
-        spelling of the same token exists to give another key (``TokenError`` if it does
-        not decode)."""
+        """The key a consumed-approvals store records a token under: a digest of its MAC
+        (``TokenError`` if the token does not decode)."""
         _, _, mac = _split(token)
         return hashlib.sha256(_FINGERPRINT_CONTEXT + mac).hexdigest()[:32]

@@ -1,10 +1,6 @@
-"""The SERVER span of each run ``AGUIServer`` serves (see ``agui/wire/_tracing.py``).
-
-It continues the client's W3C trace context, stays current while the pipeline runs (so the
-model calls and tool executions are its children), links to the runs a resume answers (the
-traceparent inside each verified interrupt id; a forged id links nothing), and ends with the
-run's outcome and ``RUN_ERROR`` code.
-"""
+"""The SERVER span of each run ``AGUIServer`` serves: it continues the client's trace
+context, is current while the pipeline runs, links to the runs a resume answers (from the
+verified interrupt ids) and ends with the run's outcome and ``RUN_ERROR`` code."""
 
 from __future__ import annotations
 

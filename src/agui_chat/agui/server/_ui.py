@@ -1,12 +1,7 @@
 """The browser page ``AGUIServer(ui=True)`` serves on ``GET``: one self-contained HTML
-document (its stylesheet and the bundled script inlined, shipped in the wheel under
-``_ui/``; no CDN, so it works offline). The page posts AG-UI runs to the URL it was loaded
-from, so it works wherever the server is mounted.
-
-A Content-Security-Policy allows only the page's own script and style (by hash) and
-requests to its own origin: even if model output were ever put into the page as markup, no
-script in it could run.
-"""
+document (``_ui/``, its style and script inlined), posting runs to the URL it was loaded from.
+Its Content-Security-Policy allows only its own script and style (by hash) and requests to
+its own origin."""
 
 from __future__ import annotations
 

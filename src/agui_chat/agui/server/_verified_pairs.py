@@ -1,18 +1,17 @@
-"""The verified answers of a resume as the consent engine takes them: one
-:class:`~agui_chat.middleware._resume.VerifiedPair` per request, built from the token the
-server signed (never from call data the client sent), and the history the pipeline gets
-(kept results of replayed answers after their calls)."""
+"""The verified answers of a resume as the consent engine takes them (one ``VerifiedPair``
+per request, built from the signed token), and the history the pipeline gets."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..._contents import AIContent, FunctionCallContent, FunctionResultContent
 from ..._hitl_contents import (
     InterruptRequestContent,
     InterruptResponseContent,
+    InterruptStatus,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
@@ -20,9 +19,9 @@ from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ...middleware._pairs import VerifiedPair
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
-from ._signing import InterruptClaims, canonical_json
+from ._signing import InterruptClaims
 
-__all__ = ["Answer", "HistoryIndex", "index_history", "pairs_of", "run_history"]
+__all__ = ["Answer", "pairs_of", "run_history"]
 
 
 @dataclass
@@ -32,7 +31,7 @@ class Answer:
     index: int
     token: str
     claims: InterruptClaims
-    status: str
+    status: InterruptStatus
     payload: Any
     approved: bool = False
     reason: str | None = None
@@ -50,7 +49,6 @@ class Answer:
         return dict(self.claims.arguments or {})
 
     def trace_properties(self) -> dict[str, Any] | None:
-        """What the request carried for tracing (see ``middleware/_tool_tracing``), if anything."""
         if self.claims.traceparent is None:
             return None
         return {TRACEPARENT: self.claims.traceparent, REQUESTED_AT: self.claims.requested_at}
@@ -65,53 +63,18 @@ class Answer:
         )
 
 
-_Position = tuple[int, int, FunctionCallContent]
-
-
-@dataclass
-class HistoryIndex:
-    """Where each call sits in the history (its first occurrence), which calls already have
-    a result, and which call ids more than one different call uses (ambiguous)."""
-
-    calls: dict[str, _Position] = field(default_factory=dict)
-    answered: set[str] = field(default_factory=set)
-    ambiguous: set[str] = field(default_factory=set)
-
-
-def index_history(messages: Sequence[ChatMessage]) -> HistoryIndex:
-    """Index every call and result of the history, in every message."""
-    index = HistoryIndex()
-    for m_index, message in enumerate(messages):
-        for c_index, content in enumerate(message.contents):
-            if isinstance(content, FunctionCallContent):
-                first = index.calls.setdefault(content.call_id, (m_index, c_index, content))
-                if first[2] is not content and not _same_call(first[2], content):
-                    index.ambiguous.add(content.call_id)
-            elif isinstance(content, FunctionResultContent):
-                index.answered.add(content.call_id)
-    return index
-
-
-def _same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
-    return (
-        a.name == b.name
-        and canonical_json(a.arguments) == canonical_json(b.arguments)
-        and a.raw_arguments == b.raw_arguments
-    )
-
-
-def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[VerifiedPair]:
-    """The pairs the tool loop resumes with: for each verified answer about a call, the
-    request and answer built from the token (never from call data the client sent), with
-    the call as the token vouches for it (keeping the history copy's metadata). A question
-    comes after the earlier answers of the same call, so ``request_input`` finds them all."""
+def pairs_of(
+    answers: Sequence[Answer], calls: Mapping[str, FunctionCallContent]
+) -> list[VerifiedPair]:
+    """The pairs the tool loop resumes with, for the answers about a call: the call as the
+    token vouches for it (with the history copy's metadata); a question after the earlier
+    answers of the same call, so ``request_input`` finds them all."""
     pairs: list[VerifiedPair] = []
     for answer in answers:
         call_id = answer.claims.call_id
         if call_id is None or answer.claims.tool_name is None:
             continue  # a question no tool call asked: not the tool loop's
-        template = calls.get(call_id)
-        call = answer.call(template[2] if template else None)
+        call = answer.call(calls.get(call_id))
         if answer.claims.kind != "approval":
             pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
             continue
@@ -132,13 +95,14 @@ def pairs_of(answers: Sequence[Answer], calls: Mapping[str, _Position]) -> list[
 
 def run_history(
     messages: Sequence[ChatMessage],
-    calls: Mapping[str, _Position],
+    calls: Mapping[str, FunctionCallContent],
     fresh: Sequence[Answer],
     replayed: Sequence[tuple[Answer, str]],
 ) -> list[ChatMessage]:
-    """The history the pipeline gets: the client's, with each replayed call followed by the
-    result kept for it (the call appended when the client did not send it), and the
-    questions no tool call asked with their answers at the end (for the inner client)."""
+    """The client's history, each replayed call followed by its kept result (the call
+    appended if the client did not send it), and the questions no tool call asked with
+    their answers at the end (for the inner client)."""
+    position = {id(c): i for i, m in enumerate(messages) for c in m.contents}
     results_after: dict[int, list[AIContent]] = {}
     appended: list[AIContent] = []
     appended_results: list[AIContent] = []
@@ -148,7 +112,7 @@ def run_history(
             continue
         kept = FunctionResultContent(call_id, result)
         if call_id in calls:
-            results_after.setdefault(calls[call_id][0], []).append(kept)
+            results_after.setdefault(position[id(calls[call_id])], []).append(kept)
         else:
             appended.append(answer.call())
             appended_results.append(kept)
@@ -171,14 +135,11 @@ def run_history(
 def _question_pairs(
     answer: Answer, call_id: str
 ) -> list[tuple[InterruptRequestContent, InterruptResponseContent]]:
-    """This question and its answer, after the earlier questions of the same call and the
-    answers they got (so ``request_input`` finds every answer when the tool runs again)."""
+    """The earlier questions of the same call with their answers (each bound to the message
+    and schema it answered), then this question and its answer."""
     key = (answer.claims.question or {}).get("key")
     pairs = []
     for position, prior in enumerate(answer.claims.answers):
-        # Each earlier answer comes with the question it answered (its message and schema),
-        # so request_input hands it only to that question (one from a token without them
-        # answers no question: it is asked again).
         prior_key, status, payload, *question = prior
         message, schema = [*question, None, None][:2]
         if prior_key == key:
@@ -214,6 +175,4 @@ def _question_pair(
         key=question.get("key"),
         additional_properties=answer.trace_properties(),
     )
-    if answer.status == "cancelled":
-        return request, InterruptResponseContent(request_id, None, "cancelled")
-    return request, InterruptResponseContent(request_id, answer.payload, "resolved")
+    return request, InterruptResponseContent(request_id, answer.payload, answer.status)
