@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "TEXT_ROLES", "EventEnforcer"]
+__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "ROLES", "TEXT_ROLES", "EventEnforcer"]
 
 Event = dict[str, Any]
 Warn = Callable[[str], None]
@@ -259,6 +259,7 @@ class StrOrList(Kind):
 # --------------------------------------------------------------------------- the 1.0 table
 
 TEXT_ROLES: Final = ("developer", "system", "assistant", "user")
+ROLES: Final = (*TEXT_ROLES, "tool", "activity", "reasoning")
 
 #: The kinds a field spec names; each composite kind below is added to it once defined.
 _KIND: dict[str, Kind] = {
@@ -272,7 +273,7 @@ _KIND: dict[str, Kind] = {
     "function": Enum(("function",), closed=True),
     "tool": Enum(("tool",), closed=True),
     "reasoning": Enum(("reasoning",), closed=True),
-    "text_role": Enum(TEXT_ROLES, (*TEXT_ROLES, "tool", "activity", "reasoning")),
+    "text_role": Enum(TEXT_ROLES, ROLES),
     "resume_status": Enum(("resolved", "cancelled")),
     "subtype": Enum(("tool-call", "message")),
 }
