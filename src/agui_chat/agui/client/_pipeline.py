@@ -1,15 +1,9 @@
-"""One façade over the incoming AG-UI event pipeline, for the chat client.
+"""The incoming AG-UI event pipeline of the chat client.
 
-``AGUIEventPipeline.feed`` takes one SSE ``data`` payload and returns the events it
-delivers to application code, in order, after every stage of the AG-UI processing model:
-parse → compatibility boundary (retired ``THINKING_*``) → peer-era shims → enforcement →
-chunk expansion → verification. ``finish`` ends the stream and refuses to call a
-truncated one a success.
-
-The common events (``TEXT_MESSAGE_CONTENT``, ``TOOL_CALL_ARGS`` and
-``REASONING_MESSAGE_CONTENT`` for an open id, carrying nothing beyond their own fields and
-the base ``timestamp``/``metadata``/``rawEvent``) take a fast path of a few dict lookups;
-everything else takes the full path.
+``AGUIEventPipeline.feed`` takes one SSE ``data`` payload and returns the events it delivers,
+in order, after every stage of the AG-UI processing model: parse, retired ``THINKING_*``
+translation, peer-era shims, enforcement, chunk expansion, verification. The bare content
+events of an open id take a fast path of a few dict lookups.
 """
 
 from __future__ import annotations
@@ -47,19 +41,16 @@ _ABSENT: Final = object()
 class AGUIEventPipeline:
     """Turns SSE ``data`` payloads into verified AG-UI events (wire-shaped dicts).
 
-        ``thread_id`` and ``run_id`` are the ones the request was sent with (every run must
-        carry ``thread_id``). ``peer_max_version`` pins the producer's era (for example
-        ``"0.0.57"``) and enables the matching shims. ``accept_foreign_thread_ids`` tolerates runs
-    that name another thread than the request's (a warning instead of a ``ProtocolError``).
-    Warnings go to the
-        ``agui_chat.agui`` logger and to ``on_warning``.
+    ``thread_id`` is the request's (every run must carry it, unless
+    ``accept_foreign_thread_ids``); ``peer_max_version`` pins the producer's era (for example
+    ``"0.0.57"``) and enables its shims. Warnings go to the ``agui_chat.agui`` logger and to
+    ``on_warning``.
     """
 
     def __init__(
         self,
         *,
         thread_id: str | None = None,
-        run_id: str | None = None,
         peer_max_version: str | None = None,
         on_warning: Callable[[str], None] | None = None,
         accept_foreign_thread_ids: bool = False,
@@ -71,19 +62,18 @@ class AGUIEventPipeline:
         self._expander = ChunkExpander()
         self._verifier = StreamVerifier(
             thread_id=thread_id,
-            run_id=run_id,
             accept_foreign_thread_ids=accept_foreign_thread_ids,
             on_warning=self._warn,
         )
         self._drop_subagent_events = peer_predates_subagents(peer_max_version)
         self._versions_warned: set[str] = set()
-        # Shared with the stages, for the fast path; these objects are never replaced.
+        # The fast path reads the stages' own collections, which are never replaced.
         self._lanes = self._expander.lanes
-        self._open_text = self._verifier.open_text
-        self._open_tool_calls = self._verifier.open_tool_calls
-        self._open_reasoning = self._verifier.open_reasoning
-
-    # ----------------------------------------------------------------- the stream
+        self._fast: dict[str, tuple[str, Any]] = {
+            "TEXT_MESSAGE_CONTENT": ("messageId", self._verifier.open_text),
+            "REASONING_MESSAGE_CONTENT": ("messageId", self._verifier.open_reasoning),
+            "TOOL_CALL_ARGS": ("toolCallId", self._verifier.open_tool_calls),
+        }
 
     def feed(self, data: str) -> list[Event]:
         """Process one SSE ``data`` payload; return the 0..n events it delivers, in order.
@@ -96,47 +86,26 @@ class AGUIEventPipeline:
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise ProtocolError(f"SSE data is not valid JSON ({exc}): {data[:200]!r}") from None
         if type(event) is dict and not self._lanes:
-            event_type = event.get("type")
-            # Fast path: the bare content events (three keys, or four with a timestamp) for
-            # an id that is open; anything unusual falls through to the full path below.
-            if event_type == "TEXT_MESSAGE_CONTENT":
-                message_id = event.get("messageId")
+            try:
+                fast = self._fast.get(event.get("type"))  # type: ignore[arg-type]
+            except TypeError:  # an unhashable type: the full path says what is wrong
+                fast = None
+            # A bare content event (three keys, or a few valid base fields more) for an open
+            # id; anything unusual takes the full path.
+            if fast is not None:
+                entity_id = event.get(fast[0])
                 if (
-                    type(message_id) is str
-                    and message_id in self._open_text
+                    type(entity_id) is str
+                    and entity_id in fast[1]
                     and type(event.get("delta")) is str
                     and (len(event) == 3 or _plain_extras(event))
                 ):
                     return [event]
-            elif event_type == "REASONING_MESSAGE_CONTENT":
-                message_id = event.get("messageId")
-                if (
-                    type(message_id) is str
-                    and message_id in self._open_reasoning
-                    and type(event.get("delta")) is str
-                    and (len(event) == 3 or _plain_extras(event))
-                ):
-                    return [event]
-            elif event_type == "TOOL_CALL_ARGS":
-                call_id = event.get("toolCallId")
-                delta = event.get("delta")
-                if (
-                    type(call_id) is str
-                    and type(delta) is str
-                    and (len(event) == 3 or _plain_extras(event))
-                ):
-                    record = self._open_tool_calls.get(call_id)
-                    if record is not None:
-                        record.append(delta)
-                        return [event]
         return self._process(event)
 
     def finish(self) -> None:
-        """End of stream: raise ``TruncatedStreamError`` unless the last run ended.
-
-        A stream that delivered no event at all, or stopped while a run was active, has
-        no outcome and must never be reported as a success.
-        """
+        """End of stream: raise ``TruncatedStreamError`` unless the last run ended (a stream
+        with no event, or cut inside a run, must never read as a success)."""
         self._verifier.finish()
 
     def _process(self, event: Any) -> list[Event]:
@@ -181,40 +150,15 @@ class AGUIEventPipeline:
         if self._on_warning is not None:
             self._on_warning(message)
 
-    # ----------------------------------------------------------------- run information
-
     @property
-    def runs(self) -> tuple[RunRecord, ...]:
+    def runs(self) -> list[RunRecord]:
         """Every run seen on the stream, in order (a replayed thread may carry several)."""
-        return tuple(self._verifier.runs)
+        return self._verifier.runs
 
     @property
-    def current_run(self) -> RunRecord | None:
-        """The latest run (active or ended), or ``None`` before the first event."""
-        return self._verifier.current_run
-
-    @property
-    def run_active(self) -> bool:
-        """Whether a run has started and has not ended yet."""
-        return self._verifier.run_active
-
-    @property
-    def requested_run_id(self) -> str | None:
-        """The ``runId`` the request was sent with (set again when a retry sent a new one)."""
-        return self._verifier.requested_run_id
-
-    @requested_run_id.setter
-    def requested_run_id(self, run_id: str | None) -> None:
-        self._verifier.requested_run_id = run_id
-
-    @property
-    def requested_run(self) -> RunRecord | None:
-        """The run whose ``runId`` is the request's ``run_id`` (the last such), if seen."""
-        wanted = self._verifier.requested_run_id
-        for run in reversed(self._verifier.runs):
-            if run.run_id == wanted:
-                return run
-        return None
+    def run_ended(self) -> bool:
+        """Whether the latest run has ended (``False`` before any run and inside one)."""
+        return self._verifier.run_ended
 
     # ----------------------------------------------------------------- the request side
 
@@ -229,11 +173,8 @@ class AGUIEventPipeline:
 
 
 def _plain_extras(event: Event) -> bool:
-    """Whether a content event's fields beyond its three are valid base fields only.
-
-    ``timestamp``, ``metadata`` and ``rawEvent`` are checked here; anything else (an
-    attribution tag, an unknown property, a null) sends the event down the full path.
-    """
+    """Whether a content event's fields beyond its three are valid ``timestamp``,
+    ``metadata`` and ``rawEvent`` only."""
     count = 3
     timestamp = event.get("timestamp", _ABSENT)
     if timestamp is not _ABSENT:

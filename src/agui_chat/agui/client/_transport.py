@@ -1,10 +1,8 @@
 """The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, retries.
 
-:class:`AGUITransport` sends a ``RunAgentInput`` and opens the response as an event stream.
-Failures that happen before the first event arrives (could not connect, timed out, 429,
-502/503/504) are retried with jittered exponential backoff that honours ``Retry-After``;
-once an event has arrived nothing is retried, because the caller may already have seen it.
-Every httpx failure is turned into our exception tree (``agui_chat._exceptions``).
+Failures before the first event arrives (could not connect, timed out, 429, 502/503/504) are
+retried with jittered exponential backoff that honours ``Retry-After``; once an event has
+arrived nothing is retried, because the caller may already have seen it.
 """
 
 from __future__ import annotations
@@ -51,11 +49,8 @@ _BODY_PREVIEW = 300
 
 
 class EventStream:
-    """An open response whose body is being read as SSE.
-
-    ``ready`` holds the ``data`` payloads already decoded while waiting for the first event
-    (during the retry window); :meth:`payload_batches` yields the rest, one list per chunk.
-    """
+    """An open response whose body is being read as SSE; ``run_id`` is the ``runId`` sent
+    (a retry sends a new one)."""
 
     def __init__(
         self,
@@ -65,24 +60,21 @@ class EventStream:
         ready: list[str],
         *,
         ended: bool,
-        run_id: str | None = None,
     ) -> None:
-        #: The ``runId`` of the run input this response answers (a retry sends a new one).
-        self.run_id = run_id
+        self.run_id: str | None = None
         self.response = response
-        self.decoder = decoder
-        self.ready = ready
+        self._decoder = decoder
+        self._ready = ready
         self._chunks = chunks
         self._ended = ended
 
     async def payload_batches(self) -> AsyncIterator[list[str]]:
-        """The ``data`` payloads of the rest of the body, a list per received chunk.
-
-        Network failures are raised as our ``TransportError`` family.
-        """
+        """The ``data`` payloads of the body, a list per received chunk; network failures
+        raise our ``TransportError`` family."""
+        yield self._ready
         if self._ended:
             return
-        feed = self.decoder.feed
+        feed = self._decoder.feed
         try:
             async for chunk in self._chunks:
                 payloads = feed(chunk)
@@ -94,9 +86,8 @@ class EventStream:
             self._ended = True
 
     def ended_inside_an_event(self) -> bool:
-        """Once the body is read: whether it stopped inside an SSE event (one with no
-        closing blank line), which the SSE rules discard."""
-        return self.decoder.finish()
+        """Once the body is read: whether it stopped inside an SSE event (which is lost)."""
+        return self._decoder.finish()
 
     async def aclose(self) -> None:
         """Close the response (and its connection) without reading the rest."""
@@ -121,16 +112,10 @@ class AGUITransport:
         retry_initial_delay: float = 0.5,
         retry_max_delay: float = 30.0,
     ) -> None:
-        if not isinstance(endpoint, str) or not endpoint.strip():
+        if not endpoint.strip():
             raise ValueError("endpoint must be a non-empty URL string")
-        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
-            raise TypeError(
-                f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}"
-            )
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        if max_retries < 0:
             raise ValueError("max_retries must be an int >= 0")
-        if retry_initial_delay < 0 or retry_max_delay < 0:
-            raise ValueError("retry delays must not be negative")
         self.endpoint = endpoint
         self.max_retries = max_retries
         self.retry_initial_delay = retry_initial_delay
@@ -161,14 +146,10 @@ class AGUITransport:
     async def open(
         self, run_input: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        """POST ``run_input`` and return its body as an event stream, ready to read.
-
-        Retries transient failures (``TransientError``) until the first SSE ``data``
-        payload has arrived; raises the last failure when the attempts run out. Each retry
-        is a new run with a new ``runId`` (agui-wire §1.2: the server may have started the
-        one that failed); ``EventStream.run_id`` says which was sent. ``headers`` are added
-        to this run's request (its trace context).
-        """
+        """POST ``run_input`` (plus ``headers``, its trace context) and return its body as an
+        event stream, retrying ``TransientError``s until the first SSE ``data`` payload has
+        arrived (then raising the last one). Each retry is a new run with a new ``runId``
+        (agui-wire §1.2: the server may have started the one that failed)."""
         run_id = run_input.get("runId")
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
@@ -188,8 +169,6 @@ class AGUITransport:
                 stream.run_id = run_id if isinstance(run_id, str) else None
                 return stream
         raise AssertionError("unreachable")  # pragma: no cover
-
-    # ---------------------------------------------------------------- one attempt
 
     async def _attempt(
         self, content: bytes, extra_headers: Mapping[str, str] | None = None
@@ -244,9 +223,6 @@ class AGUITransport:
             state.attempt_number + 1,
             self.max_retries + 1,
         )
-
-
-# -------------------------------------------------------------------- error mapping
 
 
 def map_transport_error(exc: httpx.TransportError, *, after_first_event: bool) -> TransportError:
