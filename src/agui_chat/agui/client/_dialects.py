@@ -1,25 +1,12 @@
-"""Client dialects: reading and answering peers that pause the way they do, not as AG-UI 1.0
-says (DESIGN §7).
+"""Client dialects: reading and answering peers that pause their own way, not AG-UI 1.0's.
 
-AG-UI 1.0 (``RUN_FINISHED`` interrupt outcome, answered with ``resume``) is the default
-and the reference. Two more dialects are chosen from what the peer sends:
-
-- ``"langgraph"`` (``_langgraph``): ag-ui-langgraph's default pause (``CUSTOM``
-  ``on_interrupt`` + ``RUN_FINISHED`` without outcome) read as interrupts; answers to
-  LangGraph interrupts go out as ``forwardedProps.command.resume`` when the peer paused
-  that way, or when several LangGraph interrupts are answered at once (keyed by
-  LangGraph interrupt id: ag-ui-langgraph's own 1.0 resume wraps several answers in a map
-  no LangGraph graph reads).
-- ``"langchain-hitl"`` (``_langchain_hitl``): ``HumanInTheLoopMiddleware`` interrupts read
-  as tool approvals, answered with LangChain's decisions.
-
-``AGUIChatClient(..., dialect=...)`` overrides the choice: ``None`` (the default) lets
-every dialect be chosen from what the peer sends; ``"agui"`` reads and answers everything
-as AG-UI 1.0 only; a dialect name (or several) allows just those besides 1.0. Each
-dialect, the first time it is used on a thread, says so as a warning.
-
-Nothing is retried: an answer the peer refuses comes back as its ``RUN_ERROR``
-(``RunError``).
+Besides AG-UI 1.0 (the default and the reference), ``"langgraph"`` reads ag-ui-langgraph's
+default pause (``CUSTOM`` ``on_interrupt`` + an outcome-less ``RUN_FINISHED``) as
+interrupts and answers through ``forwardedProps.command.resume`` (also when several
+LangGraph interrupts are answered at once, keyed by their ids), and ``"langchain-hitl"``
+reads ``HumanInTheLoopMiddleware`` interrupts as approvals answered with its decisions.
+Each is chosen from what the peer sends unless ``AGUIChatClient(dialect=...)`` says
+otherwise, and says so, once per thread, as a warning. Nothing is retried.
 """
 
 from __future__ import annotations
@@ -39,7 +26,7 @@ from ._langgraph import (
     is_langgraph_interrupt,
     langgraph_id,
 )
-from ._resume import find_pause, resume_entries
+from ._resume import resume_entries
 from ._updates import INTERRUPT_KEY
 
 __all__ = [
@@ -93,9 +80,8 @@ def check_dialect(dialect: str | Iterable[str] | None) -> frozenset[str]:
 
 
 class DialectReader:
-    """One run's incoming side: which events it watches (``WATCHED``), what it delivers
-    instead of them (:meth:`event`), and the requests of the update that ends a paused run
-    (:meth:`update`)."""
+    """One run's incoming side: the events it watches (``WATCHED``), what it delivers instead
+    of them (:meth:`event`) and the requests it reads in their dialects (:meth:`update`)."""
 
     WATCHED = frozenset({"RUN_STARTED", "RUN_ERROR", "RUN_FINISHED", "CUSTOM"})
 
@@ -163,21 +149,15 @@ class DialectReader:
         return out
 
 
-# -- answering ---------------------------------------------------------------------------------
-
-
 def outgoing_resume(
     history: Sequence[ChatMessage], enabled: frozenset[str], warn: Warn
 ) -> tuple[list[dict[str, Any]] | None, Any]:
-    """``(resume, command_resume)`` for the next run: the AG-UI ``resume`` entries, or (for
-    LangGraph) the value of ``forwardedProps.command.resume``; the other is ``None``.
-
-    The answers are checked first as for any peer (``resume_entries``)."""
-    entries = resume_entries(history)
-    pause = find_pause(history) if entries else None
-    if not entries or pause is None or not enabled:
+    """``(resume, command_resume)`` for the next run, checked as for any peer: the AG-UI
+    ``resume`` entries, or LangGraph's ``forwardedProps.command.resume``; the other ``None``."""
+    pairs = resume_entries(history)
+    entries = [entry for _, entry in pairs] or None
+    if entries is None or not enabled:
         return entries, None
-    pairs = list(zip(pause.requests, entries, strict=True))
     legacy = any(LANGGRAPH in _dialects_of(r) for r, _ in pairs)
     several = LANGGRAPH in enabled and _several_langgraph(pairs)
     if not legacy and not several and not any(_dialects_of(r) for r, _ in pairs):

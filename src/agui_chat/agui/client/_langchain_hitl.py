@@ -1,20 +1,11 @@
 """The LangChain dialect: ``HumanInTheLoopMiddleware``'s approvals and decisions.
 
-LangChain's middleware (over LangGraph, served by ag-ui-langgraph) pauses a gated tool call
-with an interrupt whose value (``metadata.langgraph.raw`` on the AG-UI interrupt) is either
-
-- ``per_call`` mode: ``{"type": "tool_approval", "tool_call_id", "name", "args",
-  "description"}``, one interrupt per call, answered with one decision; or
-- ``batched`` mode (its default): ``{"action_requests": [{"name", "args", "description"}],
-  "review_configs": [{"action_name", "allowed_decisions"}]}``, one interrupt for the
-  model turn, answered with ``{"decisions": [...]}`` matching the calls by position.
-
-:func:`approvals_for` turns such an interrupt into ``ToolApprovalRequestContent`` (one per
-call: the streamed call when there is one, else the call the value names), and
-:func:`decision` an AG-UI answer into LangChain's decision: ``{"type": "approve"}``,
-``{"type": "reject", "message": reason}`` (a cancel is a rejection with the message
-"cancelled", since the middleware has no cancel), or ``{"type": "edit", "edited_action":
-{"name", "args"}}``.
+Its interrupt value (``metadata.langgraph.raw`` on the AG-UI interrupt) is ``per_call``
+(``{"type": "tool_approval", "tool_call_id", "name", "args", "description"}``, one decision
+each) or ``batched``, its default (``{"action_requests": [...], "review_configs": [...]}``,
+answered with ``{"decisions": [...]}`` by position). A decision is ``{"type": "approve"}``,
+``{"type": "reject", "message": reason}`` (a cancel rejects with "cancelled": the middleware
+has no cancel) or ``{"type": "edit", "edited_action": {"name", "args"}}``.
 """
 
 from __future__ import annotations

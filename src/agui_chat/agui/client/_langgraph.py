@@ -1,20 +1,12 @@
 """The LangGraph dialect: ag-ui-langgraph's default way of pausing, and of being resumed.
 
-In its default configuration ag-ui-langgraph (0.0.x) ends a paused run with one ``CUSTOM``
-event named ``on_interrupt`` per pending ``interrupt()`` — its ``value`` is the interrupt
-value as a JSON string, its ``rawEvent`` (when raw events are on) the LangGraph
-``Interrupt`` with its id — and then a ``RUN_FINISHED`` without an outcome. The answers are
-expected in ``forwardedProps.command.resume``, which becomes LangGraph's
-``Command(resume=...)``: one answer as the value itself, several as a mapping of LangGraph
-interrupt ids to values (LangGraph's own convention).
-
-:class:`LangGraphLegacyReader` reads that pause as the AG-UI 1.0 outcome would have said
-it: the ``RUN_FINISHED`` gets an ``interrupt`` outcome whose interrupts are built from the
-values as ag-ui-langgraph builds its own 1.0 interrupts (``message``, ``toolCallId`` /
-``tool_call_id``, ``responseSchema``, ``expiresAt``, the value kept in
-``metadata.langgraph.raw``), so the ordinary mapping makes the requests: an approval when
-the value names a streamed tool call, a question otherwise. A peer that also sends the 1.0
-outcome (``emit_interrupt_outcome=True``) is read once: the outcome wins.
+By default ag-ui-langgraph (0.0.x) ends a paused run with one ``CUSTOM`` ``on_interrupt`` per
+pending ``interrupt()`` (``value``: the value as a JSON string; ``rawEvent``, when raw events
+are on: the LangGraph ``Interrupt`` with its id) and a ``RUN_FINISHED`` without an outcome,
+and expects the answers in ``forwardedProps.command.resume``: one as the value itself,
+several keyed by LangGraph interrupt id. :class:`LangGraphLegacyReader` gives that finish the
+``interrupt`` outcome ag-ui-langgraph's own 1.0 mode would send; a finish with an outcome of
+its own is left as it is (1.0 wins).
 """
 
 from __future__ import annotations
@@ -47,8 +39,7 @@ _FIELDS = (
 
 
 class LangGraphLegacyReader:
-    """Reads one stream's ``on_interrupt`` events and the outcome-less ``RUN_FINISHED`` that
-    follows them (see the module docstring)."""
+    """Reads one stream's ``on_interrupt`` events and the outcome-less finish after them."""
 
     def __init__(self) -> None:
         self._values: list[tuple[Any, str | None]] = []
@@ -70,10 +61,7 @@ class LangGraphLegacyReader:
         self._values = []
 
     def finished(self, event: Event) -> Event | None:
-        """The ``RUN_FINISHED`` to deliver instead of ``event`` (``None``: deliver it as is).
-
-        Only an outcome-less finish after ``on_interrupt`` events is rewritten; a finish that
-        carries an outcome of its own is the peer's word (AG-UI 1.0 wins)."""
+        """The ``RUN_FINISHED`` to deliver instead of ``event`` (``None``: deliver it as is)."""
         values, self._values = self._values, []
         if not values or event.get("outcome") is not None:
             return None

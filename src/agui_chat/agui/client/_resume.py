@@ -1,19 +1,10 @@
 """Answering a paused AG-UI run: the ``resume`` entries of the next request, checked first.
 
-A run that pauses ends with interrupts, which the client turns into request contents
-(``ToolApprovalRequestContent`` / ``InterruptRequestContent``) stamped with the AG-UI
-interrupt and the run's id. The caller appends the response and a message holding the
-answers, and calls again. :func:`resume_entries` finds the pending requests of the last
-paused run in that history and the answers given after them, pairs them by id as the tool
-loop does (``pair_by_id``, ``check_answered_once``), and builds one ``resume`` entry per
-request — refusing, before anything is sent, an answer set that names an unknown request,
-leaves a request unanswered, answers one twice, resolves an expired one, or does not fit
-the request's response schema.
-
-Which run is paused: the latest run in the history, skipping runs that failed
-(``RUN_ERROR``), so a resume the server rejected can be answered again. Which answers
-count: those in the newest batch given after the pause (the answers between two runs), so
-re-sending the same history retries the same answers.
+:func:`resume_entries` finds the pending requests of the latest paused run in the history
+(skipping runs that failed, so a refused resume can be answered again) and the newest batch
+of answers given after them, pairs them by id as the tool loop does, and builds one entry
+per request, refusing before anything is sent what the pairing rules refuse, an expired
+answer, or one that does not fit the request's response schema.
 """
 
 from __future__ import annotations
@@ -23,14 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._approval_payload import read_approval_payload
-from ..._contents import (
-    ErrorContent,
-)
-from ..._exceptions import (
-    ExpiredRequestError,
-    InvalidResponseError,
-    UnknownResponseError,
-)
+from ..._contents import ErrorContent
+from ..._exceptions import ExpiredRequestError, InvalidResponseError, UnknownResponseError
 from ..._hitl_contents import (
     InputRequestContent,
     InputResponseContent,
@@ -46,18 +31,9 @@ from ...middleware._resume import check_answered_once
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 
-__all__ = ["Pause", "find_pause", "resume_entries"]
+__all__ = ["resume_entries"]
 
 ResumeEntry = dict[str, Any]
-
-
-@dataclass
-class Pause:
-    """The pending requests of the last paused run, and the answers given to them."""
-
-    run_id: str | None
-    requests: list[InputRequestContent]
-    answers: list[InputResponseContent] = field(default_factory=list)
 
 
 @dataclass
@@ -71,13 +47,6 @@ class _Scan:
     answers: list[tuple[int, InputResponseContent]] = field(default_factory=list)
 
 
-def is_remote_request(content: object) -> bool:
-    """Whether ``content`` is a request an AG-UI server made (not the local tool loop's)."""
-    return isinstance(content, InputRequestContent) and bool(
-        content.additional_properties and INTERRUPT_KEY in content.additional_properties
-    )
-
-
 def _scan(history: Sequence[ChatMessage]) -> _Scan:
     scan = _Scan()
     for index, message in enumerate(history):
@@ -87,10 +56,10 @@ def _scan(history: Sequence[ChatMessage]) -> _Scan:
             scan.run_last_index[run_id] = index
         for content in message.contents:
             if isinstance(content, InputRequestContent):
-                if is_remote_request(content):
+                if INTERRUPT_KEY in (content.additional_properties or {}):  # a server's
                     scan.remote.append((index, content))
-                    request_run = (content.additional_properties or {}).get(RUN_ID_KEY)
-                    if isinstance(request_run, str):
+                    request_run = _run_of(content)
+                    if request_run is not None:
                         scan.run_last_index[request_run] = max(
                             index, scan.run_last_index.get(request_run, index)
                         )
@@ -103,13 +72,11 @@ def _scan(history: Sequence[ChatMessage]) -> _Scan:
     return scan
 
 
-def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
-    """The pending requests of the last paused run in ``history`` and the newest answers
-    given to them; ``None`` when the latest run did not pause.
-
-    Raises ``UnknownResponseError`` for answers given after the latest run when nothing is
-    pending.
-    """
+def _find_pause(
+    history: Sequence[ChatMessage],
+) -> tuple[list[InputRequestContent], list[InputResponseContent]] | None:
+    """The pending requests of the last paused run and the newest answers given to them;
+    ``None`` (or ``UnknownResponseError`` for answers given anyway) when it did not pause."""
     scan = _scan(history)
     runs = sorted(scan.run_last_index.items(), key=lambda item: item[1])
     later_boundaries: list[int] = []
@@ -121,8 +88,7 @@ def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
         if not requests:
             break
         start = max(i for i, c in scan.remote if _run_of(c) == run_id)
-        answers = _newest_batch(scan, start, sorted(later_boundaries), {*scan.local_ids})
-        return Pause(run_id, requests, answers)
+        return requests, _newest_batch(scan, start, sorted(later_boundaries), scan.local_ids)
     latest = runs[-1][1] if runs else -1
     _, ids = pair_by_id(scan.local_ids, (a for i, a in scan.answers if i > latest))
     if ids:
@@ -134,18 +100,18 @@ def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
     return None
 
 
-def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
-    """The ``resume`` list for the next run, or ``None`` when no run is paused.
-
-    Every pending request is covered exactly once; the checks run here, before anything
-    is sent (``UnansweredRequestError``, ``UnknownResponseError``, ``DuplicateResponseError``,
-    ``ExpiredRequestError``, ``InvalidResponseError``).
-    """
-    pause = find_pause(history)
+def resume_entries(
+    history: Sequence[ChatMessage],
+) -> list[tuple[InputRequestContent, ResumeEntry]]:
+    """Each pending request of the paused run with its ``resume`` entry (none when no run is
+    paused). Raises ``UnansweredRequestError``, ``UnknownResponseError``,
+    ``DuplicateResponseError``, ``ExpiredRequestError`` or ``InvalidResponseError``."""
+    pause = _find_pause(history)
     if pause is None:
-        return None
-    pending = {r.request_id: r for r in pause.requests}
-    by_id, unknown = pair_by_id(pending, pause.answers)
+        return []
+    requests, answers = pause
+    pending = {r.request_id: r for r in requests}
+    by_id, unknown = pair_by_id(pending, answers)
     if unknown:
         raise UnknownResponseError(
             f"{_named(unknown)} {_answer_verb(unknown)} no pending request; the paused run "
@@ -153,10 +119,7 @@ def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
             request_ids=unknown,
         )
     check_answered_once(by_id)
-    return [_entry(pending[rid], by_id[rid][0]) for rid in pending]
-
-
-# -------------------------------------------------------------------- one entry
+    return [(request, _entry(request, by_id[rid][0])) for rid, request in pending.items()]
 
 
 def _entry(request: InputRequestContent, answer: InputResponseContent) -> ResumeEntry:
@@ -246,9 +209,6 @@ def _validate(rid: str, payload: Any, schema: Mapping[str, Any] | None) -> None:
             f"answer to {rid!r} does not match its response schema: " + "; ".join(errors),
             request_ids=[rid],
         )
-
-
-# -------------------------------------------------------------------- helpers
 
 
 def _run_of(content: InputRequestContent) -> str | None:
