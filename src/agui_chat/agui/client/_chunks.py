@@ -84,35 +84,29 @@ _CHUNK_KINDS: Final = {
 CHUNK_TYPES: Final = frozenset(_CHUNK_KINDS)
 
 
-class _Pending:
+class _Pending(NamedTuple):
     """The item one lane is assembling from chunks."""
 
-    __slots__ = ("chunk_type", "entity_id", "fields", "owner")
-
-    def __init__(
-        self, chunk_type: str, entity_id: str, fields: dict[str, Any], owner: str | None
-    ) -> None:
-        self.chunk_type = chunk_type
-        self.entity_id = entity_id
-        self.fields = fields
-        self.owner = owner
+    chunk_type: str
+    entity_id: str
+    fields: dict[str, Any]
 
 
 class ChunkExpander:
     """Expands ``*_CHUNK`` events into their start/content/end triads.
 
-    One chunk stream may be open per lane, a lane being the subagent a chunk is attributed
-    to (``None`` is the parent agent). The synthesized ``*_END`` is emitted when the stream
-    can no longer continue: another item's chunk in the same lane, an explicit message,
-    tool-call, step, state, custom or reasoning event in the lane, a run-level event
-    (every lane), or the owning subagent's terminal event. ``RAW``, ``ACTIVITY_*``,
-    ``REASONING_ENCRYPTED_VALUE`` and ``SUBAGENT_STARTED`` stand aside.
+    One chunk stream may be open per lane (the subagent a chunk is attributed to; ``None``
+    is the parent agent). Its ``*_END`` is synthesized when it can no longer continue:
+    another item's chunk or an explicit message, tool-call, step, state, custom or
+    reasoning event in the lane, a run-level event (every lane), or the lane's subagent
+    ending. ``RAW``, ``ACTIVITY_*``, ``REASONING_ENCRYPTED_VALUE`` and ``SUBAGENT_STARTED``
+    stand aside.
     """
 
     __slots__ = ("lanes",)
 
     def __init__(self) -> None:
-        #: Open chunk streams by lane. Empty in the common case, which callers test first.
+        # Open chunk streams by lane: empty in the common case, which callers test first.
         self.lanes: dict[str | None, _Pending] = {}
 
     def expand(self, event: Event) -> list[Event]:
@@ -142,8 +136,8 @@ class ChunkExpander:
             return []
         kind = _CHUNK_KINDS[pending.chunk_type]
         end: Event = {"type": kind.end, kind.id_key: pending.entity_id}
-        if pending.owner is not None:
-            end["subagentRunId"] = pending.owner
+        if owner is not None:
+            end["subagentRunId"] = owner
         return [end]
 
     def _resolve_lane(
@@ -208,15 +202,14 @@ class ChunkExpander:
                 fields.setdefault("role", "assistant")
             elif chunk_type == "REASONING_MESSAGE_CHUNK":
                 fields["role"] = "reasoning"
-            pending = _Pending(chunk_type, entity_id, fields, tag)
+            pending = _Pending(chunk_type, entity_id, fields)
             self.lanes[lane] = pending
             out.append(_synthesize(chunk, {"type": kind.start, id_key: entity_id, **fields}, tag))
         delta = chunk.get("delta")
         if delta is not None or (not out and "metadata" in chunk):
             # A metadata-only continuation still reaches its item, as an empty delta.
-            owner = tag if tag is not None else pending.owner
             body = {"type": kind.content, id_key: pending.entity_id, "delta": delta or ""}
-            out.append(_synthesize(chunk, body, owner))
+            out.append(_synthesize(chunk, body, lane))
         return out
 
 

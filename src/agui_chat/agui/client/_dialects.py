@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..._contents import AIContent, FunctionCallContent
+from ..._contents import FunctionCallContent
 from ..._exceptions import ProtocolError
 from ..._hitl_contents import InputRequestContent, ToolApprovalRequestContent
 from ..._messages import ChatMessage
@@ -29,16 +29,7 @@ from ._langgraph import (
 from ._resume import resume_entries
 from ._updates import INTERRUPT_KEY
 
-__all__ = [
-    "AGUI",
-    "DIALECTS",
-    "DIALECT_KEY",
-    "LANGCHAIN_HITL",
-    "LANGGRAPH",
-    "DialectReader",
-    "check_dialect",
-    "outgoing_resume",
-]
+__all__ = ["DialectReader", "check_dialect", "outgoing_resume"]
 
 AGUI = "agui"
 LANGGRAPH = "langgraph"
@@ -116,17 +107,14 @@ class DialectReader:
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
         """The update with its requests read in their dialects (stamped with them)."""
-        if not update.contents or not any(
-            isinstance(c, InputRequestContent) for c in update.contents
-        ):
-            return update
-        contents: list[AIContent] = []
-        for content in update.contents:
-            if not isinstance(content, InputRequestContent):
-                contents.append(content)
-                continue
-            contents.extend(self._read(content))
-        update.contents = contents
+        if any(isinstance(c, InputRequestContent) for c in update.contents):
+            update.contents = [
+                read
+                for content in update.contents
+                for read in (
+                    self._read(content) if isinstance(content, InputRequestContent) else [content]
+                )
+            ]
         return update
 
     def _read(self, request: InputRequestContent) -> list[InputRequestContent]:
@@ -164,21 +152,21 @@ def outgoing_resume(
         return entries, None
     answers = _per_interrupt(pairs, warn)
     if not legacy and not several:
-        return [a.entry for a in answers], None
+        return [entry for entry, _, _ in answers], None
     if not legacy:
         warn(LANGGRAPH, _SEVERAL)
     if len(answers) == 1:
-        return None, answers[0].value
+        return None, answers[0][1]
     keyed: dict[str, Any] = {}
-    for answer in answers:
-        if answer.langgraph_id is None:
+    for _, value, lg_id in answers:
+        if lg_id is None:
             raise ProtocolError(
                 "the server's on_interrupt events carry no LangGraph interrupt ids "
                 "(ag-ui-langgraph with emit_raw_events=False), so its several pending "
                 "interrupts cannot be answered in one resume: turn on its raw events or "
                 "emit_interrupt_outcome=True"
             )
-        keyed[answer.langgraph_id] = answer.value
+        keyed[lg_id] = value
     return None, keyed
 
 
@@ -189,15 +177,8 @@ _SEVERAL = (
 )
 
 
-class _Answer:
-    """One peer interrupt's answer: as an AG-UI resume entry, and as a LangGraph value."""
-
-    __slots__ = ("entry", "langgraph_id", "value")
-
-    def __init__(self, entry: dict[str, Any], value: Any, langgraph_id: str | None) -> None:
-        self.entry = entry
-        self.value = value
-        self.langgraph_id = langgraph_id
+#: One peer interrupt's answer: its AG-UI resume entry, its LangGraph value, its LangGraph id.
+_Answer = tuple[dict[str, Any], Any, str | None]
 
 
 def _dialects_of(request: InputRequestContent) -> list[str]:
@@ -241,13 +222,13 @@ def _per_interrupt(
                 batches[batch_id] = [value]
                 value = {"decisions": batches[batch_id]}
                 resolved = {"interruptId": batch_id, "status": "resolved", "payload": value}
-                out.append(_Answer(resolved, value, langgraph_id({"id": batch_id})))
+                out.append((resolved, value, langgraph_id({"id": batch_id})))
                 continue
             resolved = {"interruptId": entry["interruptId"], "status": "resolved", "payload": value}
-            out.append(_Answer(resolved, value, lg_id))
+            out.append((resolved, value, lg_id))
         elif entry["status"] == "cancelled":
             sentinel = {CANCELLED_SENTINEL: True, "interrupt_id": entry["interruptId"]}
-            out.append(_Answer(entry, sentinel, lg_id))
+            out.append((entry, sentinel, lg_id))
         else:
-            out.append(_Answer(entry, entry.get("payload"), lg_id))
+            out.append((entry, entry.get("payload"), lg_id))
     return out

@@ -1,15 +1,9 @@
 """Server-sent events framing: bytes in, each event's ``data`` string out.
 
-An incremental decoder for the WHATWG event-stream format, written here rather than taken
-from ``httpx-sse`` because AG-UI needs exact control over two things that library leaves
-loose (a CR at the end of one chunk followed by an LF at the start of the next is one line
-end; a chunk may split a multi-byte UTF-8 character) and because it sits on the hot path:
-a chunk holding whole ``data: ...\\n\\n`` frames is handled without splitting it into lines.
-
-Only ``data`` matters to AG-UI: ``event``, ``id``, ``retry`` and comment lines are read and
-ignored, as the transport binding requires. An event that is not closed by a blank line
-before the stream ends is not dispatched (per the SSE specification); :meth:`SSEDecoder.finish`
-reports it, because for AG-UI it means the stream was cut short.
+Written here rather than taken from ``httpx-sse`` because AG-UI needs a CR ending one chunk
+and an LF starting the next read as one line end, a chunk may split a UTF-8 character, and
+it is the hot path (a chunk of whole ``data: ...\\n\\n`` frames is not split into lines).
+``event``, ``id``, ``retry`` and comment lines are ignored, as the transport binding says.
 """
 
 from __future__ import annotations
@@ -23,12 +17,9 @@ _BOM = "\ufeff"
 
 
 class SSEDecoder:
-    """Incremental WHATWG SSE decoder that yields the ``data`` of each complete event.
-
-    Feed it chunks as they arrive (``bytes`` or already-decoded ``str``, split anywhere);
-    each call returns the data payloads of the events completed by that chunk, in order.
-    Invalid UTF-8 is replaced with U+FFFD, as the SSE specification prescribes.
-    """
+    """Incremental WHATWG SSE decoder: each :meth:`feed` of a chunk (``bytes`` or ``str``,
+    split anywhere) returns the ``data`` of the events it completes. Invalid UTF-8 becomes
+    U+FFFD, as the SSE specification prescribes."""
 
     __slots__ = ("_at_start", "_parts", "_skip_lf", "_utf8", "pending_at_eof")
 
@@ -43,7 +34,6 @@ class SSEDecoder:
         self.pending_at_eof = False
 
     def feed(self, chunk: bytes | str) -> list[str]:
-        """Decode one chunk and return the ``data`` of every event it completes."""
         text = chunk if isinstance(chunk, str) else self._utf8.decode(chunk)
         if not text:
             return []
@@ -91,13 +81,9 @@ class SSEDecoder:
         return out
 
     def finish(self) -> bool:
-        """Mark the end of the stream; return whether anything was left undispatched.
-
-        ``True`` means the stream ended inside an event (data lines with no closing blank
-        line) or inside a line. Such an event is discarded, as the SSE specification says;
-        for AG-UI it is evidence of truncation. The result is also kept in
-        :attr:`pending_at_eof`.
-        """
+        """End of stream: whether it ended inside an event or a line (also kept in
+        :attr:`pending_at_eof`). Such an event is discarded, as the SSE specification says;
+        for AG-UI it is evidence of truncation."""
         rest = self._utf8.decode(b"", final=True)
         text = "".join(self._parts) + rest
         self._parts.clear()
@@ -137,11 +123,8 @@ async def aiter_sse_data(
     byte_iter: AsyncIterable[bytes] | AsyncIterable[str],
     decoder: SSEDecoder | None = None,
 ) -> AsyncIterator[str]:
-    """Yield the ``data`` of each SSE event read from an async iterable of chunks.
-
-    Pass your own ``decoder`` to learn afterwards, from ``decoder.pending_at_eof``, whether
-    the body ended inside an event.
-    """
+    """Yield the ``data`` of each SSE event read from ``byte_iter``; pass a ``decoder`` to
+    read its ``pending_at_eof`` afterwards."""
     dec = SSEDecoder() if decoder is None else decoder
     async for chunk in byte_iter:
         for data in dec.feed(chunk):
