@@ -16,32 +16,15 @@ __all__ = ["CHUNK_TYPES", "ChunkExpander"]
 
 Event = dict[str, Any]
 
-# What ends an open chunk stream besides another chunk (see ChunkExpander).
-_CLOSES_OWN_LANE: Final = frozenset(
-    {
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        "TOOL_CALL_RESULT",
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "CUSTOM",
-        "STEP_STARTED",
-        "STEP_FINISHED",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_END",
-    }
-)
+# What ends open chunk streams besides another chunk: every lane's, the subagent's own, or
+# (any other event the enforcer lets through) the event's own lane's.
 _CLOSES_ALL_LANES: Final = frozenset(
     {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"}
 )
 _CLOSES_SUBAGENT_LANE: Final = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+_STANDS_ASIDE: Final = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
 
 
 class _ChunkKind(NamedTuple):
@@ -117,16 +100,14 @@ class ChunkExpander:
             return self._expand_chunk(event, kind)
         if not self.lanes:
             return [event]
-        if event_type in _CLOSES_OWN_LANE:
-            out = self._close(event.get("subagentRunId"))
-        elif event_type in _CLOSES_ALL_LANES:
+        if event_type in _STANDS_ASIDE:
             out = []
-            for owner in list(self.lanes):
-                out.extend(self._close(owner))
+        elif event_type in _CLOSES_ALL_LANES:
+            out = [end for owner in list(self.lanes) for end in self._close(owner)]
         elif event_type in _CLOSES_SUBAGENT_LANE:
             out = self._close(event["subagentRunId"])
         else:
-            out = []
+            out = self._close(event.get("subagentRunId"))
         out.append(event)
         return out
 

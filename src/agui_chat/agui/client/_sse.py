@@ -21,7 +21,7 @@ class SSEDecoder:
     split anywhere) returns the ``data`` of the events it completes. Invalid UTF-8 becomes
     U+FFFD, as the SSE specification prescribes."""
 
-    __slots__ = ("_at_start", "_parts", "_skip_lf", "_utf8", "pending_at_eof")
+    __slots__ = ("_at_start", "_parts", "_skip_lf", "_utf8")
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
@@ -30,8 +30,6 @@ class SSEDecoder:
         self._parts: list[str] = []
         self._skip_lf = False
         self._at_start = True
-        #: Set by :meth:`finish`: whether an undispatched event or partial line was left.
-        self.pending_at_eof = False
 
     def feed(self, chunk: bytes | str) -> list[str]:
         text = chunk if isinstance(chunk, str) else self._utf8.decode(chunk)
@@ -81,21 +79,15 @@ class SSEDecoder:
         return out
 
     def finish(self) -> bool:
-        """End of stream: whether it ended inside an event or a line (also kept in
-        :attr:`pending_at_eof`). Such an event is discarded, as the SSE specification says;
-        for AG-UI it is evidence of truncation."""
+        """End of stream: whether it ended inside an event or a line. Such an event is
+        discarded, as the SSE specification says; for AG-UI it is evidence of truncation."""
         rest = self._utf8.decode(b"", final=True)
         text = "".join(self._parts) + rest
         self._parts.clear()
         self._skip_lf = False
-        if not text:
-            pending = False
-        elif not text.endswith("\n"):
-            pending = True
-        else:
-            pending = _block_data(text.strip("\n")) is not None
-        self.pending_at_eof = pending
-        return pending
+        if not text.endswith("\n"):
+            return bool(text)
+        return _block_data(text.strip("\n")) is not None
 
 
 def _block_data(block: str) -> str | None:
@@ -121,12 +113,9 @@ def _block_data(block: str) -> str | None:
 
 async def aiter_sse_data(
     byte_iter: AsyncIterable[bytes] | AsyncIterable[str],
-    decoder: SSEDecoder | None = None,
 ) -> AsyncIterator[str]:
-    """Yield the ``data`` of each SSE event read from ``byte_iter``; pass a ``decoder`` to
-    read its ``pending_at_eof`` afterwards."""
-    dec = SSEDecoder() if decoder is None else decoder
+    """Yield the ``data`` of each complete SSE event read from ``byte_iter``."""
+    decoder = SSEDecoder()
     async for chunk in byte_iter:
-        for data in dec.feed(chunk):
+        for data in decoder.feed(chunk):
             yield data
-    dec.finish()

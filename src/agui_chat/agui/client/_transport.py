@@ -58,32 +58,25 @@ class EventStream:
         chunks: AsyncIterator[bytes],
         decoder: SSEDecoder,
         ready: list[str],
-        *,
-        ended: bool,
     ) -> None:
         self.run_id: str | None = None
         self.response = response
         self._decoder = decoder
         self._ready = ready
         self._chunks = chunks
-        self._ended = ended
 
     async def payload_batches(self) -> AsyncIterator[list[str]]:
         """The ``data`` payloads of the body, a list per received chunk; network failures
         raise our ``TransportError`` family."""
         yield self._ready
-        if self._ended:
-            return
         feed = self._decoder.feed
         try:
-            async for chunk in self._chunks:
+            async for chunk in self._chunks:  # an ended body stops at once
                 payloads = feed(chunk)
                 if payloads:
                     yield payloads
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=True) from exc
-        finally:
-            self._ended = True
 
     def ended_inside_an_event(self) -> bool:
         """Once the body is read: whether it stopped inside an SSE event (which is lost)."""
@@ -190,18 +183,14 @@ class AGUITransport:
             decoder = SSEDecoder()
             chunks = response.aiter_bytes()
             ready: list[str] = []
-            ended = False
             try:
-                while not ready:
-                    try:
-                        chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        ended = True
-                        break
+                async for chunk in chunks:  # until the first event (the retry window)
                     ready = decoder.feed(chunk)
+                    if ready:
+                        break
             except httpx.TransportError as exc:
                 raise map_transport_error(exc, after_first_event=False) from exc
-            return EventStream(response, chunks, decoder, ready, ended=ended)
+            return EventStream(response, chunks, decoder, ready)
         except BaseException:
             await response.aclose()
             raise

@@ -252,14 +252,18 @@ class UpdateMapper:
         update.author_name = event.get("name")
         return update
 
-    def _reasoning_content(self, event: Event) -> ChatResponseUpdate:
+    def _part(self, event: Event, message_id: str, contents: list[AIContent]) -> ChatResponseUpdate:
+        """An update that continues an assistant message."""
         return ChatResponseUpdate(
             _ASSISTANT,
-            [TextReasoningContent(event["delta"])],
-            message_id=event["messageId"],
+            contents,
+            message_id=message_id,
             response_id=self._run_id,
             raw_representation=event,
         )
+
+    def _reasoning_content(self, event: Event) -> ChatResponseUpdate:
+        return self._part(event, event["messageId"], [TextReasoningContent(event["delta"])])
 
     def _encrypted_value(self, event: Event) -> ChatResponseUpdate:
         entity_id = event["entityId"]
@@ -303,13 +307,8 @@ class UpdateMapper:
         call = self._calls[event["toolCallId"]]
         delta: str = event["delta"]
         call.parts.append(delta)
-        return ChatResponseUpdate(
-            _ASSISTANT,
-            [FunctionCallUpdateContent(event["toolCallId"], call.name, delta)],
-            message_id=call.message_id,
-            response_id=self._run_id,
-            raw_representation=event,
-        )
+        content = FunctionCallUpdateContent(event["toolCallId"], call.name, delta)
+        return self._part(event, call.message_id, [content])
 
     def _tool_end(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
@@ -329,13 +328,7 @@ class UpdateMapper:
             call.content.raw_arguments = parsed.raw_arguments
             call.content.exception = parsed.exception
         self._run_calls[call_id] = call.content
-        return ChatResponseUpdate(
-            _ASSISTANT,
-            contents,
-            message_id=call.message_id,
-            response_id=self._run_id,
-            raw_representation=event,
-        )
+        return self._part(event, call.message_id, contents)
 
     def _tool_result(self, event: Event) -> ChatResponseUpdate:
         self._run_results.add(event["toolCallId"])
