@@ -56,14 +56,17 @@ class _Entity:
 
 
 class _Items:
-    """One kind of message-like item: the ids open now and every one opened in the run."""
+    """One kind of streamed item: the ids open now and every one opened in the run."""
 
-    __slots__ = ("default_role", "end_type", "entity", "known", "open")
+    __slots__ = ("default_role", "end_type", "entity", "id_key", "known", "open")
 
-    def __init__(self, entity: str, end_type: str, default_role: str | None = None) -> None:
+    def __init__(
+        self, entity: str, end_type: str, default_role: str | None = None, id_key: str = "messageId"
+    ) -> None:
         self.entity = entity
         self.end_type = end_type
         self.default_role = default_role
+        self.id_key = id_key
         self.open: set[str] = set()
         self.known: dict[str, _Entity] = {}
 
@@ -106,11 +109,11 @@ class StreamVerifier:
         self._text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
         self._reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
         self._spans = _Items("reasoning span", "REASONING_END")
-        # The pipeline reads these two and open_tool_calls on its fast path.
+        self._calls = _Items("tool call", "TOOL_CALL_END", id_key="toolCallId")
+        # The pipeline reads these on its fast path.
         self.open_text = self._text.open
         self.open_reasoning = self._reasoning.open
-        self.open_tool_calls: dict[str, _Entity] = {}
-        self._tool_calls: dict[str, _Entity] = {}
+        self.open_tool_calls = self._calls.open
         self._open_steps: set[tuple[str | None, str]] = set()
         self._active_subagents: set[str] = set()
         self._closed_subagents: set[str] = set()
@@ -120,8 +123,8 @@ class StreamVerifier:
             "RUN_FINISHED": self._run_finished,
             "RUN_ERROR": self._run_error,
             "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": self._open_call,
-            "TOOL_CALL_END": self._tool_end,
+            "TOOL_CALL_ARGS": partial(self._continue, self._calls),
+            "TOOL_CALL_END": partial(self._end, self._calls),
             "STEP_STARTED": self._step_started,
             "STEP_FINISHED": self._step_finished,
             "SUBAGENT_STARTED": self._subagent_started,
@@ -186,11 +189,9 @@ class StreamVerifier:
     # ----------------------------------------------------------------- run lifecycle
 
     def _reset_run_scope(self) -> None:
-        for items in (self._text, self._reasoning, self._spans):
+        for items in (self._text, self._reasoning, self._spans, self._calls):
             items.open.clear()
             items.known.clear()
-        self.open_tool_calls.clear()
-        self._tool_calls.clear()
         self._open_steps.clear()
         self._active_subagents.clear()
         self._closed_subagents.clear()
@@ -294,7 +295,7 @@ class StreamVerifier:
         items.open.add(entity_id)
 
     def _continue(self, items: _Items, event: Event) -> None:
-        entity_id: str = event["messageId"]
+        entity_id: str = event[items.id_key]
         if entity_id not in items.open:
             raise ProtocolError(
                 f"{event['type']}: no open {items.entity} with ID '{entity_id}' (it was never "
@@ -305,13 +306,13 @@ class StreamVerifier:
 
     def _end(self, items: _Items, event: Event) -> None:
         self._continue(items, event)
-        items.open.discard(event["messageId"])
+        items.open.discard(event[items.id_key])
 
     # ----------------------------------------------------------------- tool calls
 
     def _tool_start(self, event: Event) -> None:
         call_id: str = event["toolCallId"]
-        if call_id in self.open_tool_calls:
+        if call_id in self._calls.open:
             raise ProtocolError(
                 f"TOOL_CALL_START for tool call '{call_id}', which is already open; close it "
                 "with TOOL_CALL_END first"
@@ -326,10 +327,10 @@ class StreamVerifier:
                 f"message '{parent_id}' ({_who(parent.owner)}): a tool call belongs to the "
                 "message that carries it"
             )
-        record = self._tool_calls.get(call_id)
+        record = self._calls.known.get(call_id)
         if record is None:
             owner = tag if tag is not None else (parent.owner if parent is not None else None)
-            record = self._tool_calls[call_id] = _Entity(owner, name=name, parent=parent_id)
+            self._calls.known[call_id] = _Entity(owner, name=name, parent=parent_id)
         else:
             _check_owner(event, "tool call", call_id, record.owner)
             if name != record.name:
@@ -342,22 +343,7 @@ class StreamVerifier:
                     f"TOOL_CALL_START reopens tool call '{call_id}' under parent message "
                     f"'{parent_id}', but it was opened under '{record.parent}'"
                 )
-        self.open_tool_calls[call_id] = record
-
-    def _open_call(self, event: Event) -> None:
-        call_id: str = event["toolCallId"]
-        record = self.open_tool_calls.get(call_id)
-        if record is None:
-            raise ProtocolError(
-                f"{event['type']}: no open tool call with ID '{call_id}' (it was never "
-                "started, or has ended); TOOL_CALL_START must open it first"
-            )
-        if "subagentRunId" in event:
-            _check_owner(event, "tool call", call_id, record.owner)
-
-    def _tool_end(self, event: Event) -> None:
-        self._open_call(event)
-        del self.open_tool_calls[event["toolCallId"]]
+        self._calls.open.add(call_id)
 
     # ----------------------------------------------------------------- steps
 
