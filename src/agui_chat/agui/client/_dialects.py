@@ -89,21 +89,12 @@ class DialectReader:
         self._rewritten = False
 
     def event(self, event: dict[str, Any]) -> dict[str, Any]:
-        kind = event["type"]
-        self._rewritten = False
-        if self._legacy is None:
+        rewritten = self._legacy.read(event) if self._legacy is not None else None
+        self._rewritten = rewritten is not None
+        if rewritten is None:
             return event
-        if kind == "CUSTOM":
-            self._legacy.custom(event)
-        elif kind == "RUN_FINISHED":
-            rewritten = self._legacy.finished(event)
-            if rewritten is not None:
-                self._rewritten = True
-                self._warn(LANGGRAPH, _READS[LANGGRAPH])
-                return rewritten
-        else:
-            self._legacy.reset()
-        return event
+        self._warn(LANGGRAPH, _READS[LANGGRAPH])
+        return rewritten
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
         """The update with its requests read in their dialects (stamped with them)."""

@@ -16,13 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = [
-    "CANCELLED_SENTINEL",
-    "LEGACY_INTERRUPT_ID_PREFIX",
-    "LangGraphLegacyReader",
-    "is_langgraph_interrupt",
-    "langgraph_id",
-]
+__all__ = ["CANCELLED_SENTINEL", "LangGraphLegacyReader", "is_langgraph_interrupt", "langgraph_id"]
 
 Event = dict[str, Any]
 
@@ -44,10 +38,24 @@ class LangGraphLegacyReader:
     def __init__(self) -> None:
         self._values: list[tuple[Any, str | None]] = []
 
-    def custom(self, event: Event) -> None:
-        """Keep an ``on_interrupt`` value (and the LangGraph interrupt id, if sent)."""
-        if event.get("name") != "on_interrupt":
-            return
+    def read(self, event: Event) -> Event | None:
+        """The event to deliver instead of ``event`` (``None``: deliver it as is): only an
+        outcome-less ``RUN_FINISHED`` after ``on_interrupt`` events is rewritten."""
+        kind = event["type"]
+        if kind == "CUSTOM":
+            if event.get("name") == "on_interrupt":
+                self._keep(event)
+            return None
+        values, self._values = self._values, []  # a run started, failed or finished
+        if kind != "RUN_FINISHED" or not values or event.get("outcome") is not None:
+            return None
+        interrupts = [
+            _interrupt(value, interrupt_id, f"{event['runId']}:{index}")
+            for index, (value, interrupt_id) in enumerate(values)
+        ]
+        return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
+
+    def _keep(self, event: Event) -> None:
         value = event.get("value")
         if isinstance(value, str):
             with contextlib.suppress(ValueError):  # else a plain string: the value itself
@@ -55,21 +63,6 @@ class LangGraphLegacyReader:
         raw = event.get("rawEvent")
         interrupt_id = raw.get("id") if isinstance(raw, Mapping) else None
         self._values.append((value, interrupt_id if isinstance(interrupt_id, str) else None))
-
-    def reset(self) -> None:
-        """A run started or failed: its ``on_interrupt`` values are gone."""
-        self._values = []
-
-    def finished(self, event: Event) -> Event | None:
-        """The ``RUN_FINISHED`` to deliver instead of ``event`` (``None``: deliver it as is)."""
-        values, self._values = self._values, []
-        if not values or event.get("outcome") is not None:
-            return None
-        interrupts = [
-            _interrupt(value, interrupt_id, f"{event['runId']}:{index}")
-            for index, (value, interrupt_id) in enumerate(values)
-        ]
-        return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
 
 
 def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str, Any]:

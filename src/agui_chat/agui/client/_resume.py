@@ -227,16 +227,11 @@ def _newest_batch(
     scan: _Scan, start: int, boundaries: list[int], local_ids: set[str]
 ) -> list[InputResponseContent]:
     """The answers after ``start`` in the newest non-empty gap between failed runs."""
-    batches: list[list[InputResponseContent]] = [[] for _ in range(len(boundaries) + 1)]
+    batches: dict[int, list[InputResponseContent]] = {}
     for index, answer in scan.answers:
-        if index <= start or answer.request_id in local_ids:
-            continue
-        batch = sum(1 for b in boundaries if b < index)
-        batches[batch].append(answer)
-    for batch_answers in reversed(batches):
-        if batch_answers:
-            return batch_answers
-    return []
+        if index > start and answer.request_id not in local_ids:
+            batches.setdefault(sum(1 for b in boundaries if b < index), []).append(answer)
+    return batches[max(batches)] if batches else []
 
 
 def _expiry(request: InputRequestContent) -> str:
