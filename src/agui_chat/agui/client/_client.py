@@ -53,31 +53,26 @@ _MISSING = object()
 class AGUIChatClient(BaseChatClient):
     """A chat client for an AG-UI 1.0 agent at ``endpoint`` (HTTP POST + server-sent events).
 
-    Each request sends the whole conversation as a ``RunAgentInput`` and yields one
-    ``ChatResponseUpdate`` per AG-UI event (the event as ``raw_representation``). Calls the
-    server runs are ``informational_only``; calls to the caller's own tools
-    (``ChatOptions.tools``) run locally, at most ``max_iterations`` round trips per request.
-
-    A conversation stays on one thread: response messages carry
-    ``additional_properties["agui_thread_id"]`` (and the last one ``"agui_state"``), read back
-    from the history by the next request; ``ChatOptions(conversation_id=...)`` chooses the
-    thread, and no ``conversation_id`` is reported back. A ``MESSAGES_SNAPSHOT`` update
-    carries the reconciled thread in ``additional_properties["agui_messages"]``.
+    Each request sends the whole conversation and yields one update per AG-UI event (the
+    event as ``raw_representation``). Calls to the caller's own tools (``ChatOptions.tools``)
+    run locally, at most ``max_iterations`` round trips per request; the server's are
+    ``informational_only``. A conversation stays on one thread: response messages carry
+    ``additional_properties["agui_thread_id"]`` (the last one also ``"agui_state"``), which
+    the next request reads back; ``ChatOptions(conversation_id=...)`` chooses the thread, and
+    no ``conversation_id`` is reported back.
 
     A paused run ends with ``finish_reason`` ``INPUT_REQUIRED`` and request contents; the
-    next call sends ``resume`` for every pending request, and refuses before sending an
-    answer set that misses one (``UnansweredRequestError``), names an unknown one
-    (``UnknownResponseError``), answers one twice (``DuplicateResponseError``), resolves an
-    expired one (``ExpiredRequestError``) or fails its schema (``InvalidResponseError``).
+    next call sends ``resume`` for every pending request, refusing first an answer set that
+    misses one (``UnansweredRequestError``), names an unknown one (``UnknownResponseError``),
+    answers one twice (``DuplicateResponseError``), resolves an expired one
+    (``ExpiredRequestError``) or fails its schema (``InvalidResponseError``).
 
-    HTTP errors raise ``HTTPStatusError`` subclasses, a broken stream ``ProtocolError``, a
-    cut one ``TruncatedStreamError``; transient failures before the first event are retried
-    up to ``max_retries`` times. A last run that ended with ``RUN_ERROR`` raises ``RunError``
-    at the end unless ``raise_on_run_error=False``. Warnings go to the ``agui_chat.agui``
-    logger and to ``on_warning``. ``peer_max_version`` enables an older server's shims;
-    ``accept_foreign_thread_ids=True`` tolerates runs on another thread (a warning);
-    ``dialect`` chooses how peers that pause their own way are read (``docs/interop.md``).
-    The client closes an ``http_client`` only if it created it.
+    Raises ``HTTPStatusError`` subclasses, ``ProtocolError``, ``TruncatedStreamError``, and
+    ``RunError`` when the last run ended with ``RUN_ERROR`` (unless
+    ``raise_on_run_error=False``); transient failures before the first event are retried up
+    to ``max_retries`` times. Warnings go to the ``agui_chat.agui`` logger and ``on_warning``.
+    ``peer_max_version``, ``accept_foreign_thread_ids`` and ``dialect``: see
+    ``docs/interop.md``. A given ``http_client`` is left open.
     """
 
     def __init__(

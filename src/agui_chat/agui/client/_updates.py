@@ -7,6 +7,7 @@ Text deltas are the hot path: one small update and one ``TextContent`` per event
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..._approval_payload import offers_edits
@@ -66,16 +67,14 @@ _USAGE_FIELDS = (
 )
 
 
+@dataclass(slots=True)
 class _Call:
     """A tool call being streamed: where it lives and its argument text so far."""
 
-    __slots__ = ("content", "message_id", "name", "parts")
-
-    def __init__(self, name: str, message_id: str) -> None:
-        self.name = name
-        self.message_id = message_id
-        self.parts: list[str] = []
-        self.content: FunctionCallContent | None = None
+    name: str
+    message_id: str
+    parts: list[str] = field(default_factory=list)
+    content: FunctionCallContent | None = None
 
 
 class UpdateMapper:

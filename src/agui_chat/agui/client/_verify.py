@@ -10,7 +10,7 @@ subagents, including subagent ownership. Memory is per run and per entity, never
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final, Literal
 
@@ -37,38 +37,26 @@ class RunRecord:
     error_message: str | None = None
 
 
+@dataclass(slots=True)
 class _Entity:
     """What a run knows of an item it opened: its owner and what opened it."""
 
-    __slots__ = ("name", "owner", "parent", "role")
-
-    def __init__(
-        self,
-        owner: str | None,
-        role: str | None = None,
-        name: str | None = None,
-        parent: str | None = None,
-    ) -> None:
-        self.owner = owner
-        self.role = role
-        self.name = name
-        self.parent = parent
+    owner: str | None
+    role: str | None = None
+    name: str | None = None
+    parent: str | None = None
 
 
+@dataclass(slots=True)
 class _Items:
     """One kind of streamed item: the ids open now and every one opened in the run."""
 
-    __slots__ = ("default_role", "end_type", "entity", "id_key", "known", "open")
-
-    def __init__(
-        self, entity: str, end_type: str, default_role: str | None = None, id_key: str = "messageId"
-    ) -> None:
-        self.entity = entity
-        self.end_type = end_type
-        self.default_role = default_role
-        self.id_key = id_key
-        self.open: set[str] = set()
-        self.known: dict[str, _Entity] = {}
+    entity: str
+    end_type: str
+    default_role: str | None = None
+    id_key: str = "messageId"
+    open: set[str] = field(default_factory=set)
+    known: dict[str, _Entity] = field(default_factory=dict)
 
 
 def _who(owner: str | None) -> str:
@@ -141,11 +129,6 @@ class StreamVerifier:
         handlers["REASONING_START"] = partial(self._start, self._spans)
         handlers["REASONING_END"] = partial(self._end, self._spans)
         self._handlers = handlers
-
-    @property
-    def run_active(self) -> bool:
-        """Whether a run has started and not yet ended."""
-        return self._phase == _ACTIVE
 
     @property
     def run_ended(self) -> bool:
@@ -234,11 +217,11 @@ class StreamVerifier:
     def _run_finished(self, event: Event) -> None:
         run = self._run
         assert run is not None  # the phase check admits RUN_FINISHED only in a run
-        for field, started in (("runId", run.run_id), ("threadId", run.thread_id)):
-            if event[field] != started:
+        for key, started in (("runId", run.run_id), ("threadId", run.thread_id)):
+            if event[key] != started:
                 raise ProtocolError(
-                    f"the server's RUN_FINISHED {field} '{event[field]}' does not match its "
-                    f"RUN_STARTED {field} '{started}' (AG-UI 1.0: a run's boundary events "
+                    f"the server's RUN_FINISHED {key} '{event[key]}' does not match its "
+                    f"RUN_STARTED {key} '{started}' (AG-UI 1.0: a run's boundary events "
                     "agree on it; agui-wire §5.1)"
                 )
         for what, ids in (
