@@ -99,13 +99,13 @@ class AGUIThreadReducer:
         self._handlers: dict[str, Callable[[Event], object]] = {
             "TEXT_MESSAGE_START": self._message_start,
             "TEXT_MESSAGE_CONTENT": self._message_content,
-            "TEXT_MESSAGE_END": self._message_end,
+            "TEXT_MESSAGE_END": self._end,
             "REASONING_MESSAGE_START": self._message_start,
             "REASONING_MESSAGE_CONTENT": self._message_content,
-            "REASONING_MESSAGE_END": self._message_end,
+            "REASONING_MESSAGE_END": self._end,
             "TOOL_CALL_START": self._tool_call_start,
             "TOOL_CALL_ARGS": self._tool_call_args,
-            "TOOL_CALL_END": self._tool_call_end,
+            "TOOL_CALL_END": self._end,
             "TOOL_CALL_RESULT": self._tool_call_result,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
             "ACTIVITY_SNAPSHOT": self._activity_snapshot,
@@ -204,12 +204,20 @@ class AGUIThreadReducer:
         entry[1].append(event["delta"])
         self._merge_metadata(entry[0], event)
 
-    def _message_end(self, event: Event) -> None:
-        message_id: str = event["messageId"]
-        self._flush(self._text, message_id, "content")
-        message = self._by_id.get(message_id)
-        if message is not None:
-            self._merge_metadata(message, event)
+    def _end(self, event: Event) -> None:
+        if event["type"] == "TOOL_CALL_END":
+            key, buffers, field, held = (
+                event["toolCallId"],
+                self._args,
+                "arguments",
+                self._tool_calls,
+            )
+        else:
+            key, buffers, field, held = event["messageId"], self._text, "content", self._by_id
+        self._flush(buffers, key, field)
+        target = held.get(key)
+        if target is not None:
+            self._merge_metadata(target, event)
 
     def _tool_call_start(self, event: Event) -> None:
         call_id: str = event["toolCallId"]
@@ -245,13 +253,6 @@ class AGUIThreadReducer:
         entry[1].append(event["delta"])
         if "metadata" in event:
             self._merge_metadata(self._tool_calls[call_id], event)
-
-    def _tool_call_end(self, event: Event) -> None:
-        call_id: str = event["toolCallId"]
-        self._flush(self._args, call_id, "arguments")
-        call = self._tool_calls.get(call_id)
-        if call is not None:
-            self._merge_metadata(call, event)
 
     def _tool_call_result(self, event: Event) -> None:
         message: Message = {

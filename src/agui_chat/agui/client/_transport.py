@@ -18,12 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-)
+import tenacity
 
 from ..._exceptions import (
     AuthenticationError,
@@ -144,10 +139,10 @@ class AGUITransport:
         arrived (then raising the last one). Each retry is a new run with a new ``runId``
         (agui-wire §1.2: the server may have started the one that failed)."""
         run_id = run_input.get("runId")
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_retries + 1),
             wait=self._backoff,
-            retry=retry_if_exception_type(TransientError),
+            retry=tenacity.retry_if_exception_type(TransientError),
             reraise=True,
             sleep=self._sleep,
             before_sleep=self._log_retry,
@@ -195,7 +190,7 @@ class AGUITransport:
             await response.aclose()
             raise
 
-    def _backoff(self, state: RetryCallState) -> float:
+    def _backoff(self, state: tenacity.RetryCallState) -> float:
         return backoff_delay(
             state,
             initial_delay=self.retry_initial_delay,
@@ -203,7 +198,7 @@ class AGUITransport:
             max_retry_after=self.retry_max_delay,
         )
 
-    def _log_retry(self, state: RetryCallState) -> None:
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         logger.info(
             "AG-UI request to %s failed before the first event (%s); retrying (attempt %d of %d)",

@@ -24,7 +24,18 @@ _NONE: Final = 0  # no event yet
 _ACTIVE: Final = 1
 _FINISHED: Final = 2
 _ERRORED: Final = 3
-_AFTER_A_RUN: Final = ("RUN_STARTED", "RUN_ERROR")
+_AFTER: Final = {
+    _NONE: (("RUN_STARTED", "RUN_ERROR"), "First event must be RUN_STARTED or RUN_ERROR, got {}"),
+    _FINISHED: (
+        ("RUN_STARTED", "RUN_ERROR"),
+        "{} after RUN_FINISHED: the run has already finished; only RUN_STARTED (a new run) "
+        "or one late RUN_ERROR may follow",
+    ),
+    _ERRORED: (
+        ("RUN_STARTED",),
+        "{} after RUN_ERROR: the run has already errored; only RUN_STARTED (a new run) may follow",
+    ),
+}
 
 
 @dataclass(slots=True)
@@ -55,6 +66,7 @@ class _Items:
     end_type: str
     default_role: str | None = None
     id_key: str = "messageId"
+    name_key: str = "name"
     open: set[str] = field(default_factory=set)
     known: dict[str, _Entity] = field(default_factory=dict)
 
@@ -97,7 +109,7 @@ class StreamVerifier:
         self._text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
         self._reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
         self._spans = _Items("reasoning span", "REASONING_END")
-        self._calls = _Items("tool call", "TOOL_CALL_END", id_key="toolCallId")
+        self._calls = _Items("tool call", "TOOL_CALL_END", None, "toolCallId", "toolCallName")
         # The pipeline reads these on its fast path.
         self.open_text = self._text.open
         self.open_reasoning = self._reasoning.open
@@ -138,22 +150,10 @@ class StreamVerifier:
     def verify(self, event: Event) -> None:
         """Check one delivered event; raise ``ProtocolError`` if it breaks a rule."""
         event_type: str = event["type"]
-        phase = self._phase
-        if phase != _ACTIVE:
-            if phase == _NONE and event_type not in _AFTER_A_RUN:
-                raise ProtocolError(
-                    f"First event must be RUN_STARTED or RUN_ERROR, got {event_type}"
-                )
-            if phase == _FINISHED and event_type not in _AFTER_A_RUN:
-                raise ProtocolError(
-                    f"{event_type} after RUN_FINISHED: the run has already finished; only "
-                    "RUN_STARTED (a new run) or one late RUN_ERROR may follow"
-                )
-            if phase == _ERRORED and event_type != "RUN_STARTED":
-                raise ProtocolError(
-                    f"{event_type} after RUN_ERROR: the run has already errored; only "
-                    "RUN_STARTED (a new run) may follow"
-                )
+        if self._phase != _ACTIVE:
+            allowed, rule = _AFTER[self._phase]
+            if event_type not in allowed:
+                raise ProtocolError(rule.format(event_type))
         handler = self._handlers.get(event_type)
         if handler is not None:
             handler(event)
@@ -253,8 +253,10 @@ class StreamVerifier:
 
     # ----------------------------------------------------------------- text and reasoning
 
-    def _start(self, items: _Items, event: Event) -> None:
-        entity_id: str = event["messageId"]
+    def _start(
+        self, items: _Items, event: Event, owner: str | None = None, parent: str | None = None
+    ) -> None:
+        entity_id: str = event[items.id_key]
         entity = items.entity
         if entity_id in items.open:
             raise ProtocolError(
@@ -262,14 +264,19 @@ class StreamVerifier:
                 f"close it with {items.end_type} first"
             )
         role = event.get("role", items.default_role) if items.default_role else None
-        name = event.get("name")
+        name = event.get(items.name_key)
         previous = items.known.get(entity_id)
         if previous is None:
-            items.known[entity_id] = _Entity(event.get("subagentRunId"), role, name)
+            owner = event.get("subagentRunId") if owner is None else owner
+            items.known[entity_id] = _Entity(owner, role, name, parent)
         else:
             # Reopening a closed item is legal in 1.0, but must agree with what opened it.
             _check_owner(event, entity, entity_id, previous.owner)
-            for what, new, old in (("role", role, previous.role), ("name", name, previous.name)):
+            for what, new, old in (
+                ("role", role, previous.role),
+                ("name", name, previous.name),
+                ("parent message", parent, previous.parent),
+            ):
                 if new is not None and old is not None and new != old:
                     raise ProtocolError(
                         f"{event['type']} reopens {entity} '{entity_id}' with {what} '{new}', "
@@ -294,14 +301,8 @@ class StreamVerifier:
     # ----------------------------------------------------------------- tool calls
 
     def _tool_start(self, event: Event) -> None:
-        call_id: str = event["toolCallId"]
-        if call_id in self._calls.open:
-            raise ProtocolError(
-                f"TOOL_CALL_START for tool call '{call_id}', which is already open; close it "
-                "with TOOL_CALL_END first"
-            )
+        # A call belongs to the message that carries it, unless it says otherwise.
         tag = event.get("subagentRunId")
-        name: str = event["toolCallName"]
         parent_id = event.get("parentMessageId")
         parent = self._text.known.get(parent_id) if parent_id is not None else None
         if parent is not None and tag is not None and tag != parent.owner:
@@ -310,23 +311,8 @@ class StreamVerifier:
                 f"message '{parent_id}' ({_who(parent.owner)}): a tool call belongs to the "
                 "message that carries it"
             )
-        record = self._calls.known.get(call_id)
-        if record is None:
-            owner = tag if tag is not None else (parent.owner if parent is not None else None)
-            self._calls.known[call_id] = _Entity(owner, name=name, parent=parent_id)
-        else:
-            _check_owner(event, "tool call", call_id, record.owner)
-            if name != record.name:
-                raise ProtocolError(
-                    f"TOOL_CALL_START reopens tool call '{call_id}' as '{name}', but it was "
-                    f"opened as '{record.name}'"
-                )
-            if parent_id is not None and record.parent not in (None, parent_id):
-                raise ProtocolError(
-                    f"TOOL_CALL_START reopens tool call '{call_id}' under parent message "
-                    f"'{parent_id}', but it was opened under '{record.parent}'"
-                )
-        self._calls.open.add(call_id)
+        owner = parent.owner if tag is None and parent is not None else None
+        self._start(self._calls, event, owner, parent_id)
 
     # ----------------------------------------------------------------- steps
 
