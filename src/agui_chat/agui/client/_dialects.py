@@ -1,35 +1,35 @@
 """Client dialects: reading and answering peers that pause their own way, not AG-UI 1.0's.
 
-Besides AG-UI 1.0 (the default and the reference), ``"langgraph"`` reads ag-ui-langgraph's
-default pause (``CUSTOM`` ``on_interrupt`` + an outcome-less ``RUN_FINISHED``) as
-interrupts and answers through ``forwardedProps.command.resume`` (also when several
-LangGraph interrupts are answered at once, keyed by their ids), and ``"langchain-hitl"``
-reads ``HumanInTheLoopMiddleware`` interrupts as approvals answered with its decisions.
 Each is chosen from what the peer sends unless ``AGUIChatClient(dialect=...)`` says
-otherwise, and says so, once per thread, as a warning. Nothing is retried.
+otherwise, and said, once per thread, as a warning (``docs/interop.md``):
+
+- ``"langgraph"``: ag-ui-langgraph's default pause, one ``CUSTOM`` ``on_interrupt`` per
+  ``interrupt()`` and an outcome-less ``RUN_FINISHED``, read as the ``interrupt`` outcome
+  its 1.0 mode would send; answers go out as ``forwardedProps.command.resume`` (one as the
+  value, several keyed by LangGraph interrupt id, also for a 1.0 pause).
+- ``"langchain-hitl"``: ``HumanInTheLoopMiddleware``'s interrupt values (``per_call`` or
+  ``batched``, in ``metadata.langgraph.raw``) read as approvals, answered with its
+  ``approve`` / ``reject`` / ``edit`` decisions (a cancel rejects with "cancelled").
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..._approval_payload import read_approval_payload
 from ..._contents import FunctionCallContent
 from ..._exceptions import ProtocolError
-from ..._hitl_contents import InputRequestContent, ToolApprovalRequestContent
+from ..._hitl_contents import CANCELLED_REASON, InputRequestContent, ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
-from ._langchain_hitl import BATCH_KEY, approvals_for, decision, hitl_value
-from ._langgraph import (
-    CANCELLED_SENTINEL,
-    LangGraphLegacyReader,
-    is_langgraph_interrupt,
-    langgraph_id,
-)
 from ._resume import resume_entries
 from ._updates import INTERRUPT_KEY
 
 __all__ = ["DialectReader", "check_dialect", "outgoing_resume"]
+
 
 AGUI = "agui"
 LANGGRAPH = "langgraph"
@@ -41,6 +41,8 @@ DIALECTS = (AGUI, LANGGRAPH, LANGCHAIN_HITL)
 DIALECT_KEY = "agui_dialect"
 
 Warn = Callable[[str, str], None]  # (dialect, what it does), once per thread
+FindCall = Callable[[str | None, str, Any], FunctionCallContent | None]
+Event = dict[str, Any]
 
 _READS = {
     LANGGRAPH: (
@@ -80,7 +82,7 @@ class DialectReader:
         self,
         enabled: frozenset[str],
         warn: Warn,
-        find_call: Callable[[str | None, str, Any], FunctionCallContent | None],
+        find_call: FindCall,
     ) -> None:
         self._enabled = enabled
         self._warn = warn
@@ -223,3 +225,199 @@ def _per_interrupt(
         else:
             out.append((entry, entry.get("payload"), lg_id))
     return out
+
+
+# ---------------------------------------------------------------- LangGraph
+
+#: What ag-ui-langgraph itself turns a cancelled AG-UI resume entry into (its graphs know it).
+CANCELLED_SENTINEL = "__agui_cancelled__"
+#: The id given to an ``on_interrupt`` whose LangGraph interrupt id was not sent.
+LEGACY_INTERRUPT_ID_PREFIX = "langgraph-interrupt:"
+
+_FIELDS = (
+    ("toolCallId", "tool_call_id"),
+    ("responseSchema", "response_schema"),
+    ("expiresAt", "expires_at"),
+)
+
+
+class LangGraphLegacyReader:
+    """Reads one stream's ``on_interrupt`` events and the outcome-less finish after them."""
+
+    def __init__(self) -> None:
+        self._values: list[tuple[Any, str | None]] = []
+
+    def read(self, event: Event) -> Event | None:
+        """The event to deliver instead of ``event`` (``None``: deliver it as is): only an
+        outcome-less ``RUN_FINISHED`` after ``on_interrupt`` events is rewritten."""
+        kind = event["type"]
+        if kind == "CUSTOM":
+            if event.get("name") == "on_interrupt":
+                self._keep(event)
+            return None
+        values, self._values = self._values, []  # a run started, failed or finished
+        if kind != "RUN_FINISHED" or not values or event.get("outcome") is not None:
+            return None
+        interrupts = [
+            _interrupt(value, interrupt_id, f"{event['runId']}:{index}")
+            for index, (value, interrupt_id) in enumerate(values)
+        ]
+        return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
+
+    def _keep(self, event: Event) -> None:
+        value = event.get("value")
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):  # else a plain string: the value itself
+                value = json.loads(value)
+        raw = event.get("rawEvent")
+        interrupt_id = raw.get("id") if isinstance(raw, Mapping) else None
+        self._values.append((value, interrupt_id if isinstance(interrupt_id, str) else None))
+
+
+def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str, Any]:
+    """An AG-UI interrupt for one LangGraph interrupt value, as ag-ui-langgraph maps it."""
+    fields = value if isinstance(value, Mapping) else {}
+    reason = fields.get("reason")
+    out: dict[str, Any] = {
+        "id": interrupt_id or LEGACY_INTERRUPT_ID_PREFIX + fallback,
+        "reason": reason if isinstance(reason, str) else "langgraph:interrupt",
+    }
+    message = value if isinstance(value, str) else fields.get("message")
+    if isinstance(message, str):
+        out["message"] = message
+    if isinstance(fields.get("description"), str) and "message" not in out:
+        out["message"] = fields["description"]
+    for camel, snake in _FIELDS:
+        found = fields.get(camel, fields.get(snake))
+        if found is not None:
+            out[camel] = found
+    langgraph: dict[str, Any] = {"raw": value}
+    if interrupt_id is not None:
+        langgraph["interruptId"] = interrupt_id
+    out["metadata"] = {"langgraph": langgraph}
+    return out
+
+
+def is_langgraph_interrupt(interrupt: Mapping[str, Any]) -> bool:
+    """Whether an AG-UI interrupt came from ag-ui-langgraph (it keeps the value in
+    ``metadata.langgraph``)."""
+    metadata = interrupt.get("metadata")
+    return isinstance(metadata, Mapping) and isinstance(metadata.get("langgraph"), Mapping)
+
+
+def langgraph_id(interrupt: Mapping[str, Any]) -> str | None:
+    """The LangGraph interrupt id of an AG-UI interrupt, when the peer sent it."""
+    interrupt_id = interrupt.get("id")
+    if not isinstance(interrupt_id, str) or interrupt_id.startswith(LEGACY_INTERRUPT_ID_PREFIX):
+        return None
+    return interrupt_id
+
+
+# ---------------------------------------------------------------- LangChain HITL middleware
+
+#: On a request content of a batched interrupt: ``{"interruptId", "index", "count"}``.
+BATCH_KEY = "agui_langchain_batch"
+
+
+def hitl_value(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The LangChain ``HumanInTheLoopMiddleware`` value an AG-UI interrupt carries, if any."""
+    metadata = interrupt.get("metadata")
+    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
+    raw = langgraph.get("raw") if isinstance(langgraph, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("type") == "tool_approval" and isinstance(raw.get("name"), str):
+        return raw
+    requests = raw.get("action_requests")
+    if isinstance(requests, list) and requests and all(_is_action(a) for a in requests):
+        return raw
+    return None
+
+
+def _is_action(action: Any) -> bool:
+    return isinstance(action, Mapping) and isinstance(action.get("name"), str)
+
+
+def approvals_for(
+    interrupt: Mapping[str, Any], value: Mapping[str, Any], find_call: FindCall, props: Any
+) -> list[ToolApprovalRequestContent]:
+    """The approval requests for a LangChain HITL interrupt. ``find_call(call_id, name,
+    args)`` finds the call the stream showed; ``props`` are the request's properties."""
+    interrupt_id = str(interrupt["id"])
+    expires_at = interrupt.get("expiresAt")
+    # A schema the interrupt carries describes LangChain's decisions, not the AG-UI answer the
+    # person gives (which becomes a decision when it is sent): the answer is not held to it.
+    props = {
+        **props,
+        INTERRUPT_KEY: {k: v for k, v in interrupt.items() if k != "responseSchema"},
+    }
+    if value.get("type") == "tool_approval":
+        call_id = value.get("tool_call_id")
+        call = find_call(call_id if isinstance(call_id, str) else None, value["name"], value)
+        if call is None:
+            call = FunctionCallContent(
+                call_id if isinstance(call_id, str) else interrupt_id,
+                value["name"],
+                dict(value.get("args") or {}),
+            )
+        return [
+            ToolApprovalRequestContent(
+                interrupt_id,
+                call,
+                message=_text(value.get("description")),
+                expires_at=expires_at,
+                additional_properties=dict(props),
+            )
+        ]
+    actions: list[Any] = list(value["action_requests"])
+    configs = value.get("review_configs")
+    allowed = {
+        c.get("action_name"): c.get("allowed_decisions")
+        for c in (configs if isinstance(configs, list) else [])
+        if isinstance(c, Mapping)
+    }
+    out = []
+    for index, action in enumerate(actions):
+        name = action["name"]
+        call = find_call(None, name, action) or FunctionCallContent(
+            f"{interrupt_id}:{index}", name, dict(action.get("args") or {})
+        )
+        decisions = allowed.get(name)
+        batch = {"interruptId": interrupt_id, "index": index, "count": len(actions)}
+        out.append(
+            ToolApprovalRequestContent(
+                f"{interrupt_id}#{index}" if len(actions) > 1 else interrupt_id,
+                call,
+                message=_text(action.get("description")),
+                allow_edits=not isinstance(decisions, list) or "edit" in decisions,
+                expires_at=expires_at,
+                additional_properties={**props, BATCH_KEY: batch},
+            )
+        )
+    return out
+
+
+def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """LangChain's decision for one checked AG-UI resume entry answering ``request``; its
+    payload is read by the one approval payload model (an unknown key raises
+    ``InvalidResponseError``, before anything is sent)."""
+    if entry.get("status") == "cancelled":
+        return {"type": "reject", "message": CANCELLED_REASON}
+    payload = read_approval_payload(
+        entry.get("payload"),
+        where=f"answer to {request.request_id!r}",
+        request_ids=[request.request_id],
+    )
+    if not payload.approved:
+        reason = payload.reason
+        return {"type": "reject", "message": reason} if reason else {"type": "reject"}
+    if payload.edited_args is not None:
+        return {
+            "type": "edit",
+            "edited_action": {"name": request.tool_call.name, "args": payload.edited_args},
+        }
+    return {"type": "approve"}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
