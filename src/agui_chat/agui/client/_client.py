@@ -245,10 +245,9 @@ class _RunClient(BaseChatClient):
             run_input["forwardedProps"] = {**forwarded, "command": command}
         trace_headers = span.start(thread_id, run_id) if span is not None else None
         stream = await owner._transport.open(run_input, trace_headers)
-        run_id = stream.run_id or run_id  # a retry sends a new run
         mapper = UpdateMapper(
             thread_id=thread_id,
-            requested_run_id=run_id,
+            requested_run_id=stream.run_id,  # a retry sends a new run
             client_tools=client_tool_names(options),
             history_calls=_calls_in(history),
             state=state,

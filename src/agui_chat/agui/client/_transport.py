@@ -41,6 +41,14 @@ logger = logging.getLogger("agui_chat.agui")
 _SSE_MEDIA_TYPE = "text/event-stream"
 _OURS = frozenset({"accept", "content-type"})
 _BODY_PREVIEW = 300
+_STATUS_ERRORS: dict[int, type[HTTPStatusError]] = {
+    401: AuthenticationError,
+    403: AuthenticationError,
+    429: RateLimitError,
+    502: ServiceUnavailableError,
+    503: ServiceUnavailableError,
+    504: ServiceUnavailableError,
+}
 
 
 class EventStream:
@@ -54,7 +62,7 @@ class EventStream:
         decoder: SSEDecoder,
         ready: list[str],
     ) -> None:
-        self.run_id: str | None = None
+        self.run_id = ""
         self.response = response
         self._decoder = decoder
         self._ready = ready
@@ -138,7 +146,7 @@ class AGUITransport:
         event stream, retrying ``TransientError``s until the first SSE ``data`` payload has
         arrived (then raising the last one). Each retry is a new run with a new ``runId``
         (agui-wire §1.2: the server may have started the one that failed)."""
-        run_id = run_input.get("runId")
+        run_id: str = run_input["runId"]
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(self.max_retries + 1),
             wait=self._backoff,
@@ -149,12 +157,12 @@ class AGUITransport:
         )
         async for attempt in retrying:
             with attempt:
-                if attempt.retry_state.attempt_number > 1 and isinstance(run_id, str):
+                if attempt.retry_state.attempt_number > 1:
                     run_id = f"run_{uuid.uuid4().hex}"
                     run_input = {**run_input, "runId": run_id}
                 content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
                 stream = await self._attempt(content.encode(), headers)
-                stream.run_id = run_id if isinstance(run_id, str) else None
+                stream.run_id = run_id
                 return stream
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -231,14 +239,9 @@ async def _check_status(response: httpx.Response) -> None:
     if preview:
         message += f": {preview}"
     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-    kind: type[HTTPStatusError] = HTTPStatusError
-    if status in (401, 403):
-        kind = AuthenticationError
-    elif status == 429:
-        kind = RateLimitError
-    elif status in (502, 503, 504):
-        kind = ServiceUnavailableError
-    raise kind(message, status_code=status, body=body, retry_after=retry_after)
+    raise _STATUS_ERRORS.get(status, HTTPStatusError)(
+        message, status_code=status, body=body, retry_after=retry_after
+    )
 
 
 def _check_media_type(response: httpx.Response) -> None:

@@ -53,11 +53,6 @@ _ROLES: dict[str, ChatRole] = {
 }
 _ASSISTANT = ChatRole.ASSISTANT
 _TOOL = ChatRole.TOOL
-_FINISH = {
-    "success": ChatFinishReason.STOP,
-    "interrupt": ChatFinishReason.INPUT_REQUIRED,
-    "cancelled": ChatFinishReason.CANCELLED,
-}
 _USAGE_FIELDS = (
     ("inputTokens", "input_token_count"),
     ("outputTokens", "output_token_count"),
@@ -204,7 +199,7 @@ class UpdateMapper:
         # tools alongside its requests, and those are answered with the resume.
         self._settle_calls(set() if kind == "cancelled" else self._pending(event))
         if kind != "interrupt":
-            finish = _FINISH.get(kind, ChatFinishReason.STOP)
+            finish = ChatFinishReason.CANCELLED if kind == "cancelled" else ChatFinishReason.STOP
             return self._ends(event, [], self._last_message_id, finish, None)
         requests = [self._request_for(i) for i in outcome["interrupts"]]  # type: ignore[index]
         message_id = self._last_message_id
