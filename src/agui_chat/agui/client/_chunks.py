@@ -28,39 +28,21 @@ _STANDS_ASIDE: Final = frozenset(
 
 
 class _ChunkKind(NamedTuple):
+    """A chunk type: its id field, its explicit events' prefix and content suffix, and the
+    fields its first chunk opens the item with."""
+
     id_key: str
-    entity: str
-    start: str
+    prefix: str
     content: str
-    end: str
     opener_fields: tuple[str, ...]
 
 
 _CHUNK_KINDS: Final = {
-    "TEXT_MESSAGE_CHUNK": _ChunkKind(
-        "messageId",
-        "text message",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        ("role", "name"),
-    ),
+    "TEXT_MESSAGE_CHUNK": _ChunkKind("messageId", "TEXT_MESSAGE", "CONTENT", ("role", "name")),
     "TOOL_CALL_CHUNK": _ChunkKind(
-        "toolCallId",
-        "tool call",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        ("toolCallName", "parentMessageId"),
+        "toolCallId", "TOOL_CALL", "ARGS", ("toolCallName", "parentMessageId")
     ),
-    "REASONING_MESSAGE_CHUNK": _ChunkKind(
-        "messageId",
-        "reasoning message",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        (),
-    ),
+    "REASONING_MESSAGE_CHUNK": _ChunkKind("messageId", "REASONING_MESSAGE", "CONTENT", ()),
 }
 
 #: The compact spellings that :class:`ChunkExpander` turns into triads.
@@ -116,7 +98,7 @@ class ChunkExpander:
         if pending is None:
             return []
         kind = _CHUNK_KINDS[pending.chunk_type]
-        end: Event = {"type": kind.end, kind.id_key: pending.entity_id}
+        end: Event = {"type": f"{kind.prefix}_END", kind.id_key: pending.entity_id}
         if owner is not None:
             end["subagentRunId"] = owner
         return [end]
@@ -149,7 +131,8 @@ class ChunkExpander:
         return candidates[0] if candidates else None
 
     def _expand_chunk(self, chunk: Event, kind: _ChunkKind) -> list[Event]:
-        id_key, entity, opener_fields = kind.id_key, kind.entity, kind.opener_fields
+        id_key, opener_fields = kind.id_key, kind.opener_fields
+        entity = kind.prefix.lower().replace("_", " ")
         chunk_type: str = chunk["type"]
         entity_id: str | None = chunk.get(id_key)
         tag: str | None = chunk.get("subagentRunId")
@@ -185,11 +168,19 @@ class ChunkExpander:
                 fields["role"] = "reasoning"
             pending = _Pending(chunk_type, entity_id, fields)
             self.lanes[lane] = pending
-            out.append(_synthesize(chunk, {"type": kind.start, id_key: entity_id, **fields}, tag))
+            out.append(
+                _synthesize(
+                    chunk, {"type": f"{kind.prefix}_START", id_key: entity_id, **fields}, tag
+                )
+            )
         delta = chunk.get("delta")
         if delta is not None or (not out and "metadata" in chunk):
             # A metadata-only continuation still reaches its item, as an empty delta.
-            body = {"type": kind.content, id_key: pending.entity_id, "delta": delta or ""}
+            body = {
+                "type": f"{kind.prefix}_{kind.content}",
+                id_key: pending.entity_id,
+                "delta": delta or "",
+            }
             out.append(_synthesize(chunk, body, lane))
         return out
 

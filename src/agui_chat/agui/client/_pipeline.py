@@ -160,8 +160,6 @@ class AGUIEventPipeline:
         """Whether the latest run has ended (``False`` before any run and inside one)."""
         return self._verifier.run_ended
 
-    # ----------------------------------------------------------------- the request side
-
     @property
     def input_protocol_version(self) -> str | None:
         """The ``protocolVersion`` to send on the run input (``None``: omit it)."""

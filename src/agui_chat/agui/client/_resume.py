@@ -131,9 +131,8 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
         and isinstance(answer, InterruptResponseContent)
         and answer.status == "resolved"
     ):
-        # A hand-built answer to an approval: read in full by the one approval payload
-        # model (an unknown key such as ``edited_args`` raises here, before anything is
-        # sent), then checked and written as any approval answer is.
+        # A hand-built answer to an approval: read in full by the one approval payload model
+        # (an unknown key raises here, before anything is sent), then checked as any is.
         approval = read_approval_payload(
             answer.payload, where=f"answer to {rid!r}", request_ids=[rid]
         )

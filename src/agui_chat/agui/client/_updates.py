@@ -144,19 +144,20 @@ class UpdateMapper:
         handler = self._handlers.get(event["type"])
         if handler is None:
             # END events, steps, activity, snapshots, custom, raw, subagents: the event only.
-            return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
+            return self._bare(event)
         return handler(event)
 
+    def _bare(self, event: Event, props: dict[str, Any] | None = None) -> ChatResponseUpdate:
+        """An update with no contents: the event (and ``props``) only."""
+        return ChatResponseUpdate(
+            response_id=self._run_id, raw_representation=event, additional_properties=props
+        )
+
     def _messages_snapshot(self, event: Event) -> ChatResponseUpdate:
-        # The snapshot reconciled with the messages sent: computed only here, so the stream
-        # keeps nothing per event.
+        # Reconciled with the messages sent only here, so the stream keeps nothing per event.
         reducer = AGUIThreadReducer(self._sent_messages, on_warning=self._on_warning)
         reducer.apply(event)
-        return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties={MESSAGES_KEY: reducer.messages},
-        )
+        return self._bare(event, {MESSAGES_KEY: reducer.messages})
 
     def _stamp(self, **extra: Any) -> dict[str, Any]:
         run_id = self._run_id or self._requested_run_id
@@ -185,11 +186,7 @@ class UpdateMapper:
         self._run_calls = {}
         self._run_results = set()
         self.last_error = None
-        return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties=self._stamp(),
-        )
+        return self._bare(event, self._stamp())
 
     def _run_finished(self, event: Event) -> ChatResponseUpdate:
         outcome = event.get("outcome")
@@ -277,7 +274,7 @@ class UpdateMapper:
                     f"REASONING_ENCRYPTED_VALUE names {event['subtype']} {entity_id!r}, which "
                     "neither this stream nor the history shows; dropped"
                 )
-            return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
+            return self._bare(event)
         # A message of its own, so joining never folds it into neighbouring reasoning text;
         # the wire builder attaches it to the message or tool call it names.
         target = {"subtype": event["subtype"], "entityId": entity_id}
@@ -354,11 +351,7 @@ class UpdateMapper:
 
     def _state_event(self, event: Event) -> ChatResponseUpdate:
         self._state.apply(event)
-        return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties={STATE_KEY: self._state.state},
-        )
+        return self._bare(event, {STATE_KEY: self._state.state})
 
     def find_call(self, call_id: str | None, name: str, value: Any) -> FunctionCallContent | None:
         """A tool call the stream (or the history) showed: by id, or else this run's first

@@ -169,8 +169,6 @@ class StreamVerifier:
                 "RUN_ERROR); the run has no outcome"
             )
 
-    # ----------------------------------------------------------------- run lifecycle
-
     def _reset_run_scope(self) -> None:
         for items in (self._text, self._reasoning, self._spans, self._calls):
             items.open.clear()
@@ -251,8 +249,6 @@ class StreamVerifier:
         self._phase = _ERRORED
         self._reset_run_scope()  # RUN_ERROR abandons whatever the run still had open
 
-    # ----------------------------------------------------------------- text and reasoning
-
     def _start(
         self, items: _Items, event: Event, owner: str | None = None, parent: str | None = None
     ) -> None:
@@ -298,8 +294,6 @@ class StreamVerifier:
         self._continue(items, event)
         items.open.discard(event[items.id_key])
 
-    # ----------------------------------------------------------------- tool calls
-
     def _tool_start(self, event: Event) -> None:
         # A call belongs to the message that carries it, unless it says otherwise.
         tag = event.get("subagentRunId")
@@ -313,8 +307,6 @@ class StreamVerifier:
             )
         owner = parent.owner if tag is None and parent is not None else None
         self._start(self._calls, event, owner, parent_id)
-
-    # ----------------------------------------------------------------- steps
 
     def _step_started(self, event: Event) -> None:
         key = (event.get("subagentRunId"), event["stepName"])
@@ -331,8 +323,6 @@ class StreamVerifier:
                 f"STEP_FINISHED for step '{key[1]}' ({_who(key[0])}) that was not started"
             )
         self._open_steps.discard(key)
-
-    # ----------------------------------------------------------------- subagents
 
     def _subagent_started(self, event: Event) -> None:
         subagent: str = event["subagentRunId"]
@@ -363,8 +353,6 @@ class StreamVerifier:
         self._active_subagents.discard(subagent)
         self._closed_subagents.add(subagent)
 
-    # ----------------------------------------------------------------- activity, snapshots
-
     def _activity_snapshot(self, event: Event) -> None:
         message_id: str = event["messageId"]
         if message_id not in self._activities or event.get("replace", True):
@@ -376,8 +364,7 @@ class StreamVerifier:
             _check_owner(event, "activity", message_id, self._activities[message_id])
 
     def _messages_snapshot(self, event: Event) -> None:
-        # A snapshot restates each message, so its owners replace the recorded ones; a later
-        # START for one of its ids is checked for the owner only (a snapshot opens nothing).
+        # A snapshot restates its messages' owners; it opens nothing (so no role or name).
         for message in event["messages"]:
             role = message["role"]
             owner = message.get("subagentRunId")
