@@ -7,6 +7,7 @@ when there are none) over ``_RunClient`` (one HTTP run: ``RunAgentInput`` out, u
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections import OrderedDict
@@ -151,11 +152,8 @@ class AGUIChatClient(BaseChatClient):
         return response
 
     def get_service(self, kind: type[_T]) -> _T | None:
-        if isinstance(self, kind):
-            return self
-        if isinstance(self._tool_loop, kind):
-            return self._tool_loop
-        return None
+        found = super().get_service(kind)
+        return self._tool_loop.get_service(kind) if found is None else found
 
     async def aclose(self) -> None:
         """Close the http client if this client created it."""
@@ -216,10 +214,7 @@ class _RunClient(BaseChatClient):
         extra = options.additional_properties if options is not None else {}
         thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"
-
-        def dialect_used(dialect: str, what: str) -> None:
-            owner._dialect_used(thread_id, dialect, what)
-
+        dialect_used = functools.partial(owner._dialect_used, thread_id)
         resume, command_resume = outgoing_resume(history, owner._dialects, dialect_used)
         state = _state_for(history, extra, owner.state_of(thread_id))
         pipeline = AGUIEventPipeline(

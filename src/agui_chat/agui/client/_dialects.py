@@ -351,25 +351,8 @@ def approvals_for(
         **props,
         INTERRUPT_KEY: {k: v for k, v in interrupt.items() if k != "responseSchema"},
     }
-    if value.get("type") == "tool_approval":
-        call_id = value.get("tool_call_id")
-        call = find_call(call_id if isinstance(call_id, str) else None, value["name"], value)
-        if call is None:
-            call = FunctionCallContent(
-                call_id if isinstance(call_id, str) else interrupt_id,
-                value["name"],
-                dict(value.get("args") or {}),
-            )
-        return [
-            ToolApprovalRequestContent(
-                interrupt_id,
-                call,
-                message=_text(value.get("description")),
-                expires_at=expires_at,
-                additional_properties=dict(props),
-            )
-        ]
-    actions: list[Any] = list(value["action_requests"])
+    per_call = value.get("type") == "tool_approval"
+    actions: list[Any] = [value] if per_call else list(value["action_requests"])
     configs = value.get("review_configs")
     allowed = {
         c.get("action_name"): c.get("allowed_decisions")
@@ -379,8 +362,10 @@ def approvals_for(
     out = []
     for index, action in enumerate(actions):
         name = action["name"]
-        call = find_call(None, name, action) or FunctionCallContent(
-            f"{interrupt_id}:{index}", name, dict(action.get("args") or {})
+        call_id = _text(action.get("tool_call_id")) if per_call else None
+        fallback_id = call_id or (interrupt_id if per_call else f"{interrupt_id}:{index}")
+        call = find_call(call_id, name, action) or FunctionCallContent(
+            fallback_id, name, dict(action.get("args") or {})
         )
         decisions = allowed.get(name)
         batch = {"interruptId": interrupt_id, "index": index, "count": len(actions)}
@@ -391,7 +376,7 @@ def approvals_for(
                 message=_text(action.get("description")),
                 allow_edits=not isinstance(decisions, list) or "edit" in decisions,
                 expires_at=expires_at,
-                additional_properties={**props, BATCH_KEY: batch},
+                additional_properties=dict(props) if per_call else {**props, BATCH_KEY: batch},
             )
         )
     return out
