@@ -25,7 +25,7 @@ from agui_chat.agui.wire._compat import (
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
 from ._chunks import CHUNK_TYPES, ChunkExpander
-from ._verify import RunRecord, StreamVerifier
+from ._verify import StreamVerifier
 
 __all__ = ["AGUIEventPipeline"]
 
@@ -149,11 +149,6 @@ class AGUIEventPipeline:
         logger.warning("%s", message)
         if self._on_warning is not None:
             self._on_warning(message)
-
-    @property
-    def runs(self) -> list[RunRecord]:
-        """Every run seen on the stream, in order (a replayed thread may carry several)."""
-        return self._verifier.runs
 
     @property
     def run_ended(self) -> bool:

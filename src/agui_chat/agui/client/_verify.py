@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
 
-__all__ = ["RunRecord", "StreamVerifier"]
+__all__ = ["StreamVerifier"]
 
 Event = dict[str, Any]
 
@@ -36,16 +36,6 @@ _AFTER: Final = {
         "{} after RUN_ERROR: the run has already errored; only RUN_STARTED (a new run) may follow",
     ),
 }
-
-
-@dataclass(slots=True)
-class RunRecord:
-    """One run on the stream: its ids, how it ended, and its ``RUN_ERROR`` message."""
-
-    thread_id: str | None
-    run_id: str | None
-    status: Literal["active", "finished", "error"] = "active"
-    error_message: str | None = None
 
 
 @dataclass(slots=True)
@@ -85,7 +75,7 @@ def _check_owner(event: Event, entity: str, entity_id: str, owner: str | None) -
 
 
 class StreamVerifier:
-    """Checks lifecycle and streaming discipline, keeping a :class:`RunRecord` per run.
+    """Checks lifecycle and streaming discipline.
 
     Call :meth:`verify` with each delivered event in order and :meth:`finish` at the end
     of the stream. ``thread_id`` is the request's thread: every run must carry it, unless
@@ -104,8 +94,7 @@ class StreamVerifier:
         self._on_warning = on_warning
         self._foreign_warned = False
         self._phase = _NONE
-        self.runs: list[RunRecord] = []
-        self._run: RunRecord | None = None
+        self._run: tuple[str, str] | None = None  # the (runId, threadId) of the latest run
         self._text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
         self._reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
         self._spans = _Items("reasoning span", "REASONING_END")
@@ -163,7 +152,7 @@ class StreamVerifier:
         if self._phase == _NONE:
             raise TruncatedStreamError("the stream ended before any AG-UI event arrived")
         if self._phase == _ACTIVE:
-            run_id = self._run.run_id if self._run is not None else None
+            run_id = self._run[0] if self._run is not None else None
             raise TruncatedStreamError(
                 f"the stream ended while run '{run_id}' was still active (no RUN_FINISHED or "
                 "RUN_ERROR); the run has no outcome"
@@ -180,7 +169,7 @@ class StreamVerifier:
 
     def _run_started(self, event: Event) -> None:
         if self._phase == _ACTIVE:
-            run_id = self._run.run_id if self._run is not None else None
+            run_id = self._run[0] if self._run is not None else None
             raise ProtocolError(
                 f"RUN_STARTED '{event['runId']}' while run '{run_id}' is still active: runs "
                 "do not nest; the previous run must end with RUN_FINISHED or RUN_ERROR first"
@@ -190,8 +179,7 @@ class StreamVerifier:
             self._foreign_thread(thread_id)
         self._reset_run_scope()
         self._phase = _ACTIVE
-        self._run = RunRecord(thread_id, event["runId"])
-        self.runs.append(self._run)
+        self._run = (event["runId"], thread_id)
 
     def _foreign_thread(self, thread_id: str) -> None:
         broken = (
@@ -213,9 +201,8 @@ class StreamVerifier:
             )
 
     def _run_finished(self, event: Event) -> None:
-        run = self._run
-        assert run is not None  # the phase check admits RUN_FINISHED only in a run
-        for key, started in (("runId", run.run_id), ("threadId", run.thread_id)):
+        assert self._run is not None  # the phase check admits RUN_FINISHED only in a run
+        for key, started in zip(("runId", "threadId"), self._run, strict=True):
             if event[key] != started:
                 raise ProtocolError(
                     f"the server's RUN_FINISHED {key} '{event[key]}' does not match its "
@@ -236,16 +223,9 @@ class StreamVerifier:
                     + ", ".join(f"'{name}'" for name in sorted(ids))
                     + "; everything a run opens must be closed before it finishes"
                 )
-        run.status = "finished"
         self._phase = _FINISHED
 
     def _run_error(self, event: Event) -> None:
-        if self._run is None:
-            # A failure before any run exists is the requested run failing to start.
-            self._run = RunRecord(self.thread_id, None)
-            self.runs.append(self._run)
-        self._run.status = "error"
-        self._run.error_message = event["message"]
         self._phase = _ERRORED
         self._reset_run_scope()  # RUN_ERROR abandons whatever the run still had open
 
