@@ -1,10 +1,5 @@
-"""Chunk expansion: ``*_CHUNK`` events become their ``START``/``CONTENT``/``END`` triads.
-
-The compact spellings (``TEXT_MESSAGE_CHUNK``, ``TOOL_CALL_CHUNK``,
-``REASONING_MESSAGE_CHUNK``) carry an id only on the first chunk of an item; the
-:class:`ChunkExpander` keeps the open item per lane and synthesizes the explicit events,
-closing the item when the stream can no longer continue it. It sees enforced events.
-"""
+"""Chunk expansion: ``*_CHUNK`` events, which carry an id only on an item's first chunk,
+become their explicit ``START``/``CONTENT``/``END`` events (on enforced events)."""
 
 from __future__ import annotations
 

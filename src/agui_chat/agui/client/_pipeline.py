@@ -1,10 +1,6 @@
-"""The incoming AG-UI event pipeline of the chat client.
-
-``AGUIEventPipeline.feed`` takes one SSE ``data`` payload and returns the events it delivers,
-in order, after every stage of the AG-UI processing model: parse, retired ``THINKING_*``
-translation, peer-era shims, enforcement, chunk expansion, verification. The bare content
-events of an open id take a fast path of a few dict lookups.
-"""
+"""The incoming AG-UI event pipeline: SSE ``data`` in, verified events out, through parse,
+retired-shape translation, peer-era shims, enforcement, chunk expansion and verification.
+The bare content events of an open id take a fast path of a few dict lookups."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Answering a paused AG-UI run: the ``resume`` entries of the next request, checked first.
 
-:func:`resume_entries` finds the pending requests of the latest paused run in the history
-(skipping runs that failed, so a refused resume can be answered again) and the newest batch
-of answers given after them, pairs them by id as the tool loop does, and builds one entry
-per request, refusing before anything is sent what the pairing rules refuse, an expired
-answer, or one that does not fit the request's response schema.
+The latest paused run is found skipping failed runs (so a refused resume can be answered
+again), and the newest batch of answers after it is paired by id as the tool loop does.
 """
 
 from __future__ import annotations

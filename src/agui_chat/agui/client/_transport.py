@@ -178,25 +178,22 @@ class AGUITransport:
         )
         try:
             response = await self._client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise map_transport_error(exc, after_first_event=False) from exc
-        try:
-            await _check_status(response)
-            _check_media_type(response)
-            decoder = SSEDecoder()
-            chunks = response.aiter_bytes()
-            ready: list[str] = []
             try:
+                await _check_status(response)
+                _check_media_type(response)
+                decoder = SSEDecoder()
+                chunks = response.aiter_bytes()
+                ready: list[str] = []
                 async for chunk in chunks:  # until the first event (the retry window)
                     ready = decoder.feed(chunk)
                     if ready:
                         break
-            except httpx.TransportError as exc:
-                raise map_transport_error(exc, after_first_event=False) from exc
-            return EventStream(response, chunks, decoder, ready)
-        except BaseException:
-            await response.aclose()
-            raise
+                return EventStream(response, chunks, decoder, ready)
+            except BaseException:
+                await response.aclose()
+                raise
+        except httpx.TransportError as exc:
+            raise map_transport_error(exc, after_first_event=False) from exc
 
     def _backoff(self, state: tenacity.RetryCallState) -> float:
         return backoff_delay(

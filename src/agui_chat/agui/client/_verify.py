@@ -1,11 +1,7 @@
-"""The run lifecycle and streaming discipline of AG-UI 1.0, checked event by event.
-
-:class:`StreamVerifier` sees the delivered events (after enforcement and chunk expansion)
-and raises ``ProtocolError`` naming the rule and the id when the stream breaks one: the run
+"""The run lifecycle and streaming discipline of AG-UI 1.0, checked event by event: the run
 state machine, ``threadId``/``runId`` agreement, everything closed before ``RUN_FINISHED``,
-and the open/continue/close discipline of messages, tool calls, reasoning, steps and
-subagents, including subagent ownership. Memory is per run and per entity, never per event.
-"""
+and the open/continue/close discipline and subagent ownership of every streamed item.
+Memory is per run and per entity, never per event."""
 
 from __future__ import annotations
 
