@@ -78,12 +78,7 @@ class DialectReader:
 
     WATCHED = frozenset({"RUN_STARTED", "RUN_ERROR", "RUN_FINISHED", "CUSTOM"})
 
-    def __init__(
-        self,
-        enabled: frozenset[str],
-        warn: Warn,
-        find_call: FindCall,
-    ) -> None:
+    def __init__(self, enabled: frozenset[str], warn: Warn, find_call: FindCall) -> None:
         self._enabled = enabled
         self._warn = warn
         self._find_call = find_call
@@ -112,21 +107,19 @@ class DialectReader:
 
     def _read(self, request: InputRequestContent) -> list[InputRequestContent]:
         props = dict(request.additional_properties or {})
-        interrupt = props.get(INTERRUPT_KEY)
+        interrupt = props[INTERRUPT_KEY]  # set by the update mapper
         used = [LANGGRAPH] if self._rewritten else []
         out: list[InputRequestContent] = [request]
-        value = hitl_value(interrupt) if isinstance(interrupt, Mapping) else None
-        if value is not None and LANGCHAIN_HITL in self._enabled:
-            assert isinstance(interrupt, Mapping)
+        value = hitl_value(interrupt) if LANGCHAIN_HITL in self._enabled else None
+        if value is not None:
             used.append(LANGCHAIN_HITL)
             self._warn(LANGCHAIN_HITL, _READS[LANGCHAIN_HITL])
             out = list(approvals_for(interrupt, value, self._find_call, props))
-        if used:
-            for content in out:
-                content.additional_properties = {
-                    **(content.additional_properties or {}),
-                    DIALECT_KEY: used,
-                }
+        for content in out if used else ():
+            content.additional_properties = {
+                **(content.additional_properties or {}),
+                DIALECT_KEY: used,
+            }
         return out
 
 

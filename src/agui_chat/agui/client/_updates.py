@@ -45,13 +45,8 @@ MESSAGES_KEY = "agui_messages"
 
 Event = dict[str, Any]
 
-_ROLES: dict[str, ChatRole] = {
-    "assistant": ChatRole.ASSISTANT,
-    "user": ChatRole.USER,
-    "system": ChatRole.SYSTEM,
-    "developer": ChatRole("developer"),
-}
 _ASSISTANT = ChatRole.ASSISTANT
+_ROLES = {r.value: r for r in (_ASSISTANT, ChatRole.USER, ChatRole.SYSTEM, ChatRole("developer"))}
 _TOOL = ChatRole.TOOL
 _USAGE_FIELDS = (
     ("inputTokens", "input_token_count"),
