@@ -7,7 +7,6 @@ again), and the newest batch of answers after it is paired by id as the tool loo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..._approval_payload import read_approval_payload
@@ -33,61 +32,48 @@ __all__ = ["resume_entries"]
 ResumeEntry = dict[str, Any]
 
 
-@dataclass
-class _Scan:
-    """What a history holds for resuming, by message index."""
-
-    run_last_index: dict[str, int] = field(default_factory=dict)
-    failed_runs: set[str] = field(default_factory=set)
-    remote: list[tuple[int, InputRequestContent]] = field(default_factory=list)
-    local_ids: set[str] = field(default_factory=set)
-    answers: list[tuple[int, InputResponseContent]] = field(default_factory=list)
-
-
-def _scan(history: Sequence[ChatMessage]) -> _Scan:
-    scan = _Scan()
-    for index, message in enumerate(history):
-        props = message.additional_properties or {}
-        run_id = props.get(RUN_ID_KEY)
-        if isinstance(run_id, str):
-            scan.run_last_index[run_id] = index
-        for content in message.contents:
-            if isinstance(content, InputRequestContent):
-                if INTERRUPT_KEY in (content.additional_properties or {}):  # a server's
-                    scan.remote.append((index, content))
-                    request_run = _run_of(content)
-                    if request_run is not None:
-                        scan.run_last_index[request_run] = max(
-                            index, scan.run_last_index.get(request_run, index)
-                        )
-                else:
-                    scan.local_ids.add(content.request_id)
-            elif isinstance(content, InputResponseContent):
-                scan.answers.append((index, content))
-            elif isinstance(content, ErrorContent) and isinstance(run_id, str):
-                scan.failed_runs.add(run_id)
-    return scan
-
-
 def _find_pause(
     history: Sequence[ChatMessage],
 ) -> tuple[list[InputRequestContent], list[InputResponseContent]] | None:
     """The pending requests of the last paused run and the newest answers given to them;
     ``None`` (or ``UnknownResponseError`` for answers given anyway) when it did not pause."""
-    scan = _scan(history)
-    runs = sorted(scan.run_last_index.items(), key=lambda item: item[1])
+    run_last_index: dict[str, int] = {}  # by message index
+    failed_runs: set[str] = set()
+    remote: list[tuple[int, InputRequestContent]] = []
+    local_ids: set[str] = set()
+    answers: list[tuple[int, InputResponseContent]] = []
+    for index, message in enumerate(history):
+        run_id = (message.additional_properties or {}).get(RUN_ID_KEY)
+        if isinstance(run_id, str):
+            run_last_index[run_id] = index
+        for content in message.contents:
+            if isinstance(content, InputRequestContent):
+                if INTERRUPT_KEY in (content.additional_properties or {}):  # a server's
+                    remote.append((index, content))
+                    request_run = _run_of(content)
+                    if request_run is not None:
+                        run_last_index[request_run] = max(
+                            index, run_last_index.get(request_run, index)
+                        )
+                else:
+                    local_ids.add(content.request_id)
+            elif isinstance(content, InputResponseContent):
+                answers.append((index, content))
+            elif isinstance(content, ErrorContent) and isinstance(run_id, str):
+                failed_runs.add(run_id)
+    runs = sorted(run_last_index.items(), key=lambda item: item[1])
     later_boundaries: list[int] = []
     for run_id, last_index in reversed(runs):
-        if run_id in scan.failed_runs:
+        if run_id in failed_runs:
             later_boundaries.append(last_index)
             continue
-        requests = _unique(c for _, c in scan.remote if _run_of(c) == run_id)
+        requests = _unique(c for _, c in remote if _run_of(c) == run_id)
         if not requests:
             break
-        start = max(i for i, c in scan.remote if _run_of(c) == run_id)
-        return requests, _newest_batch(scan, start, sorted(later_boundaries), scan.local_ids)
+        start = max(i for i, c in remote if _run_of(c) == run_id)
+        return requests, _newest_batch(answers, start, sorted(later_boundaries), local_ids)
     latest = runs[-1][1] if runs else -1
-    _, ids = pair_by_id(scan.local_ids, (a for i, a in scan.answers if i > latest))
+    _, ids = pair_by_id(local_ids, (a for i, a in answers if i > latest))
     if ids:
         raise UnknownResponseError(
             f"{_named(ids)} {_answer_verb(ids)} nothing pending: the last run did not pause "
@@ -220,11 +206,14 @@ def _unique(contents: Any) -> list[InputRequestContent]:
 
 
 def _newest_batch(
-    scan: _Scan, start: int, boundaries: list[int], local_ids: set[str]
+    answers: list[tuple[int, InputResponseContent]],
+    start: int,
+    boundaries: list[int],
+    local_ids: set[str],
 ) -> list[InputResponseContent]:
     """The answers after ``start`` in the newest non-empty gap between failed runs."""
     batches: dict[int, list[InputResponseContent]] = {}
-    for index, answer in scan.answers:
+    for index, answer in answers:
         if index > start and answer.request_id not in local_ids:
             batches.setdefault(sum(1 for b in boundaries if b < index), []).append(answer)
     return batches[max(batches)] if batches else []
