@@ -105,10 +105,10 @@ class ChunkExpander:
             for owner, pending in self.lanes.items():
                 if pending.chunk_type == chunk_type and pending.entity_id == entity_id:
                     if tag is not None and tag != owner:
+                        who = "(the parent agent)" if owner is None else f"'{owner}'"
                         raise ProtocolError(
                             f"Cannot continue {entity} '{entity_id}': chunk subagentRunId "
-                            f"'{tag}' does not match the open stream's subagent "
-                            f"{_owner_name(owner)}"
+                            f"'{tag}' does not match the open stream's subagent {who}"
                         )
                     return owner
             return tag
@@ -163,19 +163,13 @@ class ChunkExpander:
                 fields["role"] = "reasoning"
             pending = _Pending(chunk_type, entity_id, fields)
             self.lanes[lane] = pending
-            out.append(
-                _synthesize(
-                    chunk, {"type": f"{kind.prefix}_START", id_key: entity_id, **fields}, tag
-                )
-            )
+            start = {"type": f"{kind.prefix}_START", id_key: entity_id, **fields}
+            out.append(_synthesize(chunk, start, tag))
         delta = chunk.get("delta")
         if delta is not None or (not out and "metadata" in chunk):
             # A metadata-only continuation still reaches its item, as an empty delta.
-            body = {
-                "type": f"{kind.prefix}_{kind.content}",
-                id_key: pending.entity_id,
-                "delta": delta or "",
-            }
+            content_type = f"{kind.prefix}_{kind.content}"
+            body = {"type": content_type, id_key: pending.entity_id, "delta": delta or ""}
             out.append(_synthesize(chunk, body, lane))
         return out
 
@@ -187,7 +181,3 @@ def _synthesize(chunk: Event, body: Event, owner: str | None) -> Event:
         if key in chunk:
             body[key] = chunk[key]
     return body
-
-
-def _owner_name(owner: str | None) -> str:
-    return "(the parent agent)" if owner is None else f"'{owner}'"

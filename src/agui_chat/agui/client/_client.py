@@ -91,13 +91,7 @@ class AGUIChatClient(BaseChatClient):
         accept_foreign_thread_ids: bool = False,
         dialect: str | Iterable[str] | None = None,
     ) -> None:
-        self._transport = AGUITransport(
-            endpoint,
-            http_client=http_client,
-            headers=headers,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+        self._transport = AGUITransport(endpoint, http_client, headers, timeout, max_retries)
         self.on_warning = on_warning
         self.peer_max_version = peer_max_version
         self.raise_on_run_error = bool(raise_on_run_error)

@@ -97,16 +97,16 @@ class AGUITransport:
     ``timeout`` applies to every request, including on a caller's client.
     """
 
+    retry_initial_delay = 0.5
+    retry_max_delay = 30.0
+
     def __init__(
         self,
         endpoint: str,
-        *,
-        http_client: httpx.AsyncClient | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout | None = 60.0,
-        max_retries: int = 3,
-        retry_initial_delay: float = 0.5,
-        retry_max_delay: float = 30.0,
+        http_client: httpx.AsyncClient | None,
+        headers: Mapping[str, str] | None,
+        timeout: float | httpx.Timeout | None,
+        max_retries: int,
     ) -> None:
         if not endpoint.strip():
             raise ValueError("endpoint must be a non-empty URL string")
@@ -114,8 +114,6 @@ class AGUITransport:
             raise ValueError("max_retries must be an int >= 0")
         self.endpoint = endpoint
         self.max_retries = max_retries
-        self.retry_initial_delay = retry_initial_delay
-        self.retry_max_delay = retry_max_delay
         self._timeout = timeout
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.AsyncClient()
