@@ -7,7 +7,7 @@ from typing import Any, Final, NamedTuple
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["CHUNK_TYPES", "ChunkExpander"]
+__all__ = ["ChunkExpander"]
 
 Event = dict[str, Any]
 
@@ -39,9 +39,6 @@ _CHUNK_KINDS: Final = {
     ),
     "REASONING_MESSAGE_CHUNK": _ChunkKind("messageId", "REASONING_MESSAGE", "CONTENT", ()),
 }
-
-#: The compact spellings that :class:`ChunkExpander` turns into triads.
-CHUNK_TYPES: Final = frozenset(_CHUNK_KINDS)
 
 
 class _Pending(NamedTuple):

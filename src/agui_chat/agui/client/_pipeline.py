@@ -20,7 +20,7 @@ from agui_chat.agui.wire._compat import (
 )
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
-from ._chunks import CHUNK_TYPES, ChunkExpander
+from ._chunks import ChunkExpander
 from ._verify import StreamVerifier
 
 __all__ = ["AGUIEventPipeline"]
@@ -126,13 +126,9 @@ class AGUIEventPipeline:
             return []
         if event_type == "RUN_STARTED":
             self._check_version(enforced.get("protocolVersion"))
-        if self._lanes or event_type in CHUNK_TYPES:
-            delivered = self._expander.expand(enforced)
-        else:
-            delivered = [enforced]
-        verify = self._verifier.verify
+        delivered = self._expander.expand(enforced)
         for item in delivered:
-            verify(item)
+            self._verifier.verify(item)
         return delivered
 
     def _check_version(self, declared: object) -> None:

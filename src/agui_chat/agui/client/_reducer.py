@@ -97,22 +97,19 @@ class AGUIThreadReducer:
         self._args: dict[str, tuple[Message, list[str]]] = {}
         self._reindex()
         self._handlers: dict[str, Callable[[Event], object]] = {
-            "TEXT_MESSAGE_START": self._message_start,
-            "TEXT_MESSAGE_CONTENT": self._message_content,
-            "TEXT_MESSAGE_END": self._end,
-            "REASONING_MESSAGE_START": self._message_start,
-            "REASONING_MESSAGE_CONTENT": self._message_content,
-            "REASONING_MESSAGE_END": self._end,
+            **dict.fromkeys(("TEXT_MESSAGE_START", "REASONING_MESSAGE_START"), self._message_start),
+            **dict.fromkeys(("TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT"), self._content),
+            **dict.fromkeys(
+                ("TEXT_MESSAGE_END", "REASONING_MESSAGE_END", "TOOL_CALL_END"), self._end
+            ),
+            **dict.fromkeys(("STATE_SNAPSHOT", "STATE_DELTA"), self.state_tracker.apply),
             "TOOL_CALL_START": self._tool_call_start,
             "TOOL_CALL_ARGS": self._tool_call_args,
-            "TOOL_CALL_END": self._end,
             "TOOL_CALL_RESULT": self._tool_call_result,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
             "ACTIVITY_SNAPSHOT": self._activity_snapshot,
             "ACTIVITY_DELTA": self._activity_delta,
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
-            "STATE_SNAPSHOT": self.state_tracker.apply,
-            "STATE_DELTA": self.state_tracker.apply,
         }
 
     @property
@@ -192,7 +189,7 @@ class AGUIThreadReducer:
             self._add(_owned(message, event))
         self._merge_metadata(message, event)
 
-    def _message_content(self, event: Event) -> None:
+    def _content(self, event: Event) -> None:
         message_id: str = event["messageId"]
         entry = self._text.get(message_id)
         if entry is None:
