@@ -50,15 +50,9 @@ class _Pending(NamedTuple):
 
 
 class ChunkExpander:
-    """Expands ``*_CHUNK`` events into their start/content/end triads.
-
-    One chunk stream may be open per lane (the subagent a chunk is attributed to; ``None``
-    is the parent agent). Its ``*_END`` is synthesized when it can no longer continue:
-    another item's chunk or an explicit message, tool-call, step, state, custom or
-    reasoning event in the lane, a run-level event (every lane), or the lane's subagent
-    ending. ``RAW``, ``ACTIVITY_*``, ``REASONING_ENCRYPTED_VALUE`` and ``SUBAGENT_STARTED``
-    stand aside.
-    """
+    """Expands ``*_CHUNK`` events, one open chunk stream per lane (the subagent a chunk is
+    attributed to; ``None`` is the parent agent), synthesizing its ``*_END`` once the lane's
+    next event, a run-level event or the lane's subagent ending means it cannot continue."""
 
     __slots__ = ("lanes",)
 

@@ -36,12 +36,8 @@ _ABSENT: Final = object()
 
 class AGUIEventPipeline:
     """Turns SSE ``data`` payloads into verified AG-UI events (wire-shaped dicts).
-
-    ``thread_id`` is the request's (every run must carry it, unless
-    ``accept_foreign_thread_ids``); ``peer_max_version`` pins the producer's era (for example
-    ``"0.0.57"``) and enables its shims. Warnings go to the ``agui_chat.agui`` logger and to
-    ``on_warning``.
-    """
+    ``peer_max_version`` (say ``"0.0.57"``) enables that era's shims; warnings go to the
+    ``agui_chat.agui`` logger and to ``on_warning``."""
 
     def __init__(
         self,

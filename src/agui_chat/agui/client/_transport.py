@@ -91,11 +91,8 @@ class EventStream:
 
 
 class AGUITransport:
-    """POSTs run inputs to one AG-UI endpoint and opens each answer as an event stream.
-
-    Owns the ``httpx.AsyncClient`` only when none is given (``aclose`` closes only that one).
-    ``timeout`` applies to every request, including on a caller's client.
-    """
+    """POSTs run inputs to one AG-UI endpoint and opens each answer as an event stream;
+    closes the ``httpx.AsyncClient`` only if it made it (``timeout`` applies to either)."""
 
     retry_initial_delay = 0.5
     retry_max_delay = 30.0

@@ -70,12 +70,9 @@ class _Call:
 class UpdateMapper:
     """Turns the events of one response stream into updates.
 
-    A call to one of ``client_tools`` (the caller's own tools) stays runnable, any other is
-    ``informational_only`` (the server ran it); when a run ends, a client call it does not
-    leave pending (answered, not in ``pendingToolCallIds``, or the run was cancelled or
-    failed) is marked ``informational_only`` in place, so the tool loop does not run it.
-    ``history_calls`` are the conversation's calls, for approvals of earlier calls;
-    ``requested_run_id`` names a run that fails before it starts.
+    Only calls to ``client_tools`` (the caller's own) that a run leaves pending stay
+    runnable; the others are marked ``informational_only``, in place once the run ends, so
+    the tool loop does not run them. ``history_calls`` serve approvals of earlier calls.
     """
 
     def __init__(
@@ -116,8 +113,7 @@ class UpdateMapper:
             "REASONING_MESSAGE_START": lambda e: self._opens(e, e["messageId"], _ASSISTANT, []),
             "REASONING_MESSAGE_CONTENT": self._reasoning_content,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "STATE_SNAPSHOT": self._state_event,
-            "STATE_DELTA": self._state_event,
+            **dict.fromkeys(("STATE_SNAPSHOT", "STATE_DELTA"), self._state_event),
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
         }
 

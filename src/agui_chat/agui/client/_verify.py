@@ -71,12 +71,8 @@ def _check_owner(event: Event, entity: str, entity_id: str, owner: str | None) -
 
 
 class StreamVerifier:
-    """Checks lifecycle and streaming discipline.
-
-    Call :meth:`verify` with each delivered event in order and :meth:`finish` at the end
-    of the stream. ``thread_id`` is the request's thread: every run must carry it, unless
-    ``accept_foreign_thread_ids`` (then a warning, once, to ``on_warning``).
-    """
+    """Checks each delivered event (:meth:`verify`) and the end of the stream (:meth:`finish`).
+    Every run must carry ``thread_id``, unless ``accept_foreign_thread_ids`` (then a warning)."""
 
     def __init__(
         self,
