@@ -200,17 +200,15 @@ def _per_interrupt(
             warn(LANGCHAIN_HITL, _READS[LANGCHAIN_HITL])
             value: Any = decision(request, entry)
             batch = (request.additional_properties or {}).get(BATCH_KEY)
+            interrupt_id = entry["interruptId"]
             if isinstance(batch, Mapping):
-                batch_id = str(batch["interruptId"])
-                if batch_id in batches:
-                    batches[batch_id].append(value)
+                interrupt_id = str(batch["interruptId"])
+                if interrupt_id in batches:
+                    batches[interrupt_id].append(value)
                     continue
-                batches[batch_id] = [value]
-                value = {"decisions": batches[batch_id]}
-                resolved = {"interruptId": batch_id, "status": "resolved", "payload": value}
-                out.append((resolved, value, langgraph_id({"id": batch_id})))
-                continue
-            resolved = {"interruptId": entry["interruptId"], "status": "resolved", "payload": value}
+                value = {"decisions": batches.setdefault(interrupt_id, [value])}
+                lg_id = langgraph_id({"id": interrupt_id})
+            resolved = {"interruptId": interrupt_id, "status": "resolved", "payload": value}
             out.append((resolved, value, lg_id))
         elif entry["status"] == "cancelled":
             sentinel = {CANCELLED_SENTINEL: True, "interrupt_id": entry["interruptId"]}

@@ -92,7 +92,7 @@ class SSEDecoder:
 
 def _block_data(block: str) -> str | None:
     """Interpret one event block (lines between blank lines); return its data, if any."""
-    data: list[str] | None = None
+    data: list[str] = []
     for line in block.split("\n"):
         if not line or line[0] == ":":
             continue
@@ -104,11 +104,8 @@ def _block_data(block: str) -> str | None:
             if value[:1] == " ":
                 value = value[1:]
         if name == "data":
-            if data is None:
-                data = [value]
-            else:
-                data.append(value)
-    return None if data is None else "\n".join(data)
+            data.append(value)
+    return "\n".join(data) if data else None
 
 
 async def aiter_sse_data(
