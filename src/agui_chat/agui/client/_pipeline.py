@@ -121,17 +121,15 @@ class AGUIEventPipeline:
         if enforced is None:
             return []
         if event_type == "RUN_STARTED":
-            self._check_version(enforced.get("protocolVersion"))
+            declared = enforced.get("protocolVersion")
+            warning = check_protocol_version(declared)
+            if warning is not None and str(declared) not in self._versions_warned:
+                self._versions_warned.add(str(declared))
+                self._warn(warning)
         delivered = self._expander.expand(enforced)
         for item in delivered:
             self._verifier.verify(item)
         return delivered
-
-    def _check_version(self, declared: object) -> None:
-        warning = check_protocol_version(declared)
-        if warning is not None and str(declared) not in self._versions_warned:
-            self._versions_warned.add(str(declared))
-            self._warn(warning)
 
     def _warn(self, message: str) -> None:
         logger.warning("%s", message)

@@ -260,6 +260,4 @@ def parse_retry_after(value: str | None) -> float | None:
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
         seconds = (when - datetime.now(timezone.utc)).total_seconds()
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(seconds, 0.0)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
