@@ -106,8 +106,8 @@ class StreamVerifier:
             "TOOL_CALL_START": self._tool_start,
             "TOOL_CALL_ARGS": partial(self._continue, self._calls),
             "TOOL_CALL_END": partial(self._end, self._calls),
-            "STEP_STARTED": self._step_started,
-            "STEP_FINISHED": self._step_finished,
+            "STEP_STARTED": self._step,
+            "STEP_FINISHED": self._step,
             "SUBAGENT_STARTED": self._subagent_started,
             "SUBAGENT_FINISHED": self._subagent_terminal,
             "SUBAGENT_ERROR": self._subagent_terminal,
@@ -280,21 +280,16 @@ class StreamVerifier:
         owner = parent.owner if tag is None and parent is not None else None
         self._start(self._calls, event, owner, parent_id)
 
-    def _step_started(self, event: Event) -> None:
+    def _step(self, event: Event) -> None:
         key = (event.get("subagentRunId"), event["stepName"])
-        if key in self._open_steps:
-            raise ProtocolError(
-                f"STEP_STARTED for step '{key[1]}' ({_who(key[0])}), which is already open"
-            )
-        self._open_steps.add(key)
-
-    def _step_finished(self, event: Event) -> None:
-        key = (event.get("subagentRunId"), event["stepName"])
-        if key not in self._open_steps:
-            raise ProtocolError(
-                f"STEP_FINISHED for step '{key[1]}' ({_who(key[0])}) that was not started"
-            )
-        self._open_steps.discard(key)
+        starting = event["type"] == "STEP_STARTED"
+        if (key in self._open_steps) == starting:
+            what = "which is already open" if starting else "that was not started"
+            raise ProtocolError(f"{event['type']} for step '{key[1]}' ({_who(key[0])}), {what}")
+        if starting:
+            self._open_steps.add(key)
+        else:
+            self._open_steps.discard(key)
 
     def _subagent_started(self, event: Event) -> None:
         subagent: str = event["subagentRunId"]
@@ -306,9 +301,7 @@ class StreamVerifier:
                 "this run; each invocation needs its own id"
             )
         parent = event.get("parentSubagentRunId")
-        if parent is not None and not (
-            parent in self._active_subagents or parent in self._closed_subagents
-        ):
+        if parent is not None and parent not in self._active_subagents | self._closed_subagents:
             raise ProtocolError(
                 f"SUBAGENT_STARTED '{subagent}' names parentSubagentRunId '{parent}', which "
                 "was never announced in this run"
