@@ -62,9 +62,9 @@ class AGUIEventPipeline:
         # The fast path reads the stages' own collections, which are never replaced.
         self._lanes = self._expander.lanes
         self._fast: dict[str, tuple[str, Any]] = {
-            "TEXT_MESSAGE_CONTENT": ("messageId", self._verifier.open_text),
-            "REASONING_MESSAGE_CONTENT": ("messageId", self._verifier.open_reasoning),
-            "TOOL_CALL_ARGS": ("toolCallId", self._verifier.open_tool_calls),
+            "TEXT_MESSAGE_CONTENT": ("messageId", self._verifier.text.open),
+            "REASONING_MESSAGE_CONTENT": ("messageId", self._verifier.reasoning.open),
+            "TOOL_CALL_ARGS": ("toolCallId", self._verifier.tool_calls.open),
         }
 
     def feed(self, data: str) -> list[Event]:

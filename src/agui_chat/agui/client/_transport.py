@@ -14,6 +14,7 @@ import logging
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -51,30 +52,25 @@ _STATUS_ERRORS: dict[int, type[HTTPStatusError]] = {
 }
 
 
+@dataclass
 class EventStream:
-    """An open response whose body is being read as SSE; ``run_id`` is the ``runId`` sent
-    (a retry sends a new one)."""
+    """An open response whose body is being read as SSE: ``ready`` holds the payloads read
+    while waiting for the first event; ``run_id`` is the ``runId`` sent (a retry sends a new
+    one)."""
 
-    def __init__(
-        self,
-        response: httpx.Response,
-        chunks: AsyncIterator[bytes],
-        decoder: SSEDecoder,
-        ready: list[str],
-    ) -> None:
-        self.run_id = ""
-        self.response = response
-        self._decoder = decoder
-        self._ready = ready
-        self._chunks = chunks
+    response: httpx.Response
+    chunks: AsyncIterator[bytes]
+    decoder: SSEDecoder
+    ready: list[str]
+    run_id: str = ""
 
     async def payload_batches(self) -> AsyncIterator[list[str]]:
         """The ``data`` payloads of the body, a list per received chunk; network failures
         raise our ``TransportError`` family."""
-        yield self._ready
-        feed = self._decoder.feed
+        yield self.ready
+        feed = self.decoder.feed
         try:
-            async for chunk in self._chunks:  # an ended body stops at once
+            async for chunk in self.chunks:  # an ended body stops at once
                 payloads = feed(chunk)
                 if payloads:
                     yield payloads
@@ -83,7 +79,7 @@ class EventStream:
 
     def ended_inside_an_event(self) -> bool:
         """Once the body is read: whether it stopped inside an SSE event (which is lost)."""
-        return self._decoder.finish()
+        return self.decoder.finish()
 
     async def aclose(self) -> None:
         """Close the response (and its connection) without reading the rest."""

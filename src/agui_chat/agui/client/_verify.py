@@ -87,14 +87,11 @@ class StreamVerifier:
         self._foreign_warned = False
         self._phase = _NONE
         self._run: tuple[str, str] | None = None  # the (runId, threadId) of the latest run
-        self._text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
-        self._reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
+        # The pipeline's fast path reads the open ids of these three.
+        self.text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
+        self.reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
         self._spans = _Items("reasoning span", "REASONING_END")
-        self._calls = _Items("tool call", "TOOL_CALL_END", None, "toolCallId", "toolCallName")
-        # The pipeline reads these on its fast path.
-        self.open_text = self._text.open
-        self.open_reasoning = self._reasoning.open
-        self.open_tool_calls = self._calls.open
+        self.tool_calls = _Items("tool call", "TOOL_CALL_END", None, "toolCallId", "toolCallName")
         self._open_steps: set[tuple[str | None, str]] = set()
         self._active_subagents: set[str] = set()
         self._closed_subagents: set[str] = set()
@@ -104,8 +101,8 @@ class StreamVerifier:
             "RUN_FINISHED": self._run_finished,
             "RUN_ERROR": self._run_error,
             "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": partial(self._continue, self._calls),
-            "TOOL_CALL_END": partial(self._end, self._calls),
+            "TOOL_CALL_ARGS": partial(self._continue, self.tool_calls),
+            "TOOL_CALL_END": partial(self._end, self.tool_calls),
             "STEP_STARTED": self._step,
             "STEP_FINISHED": self._step,
             "SUBAGENT_STARTED": self._subagent_started,
@@ -115,7 +112,7 @@ class StreamVerifier:
             "ACTIVITY_DELTA": self._activity_delta,
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
         }
-        for prefix, items in (("TEXT_MESSAGE", self._text), ("REASONING_MESSAGE", self._reasoning)):
+        for prefix, items in (("TEXT_MESSAGE", self.text), ("REASONING_MESSAGE", self.reasoning)):
             handlers[f"{prefix}_START"] = partial(self._start, items)
             handlers[f"{prefix}_CONTENT"] = partial(self._continue, items)
             handlers[f"{prefix}_END"] = partial(self._end, items)
@@ -151,7 +148,7 @@ class StreamVerifier:
             )
 
     def _reset_run_scope(self) -> None:
-        for items in (self._text, self._reasoning, self._spans, self._calls):
+        for items in (self.text, self.reasoning, self._spans, self.tool_calls):
             items.open.clear()
             items.known.clear()
         self._open_steps.clear()
@@ -203,9 +200,9 @@ class StreamVerifier:
                 )
         for what, ids in (
             ("steps", [name for _, name in self._open_steps]),
-            ("text messages", self._text.open),
-            ("tool calls", self.open_tool_calls),
-            ("reasoning messages", self._reasoning.open),
+            ("text messages", self.text.open),
+            ("tool calls", self.tool_calls.open),
+            ("reasoning messages", self.reasoning.open),
             ("reasoning spans", self._spans.open),
             ("subagents", self._active_subagents),
         ):
@@ -270,7 +267,7 @@ class StreamVerifier:
         # A call belongs to the message that carries it, unless it says otherwise.
         tag = event.get("subagentRunId")
         parent_id = event.get("parentMessageId")
-        parent = self._text.known.get(parent_id) if parent_id is not None else None
+        parent = self.text.known.get(parent_id) if parent_id is not None else None
         if parent is not None and tag is not None and tag != parent.owner:
             raise ProtocolError(
                 f"TOOL_CALL_START subagentRunId '{tag}' does not match the owner of its parent "
@@ -278,7 +275,7 @@ class StreamVerifier:
                 "message that carries it"
             )
         owner = parent.owner if tag is None and parent is not None else None
-        self._start(self._calls, event, owner, parent_id)
+        self._start(self.tool_calls, event, owner, parent_id)
 
     def _step(self, event: Event) -> None:
         key = (event.get("subagentRunId"), event["stepName"])
@@ -334,8 +331,8 @@ class StreamVerifier:
             role = message["role"]
             owner = message.get("subagentRunId")
             if role == "reasoning":
-                self._reasoning.known[message["id"]] = _Entity(owner)
+                self.reasoning.known[message["id"]] = _Entity(owner)
             elif role == "activity":
                 self._activities[message["id"]] = owner
             elif role != "tool":
-                self._text.known[message["id"]] = _Entity(owner)
+                self.text.known[message["id"]] = _Entity(owner)
