@@ -273,11 +273,10 @@ def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str,
         "id": interrupt_id or LEGACY_INTERRUPT_ID_PREFIX + fallback,
         "reason": reason if isinstance(reason, str) else "langgraph:interrupt",
     }
-    message = value if isinstance(value, str) else fields.get("message")
-    if isinstance(message, str):
-        out["message"] = message
-    if isinstance(fields.get("description"), str) and "message" not in out:
-        out["message"] = fields["description"]
+    for message in (value, fields.get("message"), fields.get("description")):
+        if isinstance(message, str):
+            out["message"] = message
+            break
     for camel, snake in _FIELDS:
         found = fields.get(camel, fields.get(snake))
         if found is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import jsonpatch
@@ -33,13 +34,10 @@ _PATCH_ERRORS = (
 )
 
 
-def _warner(on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
-    def warn(message: str) -> None:
-        logger.warning("%s", message)
-        if on_warning is not None:
-            on_warning(message)
-
-    return warn
+def _warn(on_warning: Callable[[str], None] | None, message: str) -> None:
+    logger.warning("%s", message)
+    if on_warning is not None:
+        on_warning(message)
 
 
 class AGUIStateTracker:
@@ -53,7 +51,7 @@ class AGUIStateTracker:
         self, state: Any = None, *, on_warning: Callable[[str], None] | None = None
     ) -> None:
         self._state: Any = {} if state is None else state
-        self._warn = _warner(on_warning)
+        self._warn = partial(_warn, on_warning)
 
     @property
     def state(self) -> Any:
@@ -87,7 +85,7 @@ class AGUIThreadReducer:
         *,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        self._warn = _warner(on_warning)
+        self._warn = partial(_warn, on_warning)
         self.state_tracker = AGUIStateTracker(copy.deepcopy(state), on_warning=on_warning)
         self._messages: list[Message] = [copy.deepcopy(dict(m)) for m in messages]
         self._by_id: dict[str, Message] = {}

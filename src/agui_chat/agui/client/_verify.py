@@ -90,8 +90,8 @@ class StreamVerifier:
         # The pipeline's fast path reads the open ids of these three.
         self.text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
         self.reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
-        self._spans = _Items("reasoning span", "REASONING_END")
         self.tool_calls = _Items("tool call", "TOOL_CALL_END", None, "toolCallId", "toolCallName")
+        self._spans = _Items("reasoning span", "REASONING_END")
         self._open_steps: set[tuple[str | None, str]] = set()
         self._active_subagents: set[str] = set()
         self._closed_subagents: set[str] = set()
