@@ -63,8 +63,7 @@ def check_dialect(dialect: str | Iterable[str] | None) -> frozenset[str]:
     if dialect is None:
         return frozenset({LANGGRAPH, LANGCHAIN_HITL})
     names = [dialect] if isinstance(dialect, str) else list(dialect)
-    unknown = [n for n in names if n not in DIALECTS]
-    if unknown or not names:
+    if not names or not set(names) <= set(DIALECTS):
         raise ValueError(
             f"dialect must be None (chosen from what the peer sends) or among {DIALECTS}, "
             f"got {dialect!r}"

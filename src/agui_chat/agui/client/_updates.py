@@ -278,10 +278,8 @@ class UpdateMapper:
 
     def _tool_start(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
-        call = self._calls.get(call_id)
-        if call is None:
-            message_id = event.get("parentMessageId") or call_id
-            call = self._calls[call_id] = _Call(event["toolCallName"], message_id)
+        message_id = event.get("parentMessageId") or call_id
+        call = self._calls.setdefault(call_id, _Call(event["toolCallName"], message_id))
         delta = FunctionCallUpdateContent(call_id, call.name, "")
         return self._opens(event, call.message_id, _ASSISTANT, [delta])
 
