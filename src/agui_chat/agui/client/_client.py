@@ -260,9 +260,9 @@ class _RunClient(BaseChatClient):
                 raise
             _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
         finally:
-            await stream.aclose()
+            await stream.response.aclose()
             _remember(owner._states, thread_id, mapper.state)
-        if stream.ended_inside_an_event():
+        if stream.decoder.finish():  # the body ended inside an SSE event
             _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
         pipeline.finish()
         error = mapper.last_error

@@ -77,14 +77,6 @@ class EventStream:
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=True) from exc
 
-    def ended_inside_an_event(self) -> bool:
-        """Once the body is read: whether it stopped inside an SSE event (which is lost)."""
-        return self.decoder.finish()
-
-    async def aclose(self) -> None:
-        """Close the response (and its connection) without reading the rest."""
-        await self.response.aclose()
-
 
 class AGUITransport:
     """POSTs run inputs to one AG-UI endpoint and opens each answer as an event stream;
@@ -109,7 +101,7 @@ class AGUITransport:
         self.max_retries = max_retries
         self._timeout = timeout
         self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        self.http_client = http_client if http_client is not None else httpx.AsyncClient()
         # The caller's Accept / Content-Type are dropped whatever their case: a second Accept
         # line (say "*/*") would admit protobuf, which this client cannot read (agui-wire §1.4).
         self._headers = {
@@ -120,15 +112,10 @@ class AGUITransport:
         #: How the backoff waits; tests replace it to record the delays instead of sleeping.
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
-    @property
-    def http_client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` requests go through."""
-        return self._client
-
     async def aclose(self) -> None:
         """Close the http client if this transport created it; a caller's is left open."""
         if self._owns_client:
-            await self._client.aclose()
+            await self.http_client.aclose()
 
     async def open(
         self, run_input: Mapping[str, Any], headers: Mapping[str, str] | None = None
@@ -160,7 +147,7 @@ class AGUITransport:
     async def _attempt(
         self, content: bytes, extra_headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        request = self._client.build_request(
+        request = self.http_client.build_request(
             "POST",
             self.endpoint,
             content=content,
@@ -168,7 +155,7 @@ class AGUITransport:
             timeout=self._timeout,
         )
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self.http_client.send(request, stream=True)
             try:
                 await _check_status(response)
                 _check_media_type(response)
