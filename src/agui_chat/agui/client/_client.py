@@ -55,12 +55,10 @@ class AGUIChatClient(BaseChatClient):
     """A chat client for an AG-UI 1.0 agent at ``endpoint`` (HTTP POST + server-sent events).
 
     Each request sends the whole conversation and yields one update per AG-UI event (the
-    event as ``raw_representation``). Calls to the caller's own tools (``ChatOptions.tools``)
-    run locally, at most ``max_iterations`` round trips per request; the server's are
-    ``informational_only``. A conversation stays on one thread: response messages carry
-    ``additional_properties["agui_thread_id"]`` (the last one also ``"agui_state"``), which
-    the next request reads back; ``ChatOptions(conversation_id=...)`` chooses the thread, and
-    no ``conversation_id`` is reported back.
+    event as ``raw_representation``); the caller's own tools (``ChatOptions.tools``) run
+    locally, at most ``max_iterations`` round trips per request. Response messages carry
+    ``additional_properties["agui_thread_id"]`` (the last one ``"agui_state"``), read back by
+    the next request; ``ChatOptions(conversation_id=...)`` chooses the thread.
 
     A paused run ends with ``finish_reason`` ``INPUT_REQUIRED`` and request contents; the
     next call sends ``resume`` for every pending request, refusing first an answer set that
@@ -126,8 +124,7 @@ class AGUIChatClient(BaseChatClient):
         return None if self._last_thread_id is None else self.state_of(self._last_thread_id)
 
     def state_of(self, thread_id: str) -> Any:
-        """The shared state of ``thread_id`` as the latest run on it left it (``None`` if
-        this client has not run that thread)."""
+        """The shared state of ``thread_id`` as its latest run left it (``None``: not run)."""
         return self._states.get(thread_id)
 
     def get_streaming_response(
@@ -271,8 +268,7 @@ class _RunClient(BaseChatClient):
 
 
 def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
-    """The caller's ``conversation_id`` (or ``agui_thread_id`` option), else the history's
-    thread, else a new one."""
+    """The caller's ``conversation_id`` or option, else the history's thread, else a new one."""
     if options is not None:
         explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
         if isinstance(explicit, str) and explicit:

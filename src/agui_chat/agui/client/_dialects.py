@@ -1,15 +1,9 @@
-"""Client dialects: reading and answering peers that pause their own way, not AG-UI 1.0's.
+"""Client dialects: reading and answering peers that pause their own way (``docs/interop.md``).
 
-Each is chosen from what the peer sends unless ``AGUIChatClient(dialect=...)`` says
-otherwise, and said, once per thread, as a warning (``docs/interop.md``):
-
-- ``"langgraph"``: ag-ui-langgraph's default pause, one ``CUSTOM`` ``on_interrupt`` per
-  ``interrupt()`` and an outcome-less ``RUN_FINISHED``, read as the ``interrupt`` outcome
-  its 1.0 mode would send; answers go out as ``forwardedProps.command.resume`` (one as the
-  value, several keyed by LangGraph interrupt id, also for a 1.0 pause).
-- ``"langchain-hitl"``: ``HumanInTheLoopMiddleware``'s interrupt values (``per_call`` or
-  ``batched``, in ``metadata.langgraph.raw``) read as approvals, answered with its
-  ``approve`` / ``reject`` / ``edit`` decisions (a cancel rejects with "cancelled").
+``"langgraph"``: ag-ui-langgraph's default pause (``CUSTOM`` ``on_interrupt`` events and an
+outcome-less ``RUN_FINISHED``), answered through ``forwardedProps.command.resume``;
+``"langchain-hitl"``: ``HumanInTheLoopMiddleware``'s interrupts, read as approvals and
+answered with its decisions. Each is used when the peer speaks it, and said once per thread.
 """
 
 from __future__ import annotations
@@ -185,9 +179,8 @@ def _several_langgraph(pairs: list[tuple[InputRequestContent, dict[str, Any]]]) 
 def _per_interrupt(
     pairs: list[tuple[InputRequestContent, dict[str, Any]]], warn: Warn
 ) -> list[_Answer]:
-    """One answer per peer interrupt: LangChain decisions for its approvals (a batch's in
-    one ``{"decisions": [...]}``), else the payload (LangGraph's cancel sentinel for a
-    cancel)."""
+    """One answer per interrupt: LangChain's decisions (a batch's in one ``{"decisions"}``),
+    else the payload (or LangGraph's cancel sentinel)."""
     out: list[_Answer] = []
     batches: dict[str, list[Any]] = {}
     for request, entry in pairs:
@@ -288,8 +281,7 @@ def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str,
 
 
 def is_langgraph_interrupt(interrupt: Mapping[str, Any]) -> bool:
-    """Whether an AG-UI interrupt came from ag-ui-langgraph (it keeps the value in
-    ``metadata.langgraph``)."""
+    """Whether an AG-UI interrupt is ag-ui-langgraph's (it has ``metadata.langgraph``)."""
     metadata = interrupt.get("metadata")
     return isinstance(metadata, Mapping) and isinstance(metadata.get("langgraph"), Mapping)
 
@@ -372,9 +364,8 @@ def approvals_for(
 
 
 def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
-    """LangChain's decision for one checked AG-UI resume entry answering ``request``; its
-    payload is read by the one approval payload model (an unknown key raises
-    ``InvalidResponseError``, before anything is sent)."""
+    """LangChain's decision for a checked resume entry, its payload read by the one approval
+    payload model (an unknown key raises ``InvalidResponseError`` before anything is sent)."""
     if entry.get("status") == "cancelled":
         return {"type": "reject", "message": CANCELLED_REASON}
     payload = read_approval_payload(

@@ -68,11 +68,8 @@ class AGUIEventPipeline:
         }
 
     def feed(self, data: str) -> list[Event]:
-        """Process one SSE ``data`` payload; return the 0..n events it delivers, in order.
-
-        Raises ``ProtocolError`` when the payload is not a JSON object or the stream breaks
-        the protocol; the stream must then be abandoned.
-        """
+        """The 0..n events one SSE ``data`` payload delivers, in order; ``ProtocolError``
+        when it is not a JSON object or breaks the protocol (abandon the stream then)."""
         try:
             event = _json_loads(data)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
@@ -96,8 +93,7 @@ class AGUIEventPipeline:
         return self._process(event)
 
     def finish(self) -> None:
-        """End of stream: raise ``TruncatedStreamError`` unless the last run ended (a stream
-        with no event, or cut inside a run, must never read as a success)."""
+        """End of stream: ``TruncatedStreamError`` unless the last run ended."""
         self._verifier.finish()
 
     def _process(self, event: Any) -> list[Event]:

@@ -1,10 +1,6 @@
-"""Server-sent events framing: bytes in, each event's ``data`` string out.
-
-Written here rather than taken from ``httpx-sse`` because AG-UI needs a CR ending one chunk
-and an LF starting the next read as one line end, a chunk may split a UTF-8 character, and
-it is the hot path (a chunk of whole ``data: ...\\n\\n`` frames is not split into lines).
-``event``, ``id``, ``retry`` and comment lines are ignored, as the transport binding says.
-"""
+"""Server-sent events framing: bytes in, each event's ``data`` out (``event``, ``id``,
+``retry`` and comments ignored). Ours, not ``httpx-sse``: AG-UI needs a CR and LF split over
+two chunks read as one line end, UTF-8 split anywhere, and a hot path for whole frames."""
 
 from __future__ import annotations
 

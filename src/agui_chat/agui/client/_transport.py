@@ -1,9 +1,6 @@
-"""The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, retries.
-
-Failures before the first event arrives (could not connect, timed out, 429, 502/503/504) are
-retried with jittered exponential backoff that honours ``Retry-After``; once an event has
-arrived nothing is retried, because the caller may already have seen it.
-"""
+"""The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, and
+retries with jittered backoff (honouring ``Retry-After``) only before the first event, which
+the caller may already have seen otherwise."""
 
 from __future__ import annotations
 
@@ -65,8 +62,7 @@ class EventStream:
     run_id: str = ""
 
     async def payload_batches(self) -> AsyncIterator[list[str]]:
-        """The ``data`` payloads of the body, a list per received chunk; network failures
-        raise our ``TransportError`` family."""
+        """The body's ``data`` payloads, a list per chunk (raises our ``TransportError``s)."""
         yield self.ready
         feed = self.decoder.feed
         try:
@@ -120,10 +116,8 @@ class AGUITransport:
     async def open(
         self, run_input: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        """POST ``run_input`` (plus ``headers``, its trace context) and return its body as an
-        event stream, retrying ``TransientError``s until the first SSE ``data`` payload has
-        arrived (then raising the last one). Each retry is a new run with a new ``runId``
-        (agui-wire §1.2: the server may have started the one that failed)."""
+        """POST ``run_input`` (and ``headers``) and open its body, retrying ``TransientError``s
+        until the first SSE ``data`` payload, each time as a new run (agui-wire §1.2)."""
         run_id: str = run_input["runId"]
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(self.max_retries + 1),
@@ -193,8 +187,7 @@ class AGUITransport:
 
 
 def map_transport_error(exc: httpx.TransportError, *, after_first_event: bool) -> TransportError:
-    """Our error for an httpx network failure (``ConnectError``, ``ServiceTimeoutError`` or the
-    base ``TransportError``), with a message that says when it happened."""
+    """Our ``TransportError`` (or subclass) for an httpx network failure, saying when."""
     when = "while reading the event stream" if after_first_event else "before the first event"
     if isinstance(exc, httpx.ConnectError):
         return ConnectError(f"could not connect to the AG-UI endpoint: {exc}")

@@ -1,8 +1,6 @@
-"""Delivered AG-UI events as ``ChatResponseUpdate``s: one update per event, the event as its
-``raw_representation``. Updates that open a message carry the thread and run ids, and the
-update that ends a run the state, so a response joined from them can continue the thread.
-Text deltas are the hot path: one small update and one ``TextContent`` per event.
-"""
+"""Delivered AG-UI events as ``ChatResponseUpdate``s, one per event (the event as its
+``raw_representation``), stamped so that a joined response can continue the thread. Text
+deltas are the hot path: one small update and one ``TextContent`` per event."""
 
 from __future__ import annotations
 
@@ -321,8 +319,7 @@ class UpdateMapper:
         return self._opens(event, event["messageId"], _TOOL, [result])
 
     def _pending(self, event: Event) -> set[str]:
-        """The calls a finished run leaves to the caller's tools: the outcome's
-        ``pendingToolCallIds`` when it names any, else the run's client calls with no result."""
+        # The outcome's pendingToolCallIds when it names any, else client calls with no result.
         listed = (event.get("outcome") or {}).get("pendingToolCallIds")
         if listed:
             return {
@@ -343,9 +340,8 @@ class UpdateMapper:
         return self._bare(event, {STATE_KEY: self._state.state})
 
     def find_call(self, call_id: str | None, name: str, value: Any) -> FunctionCallContent | None:
-        """A tool call the stream (or the history) showed: by id, or else this run's first
-        call to ``name`` whose arguments are ``value["args"]`` (for peers whose pause names
-        a call without its id)."""
+        """A call the stream or the history showed, by id, else this run's first call to
+        ``name`` with arguments ``value["args"]`` (for pauses that name a call without id)."""
         if call_id is not None:
             call = self._calls.get(call_id)
             if call is not None and call.content is not None:
