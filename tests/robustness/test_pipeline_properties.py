@@ -41,7 +41,7 @@ TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 
 
 async def _read(chunks: Sequence[bytes]) -> list[Event]:
-    pipeline = AGUIEventPipeline(thread_id=THREAD_ID, run_id="run-1")
+    pipeline = AGUIEventPipeline(thread_id=THREAD_ID)
     events: list[Event] = []
     async for data in aiter_sse_data(aiter_chunks(chunks)):
         events += pipeline.feed(data)

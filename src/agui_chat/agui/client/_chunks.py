@@ -1,10 +1,5 @@
-"""Chunk expansion: ``*_CHUNK`` events become their ``START``/``CONTENT``/``END`` triads.
-
-The compact spellings (``TEXT_MESSAGE_CHUNK``, ``TOOL_CALL_CHUNK``,
-``REASONING_MESSAGE_CHUNK``) carry an id only on the first chunk of an item; the
-:class:`ChunkExpander` keeps the open item per lane and synthesizes the explicit events,
-closing the item when the stream can no longer continue it. It sees enforced events.
-"""
+"""Chunk expansion: ``*_CHUNK`` events, which carry an id only on an item's first chunk,
+become their explicit ``START``/``CONTENT``/``END`` events (on enforced events)."""
 
 from __future__ import annotations
 
@@ -12,107 +7,57 @@ from typing import Any, Final, NamedTuple
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["CHUNK_TYPES", "ChunkExpander"]
+__all__ = ["ChunkExpander"]
 
 Event = dict[str, Any]
 
-# What ends an open chunk stream besides another chunk (see ChunkExpander).
-_CLOSES_OWN_LANE: Final = frozenset(
-    {
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        "TOOL_CALL_RESULT",
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "CUSTOM",
-        "STEP_STARTED",
-        "STEP_FINISHED",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_END",
-    }
-)
+# What ends open chunk streams besides another chunk: every lane's, the subagent's own, or
+# (any other event the enforcer lets through) the event's own lane's.
 _CLOSES_ALL_LANES: Final = frozenset(
     {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"}
 )
 _CLOSES_SUBAGENT_LANE: Final = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+_STANDS_ASIDE: Final = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
 
 
 class _ChunkKind(NamedTuple):
+    """A chunk type: its id field, its explicit events' prefix and content suffix, and the
+    fields its first chunk opens the item with."""
+
     id_key: str
-    entity: str
-    start: str
+    prefix: str
     content: str
-    end: str
     opener_fields: tuple[str, ...]
 
 
 _CHUNK_KINDS: Final = {
-    "TEXT_MESSAGE_CHUNK": _ChunkKind(
-        "messageId",
-        "text message",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        ("role", "name"),
-    ),
+    "TEXT_MESSAGE_CHUNK": _ChunkKind("messageId", "TEXT_MESSAGE", "CONTENT", ("role", "name")),
     "TOOL_CALL_CHUNK": _ChunkKind(
-        "toolCallId",
-        "tool call",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        ("toolCallName", "parentMessageId"),
+        "toolCallId", "TOOL_CALL", "ARGS", ("toolCallName", "parentMessageId")
     ),
-    "REASONING_MESSAGE_CHUNK": _ChunkKind(
-        "messageId",
-        "reasoning message",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        (),
-    ),
+    "REASONING_MESSAGE_CHUNK": _ChunkKind("messageId", "REASONING_MESSAGE", "CONTENT", ()),
 }
 
-#: The compact spellings that :class:`ChunkExpander` turns into triads.
-CHUNK_TYPES: Final = frozenset(_CHUNK_KINDS)
 
-
-class _Pending:
+class _Pending(NamedTuple):
     """The item one lane is assembling from chunks."""
 
-    __slots__ = ("chunk_type", "entity_id", "fields", "owner")
-
-    def __init__(
-        self, chunk_type: str, entity_id: str, fields: dict[str, Any], owner: str | None
-    ) -> None:
-        self.chunk_type = chunk_type
-        self.entity_id = entity_id
-        self.fields = fields
-        self.owner = owner
+    chunk_type: str
+    entity_id: str
+    fields: dict[str, Any]
 
 
 class ChunkExpander:
-    """Expands ``*_CHUNK`` events into their start/content/end triads.
-
-    One chunk stream may be open per lane, a lane being the subagent a chunk is attributed
-    to (``None`` is the parent agent). The synthesized ``*_END`` is emitted when the stream
-    can no longer continue: another item's chunk in the same lane, an explicit message,
-    tool-call, step, state, custom or reasoning event in the lane, a run-level event
-    (every lane), or the owning subagent's terminal event. ``RAW``, ``ACTIVITY_*``,
-    ``REASONING_ENCRYPTED_VALUE`` and ``SUBAGENT_STARTED`` stand aside.
-    """
+    """Expands ``*_CHUNK`` events, one open chunk stream per lane (the subagent a chunk is
+    attributed to; ``None`` is the parent agent), synthesizing its ``*_END`` once the lane's
+    next event, a run-level event or the lane's subagent ending means it cannot continue."""
 
     __slots__ = ("lanes",)
 
     def __init__(self) -> None:
-        #: Open chunk streams by lane. Empty in the common case, which callers test first.
+        # Open chunk streams by lane: empty in the common case, which callers test first.
         self.lanes: dict[str | None, _Pending] = {}
 
     def expand(self, event: Event) -> list[Event]:
@@ -123,16 +68,14 @@ class ChunkExpander:
             return self._expand_chunk(event, kind)
         if not self.lanes:
             return [event]
-        if event_type in _CLOSES_OWN_LANE:
-            out = self._close(event.get("subagentRunId"))
-        elif event_type in _CLOSES_ALL_LANES:
+        if event_type in _STANDS_ASIDE:
             out = []
-            for owner in list(self.lanes):
-                out.extend(self._close(owner))
+        elif event_type in _CLOSES_ALL_LANES:
+            out = [end for owner in list(self.lanes) for end in self._close(owner)]
         elif event_type in _CLOSES_SUBAGENT_LANE:
             out = self._close(event["subagentRunId"])
         else:
-            out = []
+            out = self._close(event.get("subagentRunId"))
         out.append(event)
         return out
 
@@ -141,9 +84,9 @@ class ChunkExpander:
         if pending is None:
             return []
         kind = _CHUNK_KINDS[pending.chunk_type]
-        end: Event = {"type": kind.end, kind.id_key: pending.entity_id}
-        if pending.owner is not None:
-            end["subagentRunId"] = pending.owner
+        end: Event = {"type": f"{kind.prefix}_END", kind.id_key: pending.entity_id}
+        if owner is not None:
+            end["subagentRunId"] = owner
         return [end]
 
     def _resolve_lane(
@@ -153,10 +96,10 @@ class ChunkExpander:
             for owner, pending in self.lanes.items():
                 if pending.chunk_type == chunk_type and pending.entity_id == entity_id:
                     if tag is not None and tag != owner:
+                        who = "(the parent agent)" if owner is None else f"'{owner}'"
                         raise ProtocolError(
                             f"Cannot continue {entity} '{entity_id}': chunk subagentRunId "
-                            f"'{tag}' does not match the open stream's subagent "
-                            f"{_owner_name(owner)}"
+                            f"'{tag}' does not match the open stream's subagent {who}"
                         )
                     return owner
             return tag
@@ -174,7 +117,8 @@ class ChunkExpander:
         return candidates[0] if candidates else None
 
     def _expand_chunk(self, chunk: Event, kind: _ChunkKind) -> list[Event]:
-        id_key, entity, opener_fields = kind.id_key, kind.entity, kind.opener_fields
+        id_key, opener_fields = kind.id_key, kind.opener_fields
+        entity = kind.prefix.lower().replace("_", " ")
         chunk_type: str = chunk["type"]
         entity_id: str | None = chunk.get(id_key)
         tag: str | None = chunk.get("subagentRunId")
@@ -208,15 +152,16 @@ class ChunkExpander:
                 fields.setdefault("role", "assistant")
             elif chunk_type == "REASONING_MESSAGE_CHUNK":
                 fields["role"] = "reasoning"
-            pending = _Pending(chunk_type, entity_id, fields, tag)
+            pending = _Pending(chunk_type, entity_id, fields)
             self.lanes[lane] = pending
-            out.append(_synthesize(chunk, {"type": kind.start, id_key: entity_id, **fields}, tag))
+            start = {"type": f"{kind.prefix}_START", id_key: entity_id, **fields}
+            out.append(_synthesize(chunk, start, tag))
         delta = chunk.get("delta")
         if delta is not None or (not out and "metadata" in chunk):
             # A metadata-only continuation still reaches its item, as an empty delta.
-            owner = tag if tag is not None else pending.owner
-            body = {"type": kind.content, id_key: pending.entity_id, "delta": delta or ""}
-            out.append(_synthesize(chunk, body, owner))
+            content_type = f"{kind.prefix}_{kind.content}"
+            body = {"type": content_type, id_key: pending.entity_id, "delta": delta or ""}
+            out.append(_synthesize(chunk, body, lane))
         return out
 
 
@@ -227,7 +172,3 @@ def _synthesize(chunk: Event, body: Event, owner: str | None) -> Event:
         if key in chunk:
             body[key] = chunk[key]
     return body
-
-
-def _owner_name(owner: str | None) -> str:
-    return "(the parent agent)" if owner is None else f"'{owner}'"

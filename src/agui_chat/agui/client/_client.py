@@ -1,17 +1,13 @@
-"""``AGUIChatClient``: talk to any AG-UI 1.0 agent as a chat client, with human in the loop.
+"""``AGUIChatClient``: any AG-UI 1.0 agent as a chat client, with human in the loop.
 
-Inside, as in .NET's client, it is a sandwich::
-
-    AGUIChatClient                 thread id, resume checks, response stamping
-      -> FunctionInvokingChatClient  runs the caller's own (client-side) tools locally
-         -> _RunClient               one HTTP run: RunAgentInput out, events -> updates in
-
-The tool loop is left out when the caller passes no tools of its own (it would have nothing
-to do), which keeps long streams flat in memory.
+As in .NET's client, it is a sandwich: ``AGUIChatClient`` (thread id, resume checks,
+response stamping) over a ``FunctionInvokingChatClient`` for the caller's own tools (left out
+when there are none) over ``_RunClient`` (one HTTP run: ``RunAgentInput`` out, updates in).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections import OrderedDict
@@ -21,13 +17,9 @@ from typing import Any, TypeVar
 import httpx
 
 from ..._client import BaseChatClient, ChatMessages, check_options
-from ..._contents import (
-    FunctionCallContent,
-)
+from ..._contents import FunctionCallContent
 from ..._exceptions import RunError, TransportError
-from ..._hitl_contents import (
-    ToolApprovalRequestContent,
-)
+from ..._hitl_contents import ToolApprovalRequestContent
 from ..._messages import ChatMessage, as_messages
 from ..._options import ChatOptions
 from ..._responses import ChatResponse, ChatResponseUpdate
@@ -54,6 +46,7 @@ __all__ = ["AGUIChatClient"]
 logger = logging.getLogger("agui_chat.agui")
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
 _REMEMBERED_THREADS = 1024
 _MISSING = object()
 
@@ -61,60 +54,24 @@ _MISSING = object()
 class AGUIChatClient(BaseChatClient):
     """A chat client for an AG-UI 1.0 agent at ``endpoint`` (HTTP POST + server-sent events).
 
-    Each request sends the whole conversation (AG-UI servers keep none) as a
-    ``RunAgentInput``, and yields one ``ChatResponseUpdate`` per AG-UI event, with the event
-    as ``raw_representation``. Tool calls show as soon as they end (argument text streams
-    as ``FunctionCallUpdateContent`` before that); calls the server runs are marked
-    ``informational_only``; calls to the caller's own tools (the ``AIFunction``s in
-    ``ChatOptions.tools``) run locally, at most ``max_iterations`` round trips per request,
-    and are answered in a follow-up run on the same thread.
+    Each request sends the whole conversation and yields one update per AG-UI event (the
+    event as ``raw_representation``); the caller's own tools (``ChatOptions.tools``) run
+    locally, at most ``max_iterations`` round trips per request. Response messages carry
+    ``additional_properties["agui_thread_id"]`` (the last one ``"agui_state"``), read back by
+    the next request; ``ChatOptions(conversation_id=...)`` chooses the thread.
 
-    **Threads.** A conversation stays on one AG-UI thread: response messages carry
-    ``additional_properties["agui_thread_id"]``, and the next request reads it back from the
-    history. Pass ``ChatOptions(conversation_id=...)`` to choose the thread. No
-    ``conversation_id`` is ever reported back (the server keeps no history, so middleware
-    must keep sending all of it). The shared state travels the same way
-    (``additional_properties["agui_state"]`` on updates that change it and on the last
-    message of a response) and is sent back as the next run's ``state``; see also
-    :meth:`state_of`. A ``MESSAGES_SNAPSHOT`` is reconciled by id with the messages the
-    request sent; its update (and so the response) carries the resulting thread, as AG-UI
-    messages, in ``additional_properties["agui_messages"]``.
-    ``ChatOptions.additional_properties`` keys ``agui_state``,
-    ``agui_context`` and ``agui_forwarded_props`` set those input fields explicitly.
+    A paused run ends with ``finish_reason`` ``INPUT_REQUIRED`` and request contents; the
+    next call sends ``resume`` for every pending request, refusing first an answer set that
+    misses one (``UnansweredRequestError``), names an unknown one (``UnknownResponseError``),
+    answers one twice (``DuplicateResponseError``), resolves an expired one
+    (``ExpiredRequestError``) or fails its schema (``InvalidResponseError``).
 
-    **Human in the loop.** A run that pauses ends with ``finish_reason`` ``INPUT_REQUIRED``
-    and ``ToolApprovalRequestContent`` / ``InterruptRequestContent``s (also in
-    ``response.input_requests``). Append the response's messages and a user message holding
-    the answers (``request.create_response(...)``, ``cancel()``) and call again: the client
-    sends ``resume`` covering every pending request, and refuses before sending anything an
-    answer set that misses one (``UnansweredRequestError``), names an unknown one
-    (``UnknownResponseError``), answers one twice (``DuplicateResponseError``), resolves an
-    expired one (``ExpiredRequestError``) or fails its schema (``InvalidResponseError``).
-
-    **Errors.** An HTTP error status raises ``HTTPStatusError`` (``AuthenticationError``,
-    ``RateLimitError``, ``ServiceUnavailableError``) with the status and body; a stream that
-    breaks the protocol raises ``ProtocolError``; one that ends before its run does raises
-    ``TruncatedStreamError`` — never a success. Connection failures, timeouts and 429/502/
-    503/504 are retried up to ``max_retries`` times before the first event, never after.
-    A run that reports ``RUN_ERROR`` yields an update with ``ErrorContent`` (message and
-    ``error_code``) and finish reason ``ERROR``; then, if the stream's last run ended that
-    way, ``RunError`` (``.message``, ``.code``) is raised at the end of the stream unless
-    ``raise_on_run_error=False``, in which case the response simply ends with that content.
-
-    Warnings about what the server sent (unknown events stripped, patches that do not
-    apply, ...) go to the ``agui_chat.agui`` logger and to ``on_warning``.
-    ``peer_max_version`` pins an older server's AG-UI version to enable its compatibility
-    shims. ``accept_foreign_thread_ids=True`` tolerates a server whose runs name another
-    thread than the request's (as aimock's AG-UI mock does): a warning instead of a
-    ``ProtocolError``, and the conversation stays on the request's thread; off by default,
-    since the spec requires the echo. ``dialect`` chooses how peers that pause their own way
-    are read and answered (see ``docs/interop.md``): ``None`` (the default) picks the
-    LangGraph (``CUSTOM`` ``on_interrupt``, answered through
-    ``forwardedProps.command.resume``) and LangChain ``HumanInTheLoopMiddleware`` (approve /
-    reject / edit decisions) dialects from what the peer sends, warning the first time
-    each is used on a thread; ``"agui"`` is AG-UI 1.0 only; a name (or several) allows just
-    those. The client closes an ``http_client`` only if it
-    created it.
+    Raises ``HTTPStatusError`` subclasses, ``ProtocolError``, ``TruncatedStreamError``, and
+    ``RunError`` when the last run ended with ``RUN_ERROR`` (unless
+    ``raise_on_run_error=False``); transient failures before the first event are retried up
+    to ``max_retries`` times. Warnings go to the ``agui_chat.agui`` logger and ``on_warning``.
+    ``peer_max_version``, ``accept_foreign_thread_ids`` and ``dialect``: see
+    ``docs/interop.md``. A given ``http_client`` is left open.
     """
 
     def __init__(
@@ -132,29 +89,19 @@ class AGUIChatClient(BaseChatClient):
         accept_foreign_thread_ids: bool = False,
         dialect: str | Iterable[str] | None = None,
     ) -> None:
-        if on_warning is not None and not callable(on_warning):
-            raise TypeError("on_warning must be a callable taking the warning text")
-        self._transport = AGUITransport(
-            endpoint,
-            http_client=http_client,
-            headers=headers,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+        self._transport = AGUITransport(endpoint, http_client, headers, timeout, max_retries)
         self.on_warning = on_warning
         self.peer_max_version = peer_max_version
         self.raise_on_run_error = bool(raise_on_run_error)
         self.accept_foreign_thread_ids = bool(accept_foreign_thread_ids)
         self._dialects = check_dialect(dialect)
-        self._dialects_used: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._dialects_used: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._states: OrderedDict[str, Any] = OrderedDict()
         self._last_thread_id: str | None = None
         self._run_client = _RunClient(self)
         self._tool_loop = FunctionInvokingChatClient(
             self._run_client, max_iterations=max_iterations
         )
-
-    # ---------------------------------------------------------------- public API
 
     @property
     def endpoint(self) -> str:
@@ -177,8 +124,7 @@ class AGUIChatClient(BaseChatClient):
         return None if self._last_thread_id is None else self.state_of(self._last_thread_id)
 
     def state_of(self, thread_id: str) -> Any:
-        """The shared state of ``thread_id`` as the latest run on it left it (``None`` if
-        this client has not run that thread)."""
+        """The shared state of ``thread_id`` as its latest run left it (``None``: not run)."""
         return self._states.get(thread_id)
 
     def get_streaming_response(
@@ -197,21 +143,15 @@ class AGUIChatClient(BaseChatClient):
         return response
 
     def get_service(self, kind: type[_T]) -> _T | None:
-        if isinstance(self, kind):
-            return self
-        if isinstance(self._tool_loop, kind):
-            return self._tool_loop
-        return None
+        found = super().get_service(kind)
+        return self._tool_loop.get_service(kind) if found is None else found
 
     async def aclose(self) -> None:
         """Close the http client if this client created it."""
         await self._transport.aclose()
 
-    # ---------------------------------------------------------------- internals
-
     def _options_for(self, history: list[ChatMessage], options: ChatOptions | None) -> ChatOptions:
-        """Options for the inner clients: the thread pinned, ``conversation_id`` cleared (so
-        the tool loop keeps sending the whole history)."""
+        # conversation_id cleared, so that the tool loop keeps sending the whole history
         run_options = options.clone() if options is not None else ChatOptions()
         thread_id = _thread_for(history, run_options)
         run_options.conversation_id = None
@@ -240,19 +180,9 @@ class AGUIChatClient(BaseChatClient):
 
     def _dialect_used(self, thread_id: str, dialect: str, what: str) -> None:
         """Say, the first time on ``thread_id``, that ``dialect`` is in use."""
-        key = (thread_id, dialect)
-        if key in self._dialects_used:
-            return
-        self._dialects_used[key] = None
-        while len(self._dialects_used) > _REMEMBERED_THREADS:
-            self._dialects_used.popitem(last=False)
-        _warn(self, f"thread {thread_id!r}: {what}")
-
-    def _remember_state(self, thread_id: str, state: Any) -> None:
-        self._states[thread_id] = state
-        self._states.move_to_end(thread_id)
-        while len(self._states) > _REMEMBERED_THREADS:
-            self._states.popitem(last=False)
+        if (thread_id, dialect) not in self._dialects_used:
+            _remember(self._dialects_used, (thread_id, dialect), None)
+            _warn(self, f"thread {thread_id!r}: {what}")
 
 
 class _RunClient(BaseChatClient):
@@ -275,15 +205,11 @@ class _RunClient(BaseChatClient):
         extra = options.additional_properties if options is not None else {}
         thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"
-
-        def dialect_used(dialect: str, what: str) -> None:
-            owner._dialect_used(thread_id, dialect, what)
-
+        dialect_used = functools.partial(owner._dialect_used, thread_id)
         resume, command_resume = outgoing_resume(history, owner._dialects, dialect_used)
         state = _state_for(history, extra, owner.state_of(thread_id))
         pipeline = AGUIEventPipeline(
             thread_id=thread_id,
-            run_id=run_id,
             peer_max_version=owner.peer_max_version,
             on_warning=owner.on_warning,
             accept_foreign_thread_ids=owner.accept_foreign_thread_ids,
@@ -301,19 +227,13 @@ class _RunClient(BaseChatClient):
         if command_resume is not None:
             forwarded = run_input["forwardedProps"]
             command = forwarded.get("command")
-            command = (
-                {**command, "resume": command_resume}
-                if isinstance(command, dict)
-                else {"resume": command_resume}
-            )
+            command = {**(command if isinstance(command, dict) else {}), "resume": command_resume}
             run_input["forwardedProps"] = {**forwarded, "command": command}
         trace_headers = span.start(thread_id, run_id) if span is not None else None
         stream = await owner._transport.open(run_input, trace_headers)
-        if stream.run_id is not None and stream.run_id != run_id:  # a retry: a new run
-            run_id = pipeline.requested_run_id = stream.run_id
         mapper = UpdateMapper(
             thread_id=thread_id,
-            requested_run_id=run_id,
+            requested_run_id=stream.run_id,  # a retry sends a new run
             client_tools=client_tool_names(options),
             history_calls=_calls_in(history),
             state=state,
@@ -325,28 +245,21 @@ class _RunClient(BaseChatClient):
         feed = pipeline.feed
         update = mapper.update
         try:
-            for data in stream.ready:
-                for event in feed(data):
-                    if event["type"] in watched:
-                        yield reader.update(update(reader.event(event)))
-                    else:
-                        yield update(event)
-            try:
-                async for payloads in stream.payload_batches():
-                    for data in payloads:
-                        for event in feed(data):
-                            if event["type"] in watched:
-                                yield reader.update(update(reader.event(event)))
-                            else:
-                                yield update(event)
-            except TransportError as exc:
-                if pipeline.current_run is None or pipeline.run_active:
-                    raise
-                _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
+            async for payloads in stream.payload_batches():
+                for data in payloads:
+                    for event in feed(data):
+                        if event["type"] in watched:
+                            yield reader.update(update(reader.event(event)))
+                        else:
+                            yield update(event)
+        except TransportError as exc:
+            if not pipeline.run_ended:
+                raise
+            _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
         finally:
-            await stream.aclose()
-            owner._remember_state(thread_id, mapper.state)
-        if stream.ended_inside_an_event():
+            await stream.response.aclose()
+            _remember(owner._states, thread_id, mapper.state)
+        if stream.decoder.finish():  # the body ended inside an SSE event
             _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
         pipeline.finish()
         error = mapper.last_error
@@ -355,8 +268,7 @@ class _RunClient(BaseChatClient):
 
 
 def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
-    """The thread to run on: the caller's ``conversation_id`` (or ``agui_thread_id``
-    option), else the thread the history carries, else a new one."""
+    """The caller's ``conversation_id`` or option, else the history's thread, else a new one."""
     if options is not None:
         explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
         if isinstance(explicit, str) and explicit:
@@ -365,8 +277,7 @@ def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> 
 
 
 def _state_for(history: Sequence[ChatMessage], extra: Mapping[str, Any], remembered: Any) -> Any:
-    """The state to send: given explicitly, else the one the history carries, else the one
-    this client last saw on the thread, else ``{}``."""
+    """Given explicitly, else the history's, else the one last seen on the thread, else ``{}``."""
     if STATE_KEY in extra:
         return extra[STATE_KEY]
     found, state = state_of(history)
@@ -398,6 +309,13 @@ def _calls_in(history: Sequence[ChatMessage]) -> dict[str, FunctionCallContent]:
             if isinstance(content, FunctionCallContent):
                 calls.setdefault(content.call_id, content)
     return calls
+
+
+def _remember(memory: OrderedDict[_K, Any], key: _K, value: Any) -> None:
+    memory[key] = value
+    memory.move_to_end(key)
+    while len(memory) > _REMEMBERED_THREADS:
+        memory.popitem(last=False)
 
 
 def _warn(owner: AGUIChatClient, message: str) -> None:

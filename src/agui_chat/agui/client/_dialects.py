@@ -1,57 +1,29 @@
-"""Client dialects: reading and answering peers that pause the way they do, not as AG-UI 1.0
-says (DESIGN §7).
+"""Client dialects: reading and answering peers that pause their own way (``docs/interop.md``).
 
-AG-UI 1.0 (``RUN_FINISHED`` interrupt outcome, answered with ``resume``) is the default
-and the reference. Two more dialects are chosen from what the peer sends:
-
-- ``"langgraph"`` (``_langgraph``): ag-ui-langgraph's default pause (``CUSTOM``
-  ``on_interrupt`` + ``RUN_FINISHED`` without outcome) read as interrupts; answers to
-  LangGraph interrupts go out as ``forwardedProps.command.resume`` when the peer paused
-  that way, or when several LangGraph interrupts are answered at once (keyed by
-  LangGraph interrupt id: ag-ui-langgraph's own 1.0 resume wraps several answers in a map
-  no LangGraph graph reads).
-- ``"langchain-hitl"`` (``_langchain_hitl``): ``HumanInTheLoopMiddleware`` interrupts read
-  as tool approvals, answered with LangChain's decisions.
-
-``AGUIChatClient(..., dialect=...)`` overrides the choice: ``None`` (the default) lets
-every dialect be chosen from what the peer sends; ``"agui"`` reads and answers everything
-as AG-UI 1.0 only; a dialect name (or several) allows just those besides 1.0. Each
-dialect, the first time it is used on a thread, says so as a warning.
-
-Nothing is retried: an answer the peer refuses comes back as its ``RUN_ERROR``
-(``RunError``).
+``"langgraph"``: ag-ui-langgraph's default pause (``CUSTOM`` ``on_interrupt`` events and an
+outcome-less ``RUN_FINISHED``), answered through ``forwardedProps.command.resume``;
+``"langchain-hitl"``: ``HumanInTheLoopMiddleware``'s interrupts, read as approvals and
+answered with its decisions. Each is used when the peer speaks it, and said once per thread.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..._contents import AIContent, FunctionCallContent
+from ..._approval_payload import read_approval_payload
+from ..._contents import FunctionCallContent
 from ..._exceptions import ProtocolError
-from ..._hitl_contents import InputRequestContent, ToolApprovalRequestContent
+from ..._hitl_contents import CANCELLED_REASON, InputRequestContent, ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
-from ._langchain_hitl import BATCH_KEY, approvals_for, decision, hitl_value
-from ._langgraph import (
-    CANCELLED_SENTINEL,
-    LangGraphLegacyReader,
-    is_langgraph_interrupt,
-    langgraph_id,
-)
-from ._resume import find_pause, resume_entries
+from ._resume import resume_entries
 from ._updates import INTERRUPT_KEY
 
-__all__ = [
-    "AGUI",
-    "DIALECTS",
-    "DIALECT_KEY",
-    "LANGCHAIN_HITL",
-    "LANGGRAPH",
-    "DialectReader",
-    "check_dialect",
-    "outgoing_resume",
-]
+__all__ = ["DialectReader", "check_dialect", "outgoing_resume"]
+
 
 AGUI = "agui"
 LANGGRAPH = "langgraph"
@@ -63,6 +35,8 @@ DIALECTS = (AGUI, LANGGRAPH, LANGCHAIN_HITL)
 DIALECT_KEY = "agui_dialect"
 
 Warn = Callable[[str, str], None]  # (dialect, what it does), once per thread
+FindCall = Callable[[str | None, str, Any], FunctionCallContent | None]
+Event = dict[str, Any]
 
 _READS = {
     LANGGRAPH: (
@@ -83,8 +57,7 @@ def check_dialect(dialect: str | Iterable[str] | None) -> frozenset[str]:
     if dialect is None:
         return frozenset({LANGGRAPH, LANGCHAIN_HITL})
     names = [dialect] if isinstance(dialect, str) else list(dialect)
-    unknown = [n for n in names if n not in DIALECTS]
-    if unknown or not names:
+    if not names or not set(names) <= set(DIALECTS):
         raise ValueError(
             f"dialect must be None (chosen from what the peer sends) or among {DIALECTS}, "
             f"got {dialect!r}"
@@ -93,18 +66,12 @@ def check_dialect(dialect: str | Iterable[str] | None) -> frozenset[str]:
 
 
 class DialectReader:
-    """One run's incoming side: which events it watches (``WATCHED``), what it delivers
-    instead of them (:meth:`event`), and the requests of the update that ends a paused run
-    (:meth:`update`)."""
+    """One run's incoming side: the events it watches (``WATCHED``), what it delivers instead
+    of them (:meth:`event`) and the requests it reads in their dialects (:meth:`update`)."""
 
     WATCHED = frozenset({"RUN_STARTED", "RUN_ERROR", "RUN_FINISHED", "CUSTOM"})
 
-    def __init__(
-        self,
-        enabled: frozenset[str],
-        warn: Warn,
-        find_call: Callable[[str | None, str, Any], FunctionCallContent | None],
-    ) -> None:
+    def __init__(self, enabled: frozenset[str], warn: Warn, find_call: FindCall) -> None:
         self._enabled = enabled
         self._warn = warn
         self._find_call = find_call
@@ -112,93 +79,73 @@ class DialectReader:
         self._rewritten = False
 
     def event(self, event: dict[str, Any]) -> dict[str, Any]:
-        kind = event["type"]
-        self._rewritten = False
-        if self._legacy is None:
+        rewritten = self._legacy.read(event) if self._legacy is not None else None
+        self._rewritten = rewritten is not None
+        if rewritten is None:
             return event
-        if kind == "CUSTOM":
-            self._legacy.custom(event)
-        elif kind == "RUN_FINISHED":
-            rewritten = self._legacy.finished(event)
-            if rewritten is not None:
-                self._rewritten = True
-                self._warn(LANGGRAPH, _READS[LANGGRAPH])
-                return rewritten
-        else:
-            self._legacy.reset()
-        return event
+        self._warn(LANGGRAPH, _READS[LANGGRAPH])
+        return rewritten
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
         """The update with its requests read in their dialects (stamped with them)."""
-        if not update.contents or not any(
-            isinstance(c, InputRequestContent) for c in update.contents
-        ):
-            return update
-        contents: list[AIContent] = []
-        for content in update.contents:
-            if not isinstance(content, InputRequestContent):
-                contents.append(content)
-                continue
-            contents.extend(self._read(content))
-        update.contents = contents
+        if any(isinstance(c, InputRequestContent) for c in update.contents):
+            update.contents = [
+                read
+                for content in update.contents
+                for read in (
+                    self._read(content) if isinstance(content, InputRequestContent) else [content]
+                )
+            ]
         return update
 
     def _read(self, request: InputRequestContent) -> list[InputRequestContent]:
         props = dict(request.additional_properties or {})
-        interrupt = props.get(INTERRUPT_KEY)
+        interrupt = props[INTERRUPT_KEY]  # set by the update mapper
         used = [LANGGRAPH] if self._rewritten else []
         out: list[InputRequestContent] = [request]
-        value = hitl_value(interrupt) if isinstance(interrupt, Mapping) else None
-        if value is not None and LANGCHAIN_HITL in self._enabled:
-            assert isinstance(interrupt, Mapping)
+        value = hitl_value(interrupt) if LANGCHAIN_HITL in self._enabled else None
+        if value is not None:
             used.append(LANGCHAIN_HITL)
             self._warn(LANGCHAIN_HITL, _READS[LANGCHAIN_HITL])
             out = list(approvals_for(interrupt, value, self._find_call, props))
-        if used:
-            for content in out:
-                content.additional_properties = {
-                    **(content.additional_properties or {}),
-                    DIALECT_KEY: used,
-                }
+        for content in out if used else ():
+            content.additional_properties = {
+                **(content.additional_properties or {}),
+                DIALECT_KEY: used,
+            }
         return out
-
-
-# -- answering ---------------------------------------------------------------------------------
 
 
 def outgoing_resume(
     history: Sequence[ChatMessage], enabled: frozenset[str], warn: Warn
 ) -> tuple[list[dict[str, Any]] | None, Any]:
-    """``(resume, command_resume)`` for the next run: the AG-UI ``resume`` entries, or (for
-    LangGraph) the value of ``forwardedProps.command.resume``; the other is ``None``.
-
-    The answers are checked first as for any peer (``resume_entries``)."""
-    entries = resume_entries(history)
-    pause = find_pause(history) if entries else None
-    if not entries or pause is None or not enabled:
+    """``(resume, command_resume)`` for the next run, checked as for any peer: the AG-UI
+    ``resume`` entries, or LangGraph's ``forwardedProps.command.resume``; the other ``None``."""
+    pairs = resume_entries(history)
+    entries = [entry for _, entry in pairs] or None
+    if entries is None or not enabled:
         return entries, None
-    pairs = list(zip(pause.requests, entries, strict=True))
     legacy = any(LANGGRAPH in _dialects_of(r) for r, _ in pairs)
     several = LANGGRAPH in enabled and _several_langgraph(pairs)
     if not legacy and not several and not any(_dialects_of(r) for r, _ in pairs):
         return entries, None
     answers = _per_interrupt(pairs, warn)
     if not legacy and not several:
-        return [a.entry for a in answers], None
+        return [entry for entry, _, _ in answers], None
     if not legacy:
         warn(LANGGRAPH, _SEVERAL)
     if len(answers) == 1:
-        return None, answers[0].value
+        return None, answers[0][1]
     keyed: dict[str, Any] = {}
-    for answer in answers:
-        if answer.langgraph_id is None:
+    for _, value, lg_id in answers:
+        if lg_id is None:
             raise ProtocolError(
                 "the server's on_interrupt events carry no LangGraph interrupt ids "
                 "(ag-ui-langgraph with emit_raw_events=False), so its several pending "
                 "interrupts cannot be answered in one resume: turn on its raw events or "
                 "emit_interrupt_outcome=True"
             )
-        keyed[answer.langgraph_id] = answer.value
+        keyed[lg_id] = value
     return None, keyed
 
 
@@ -209,15 +156,8 @@ _SEVERAL = (
 )
 
 
-class _Answer:
-    """One peer interrupt's answer: as an AG-UI resume entry, and as a LangGraph value."""
-
-    __slots__ = ("entry", "langgraph_id", "value")
-
-    def __init__(self, entry: dict[str, Any], value: Any, langgraph_id: str | None) -> None:
-        self.entry = entry
-        self.value = value
-        self.langgraph_id = langgraph_id
+#: One peer interrupt's answer: its AG-UI resume entry, its LangGraph value, its LangGraph id.
+_Answer = tuple[dict[str, Any], Any, str | None]
 
 
 def _dialects_of(request: InputRequestContent) -> list[str]:
@@ -239,9 +179,8 @@ def _several_langgraph(pairs: list[tuple[InputRequestContent, dict[str, Any]]]) 
 def _per_interrupt(
     pairs: list[tuple[InputRequestContent, dict[str, Any]]], warn: Warn
 ) -> list[_Answer]:
-    """One answer per peer interrupt: LangChain decisions for its approvals (a batch's in
-    one ``{"decisions": [...]}``), else the payload (LangGraph's cancel sentinel for a
-    cancel)."""
+    """One answer per interrupt: LangChain's decisions (a batch's in one ``{"decisions"}``),
+    else the payload (or LangGraph's cancel sentinel)."""
     out: list[_Answer] = []
     batches: dict[str, list[Any]] = {}
     for request, entry in pairs:
@@ -253,21 +192,197 @@ def _per_interrupt(
             warn(LANGCHAIN_HITL, _READS[LANGCHAIN_HITL])
             value: Any = decision(request, entry)
             batch = (request.additional_properties or {}).get(BATCH_KEY)
+            interrupt_id = entry["interruptId"]
             if isinstance(batch, Mapping):
-                batch_id = str(batch["interruptId"])
-                if batch_id in batches:
-                    batches[batch_id].append(value)
+                interrupt_id = str(batch["interruptId"])
+                if interrupt_id in batches:
+                    batches[interrupt_id].append(value)
                     continue
-                batches[batch_id] = [value]
-                value = {"decisions": batches[batch_id]}
-                resolved = {"interruptId": batch_id, "status": "resolved", "payload": value}
-                out.append(_Answer(resolved, value, langgraph_id({"id": batch_id})))
-                continue
-            resolved = {"interruptId": entry["interruptId"], "status": "resolved", "payload": value}
-            out.append(_Answer(resolved, value, lg_id))
+                value = {"decisions": batches.setdefault(interrupt_id, [value])}
+                lg_id = langgraph_id({"id": interrupt_id})
+            resolved = {"interruptId": interrupt_id, "status": "resolved", "payload": value}
+            out.append((resolved, value, lg_id))
         elif entry["status"] == "cancelled":
             sentinel = {CANCELLED_SENTINEL: True, "interrupt_id": entry["interruptId"]}
-            out.append(_Answer(entry, sentinel, lg_id))
+            out.append((entry, sentinel, lg_id))
         else:
-            out.append(_Answer(entry, entry.get("payload"), lg_id))
+            out.append((entry, entry.get("payload"), lg_id))
     return out
+
+
+# ---------------------------------------------------------------- LangGraph
+
+#: What ag-ui-langgraph itself turns a cancelled AG-UI resume entry into (its graphs know it).
+CANCELLED_SENTINEL = "__agui_cancelled__"
+#: The id given to an ``on_interrupt`` whose LangGraph interrupt id was not sent.
+LEGACY_INTERRUPT_ID_PREFIX = "langgraph-interrupt:"
+
+_FIELDS = (
+    ("toolCallId", "tool_call_id"),
+    ("responseSchema", "response_schema"),
+    ("expiresAt", "expires_at"),
+)
+
+
+class LangGraphLegacyReader:
+    """Reads one stream's ``on_interrupt`` events and the outcome-less finish after them."""
+
+    def __init__(self) -> None:
+        self._values: list[tuple[Any, str | None]] = []
+
+    def read(self, event: Event) -> Event | None:
+        """The event to deliver instead of ``event`` (``None``: deliver it as is): only an
+        outcome-less ``RUN_FINISHED`` after ``on_interrupt`` events is rewritten."""
+        kind = event["type"]
+        if kind == "CUSTOM":
+            if event.get("name") == "on_interrupt":
+                self._keep(event)
+            return None
+        values, self._values = self._values, []  # a run started, failed or finished
+        if kind != "RUN_FINISHED" or not values or event.get("outcome") is not None:
+            return None
+        interrupts = [
+            _interrupt(value, interrupt_id, f"{event['runId']}:{index}")
+            for index, (value, interrupt_id) in enumerate(values)
+        ]
+        return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
+
+    def _keep(self, event: Event) -> None:
+        value = event.get("value")
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):  # else a plain string: the value itself
+                value = json.loads(value)
+        raw = event.get("rawEvent")
+        interrupt_id = raw.get("id") if isinstance(raw, Mapping) else None
+        self._values.append((value, interrupt_id if isinstance(interrupt_id, str) else None))
+
+
+def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str, Any]:
+    """An AG-UI interrupt for one LangGraph interrupt value, as ag-ui-langgraph maps it."""
+    fields = value if isinstance(value, Mapping) else {}
+    reason = fields.get("reason")
+    out: dict[str, Any] = {
+        "id": interrupt_id or LEGACY_INTERRUPT_ID_PREFIX + fallback,
+        "reason": reason if isinstance(reason, str) else "langgraph:interrupt",
+    }
+    for message in (value, fields.get("message"), fields.get("description")):
+        if isinstance(message, str):
+            out["message"] = message
+            break
+    for camel, snake in _FIELDS:
+        found = fields.get(camel, fields.get(snake))
+        if found is not None:
+            out[camel] = found
+    langgraph: dict[str, Any] = {"raw": value}
+    if interrupt_id is not None:
+        langgraph["interruptId"] = interrupt_id
+    out["metadata"] = {"langgraph": langgraph}
+    return out
+
+
+def is_langgraph_interrupt(interrupt: Mapping[str, Any]) -> bool:
+    """Whether an AG-UI interrupt is ag-ui-langgraph's (it has ``metadata.langgraph``)."""
+    metadata = interrupt.get("metadata")
+    return isinstance(metadata, Mapping) and isinstance(metadata.get("langgraph"), Mapping)
+
+
+def langgraph_id(interrupt: Mapping[str, Any]) -> str | None:
+    """The LangGraph interrupt id of an AG-UI interrupt, when the peer sent it."""
+    interrupt_id = interrupt.get("id")
+    if not isinstance(interrupt_id, str) or interrupt_id.startswith(LEGACY_INTERRUPT_ID_PREFIX):
+        return None
+    return interrupt_id
+
+
+# ---------------------------------------------------------------- LangChain HITL middleware
+
+#: On a request content of a batched interrupt: ``{"interruptId", "index", "count"}``.
+BATCH_KEY = "agui_langchain_batch"
+
+
+def hitl_value(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The LangChain ``HumanInTheLoopMiddleware`` value an AG-UI interrupt carries, if any."""
+    metadata = interrupt.get("metadata")
+    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
+    raw = langgraph.get("raw") if isinstance(langgraph, Mapping) else None
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("type") == "tool_approval" and isinstance(raw.get("name"), str):
+        return raw
+    requests = raw.get("action_requests")
+    if isinstance(requests, list) and requests and all(_is_action(a) for a in requests):
+        return raw
+    return None
+
+
+def _is_action(action: Any) -> bool:
+    return isinstance(action, Mapping) and isinstance(action.get("name"), str)
+
+
+def approvals_for(
+    interrupt: Mapping[str, Any], value: Mapping[str, Any], find_call: FindCall, props: Any
+) -> list[ToolApprovalRequestContent]:
+    """The approval requests for a LangChain HITL interrupt. ``find_call(call_id, name,
+    args)`` finds the call the stream showed; ``props`` are the request's properties."""
+    interrupt_id = str(interrupt["id"])
+    expires_at = interrupt.get("expiresAt")
+    # A schema the interrupt carries describes LangChain's decisions, not the AG-UI answer the
+    # person gives (which becomes a decision when it is sent): the answer is not held to it.
+    props = {
+        **props,
+        INTERRUPT_KEY: {k: v for k, v in interrupt.items() if k != "responseSchema"},
+    }
+    per_call = value.get("type") == "tool_approval"
+    actions: list[Any] = [value] if per_call else list(value["action_requests"])
+    configs = value.get("review_configs")
+    allowed = {
+        c.get("action_name"): c.get("allowed_decisions")
+        for c in (configs if isinstance(configs, list) else [])
+        if isinstance(c, Mapping)
+    }
+    out = []
+    for index, action in enumerate(actions):
+        name = action["name"]
+        call_id = _text(action.get("tool_call_id")) if per_call else None
+        fallback_id = call_id or (interrupt_id if per_call else f"{interrupt_id}:{index}")
+        call = find_call(call_id, name, action) or FunctionCallContent(
+            fallback_id, name, dict(action.get("args") or {})
+        )
+        decisions = allowed.get(name)
+        batch = {"interruptId": interrupt_id, "index": index, "count": len(actions)}
+        out.append(
+            ToolApprovalRequestContent(
+                f"{interrupt_id}#{index}" if len(actions) > 1 else interrupt_id,
+                call,
+                message=_text(action.get("description")),
+                allow_edits=not isinstance(decisions, list) or "edit" in decisions,
+                expires_at=expires_at,
+                additional_properties=dict(props) if per_call else {**props, BATCH_KEY: batch},
+            )
+        )
+    return out
+
+
+def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """LangChain's decision for a checked resume entry, its payload read by the one approval
+    payload model (an unknown key raises ``InvalidResponseError`` before anything is sent)."""
+    if entry.get("status") == "cancelled":
+        return {"type": "reject", "message": CANCELLED_REASON}
+    payload = read_approval_payload(
+        entry.get("payload"),
+        where=f"answer to {request.request_id!r}",
+        request_ids=[request.request_id],
+    )
+    if not payload.approved:
+        reason = payload.reason
+        return {"type": "reject", "message": reason} if reason else {"type": "reject"}
+    if payload.edited_args is not None:
+        return {
+            "type": "edit",
+            "edited_action": {"name": request.tool_call.name, "args": payload.edited_args},
+        }
+    return {"type": "approve"}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,16 +1,6 @@
-"""One façade over the incoming AG-UI event pipeline, for the chat client.
-
-``AGUIEventPipeline.feed`` takes one SSE ``data`` payload and returns the events it
-delivers to application code, in order, after every stage of the AG-UI processing model:
-parse → compatibility boundary (retired ``THINKING_*``) → peer-era shims → enforcement →
-chunk expansion → verification. ``finish`` ends the stream and refuses to call a
-truncated one a success.
-
-The common events (``TEXT_MESSAGE_CONTENT``, ``TOOL_CALL_ARGS`` and
-``REASONING_MESSAGE_CONTENT`` for an open id, carrying nothing beyond their own fields and
-the base ``timestamp``/``metadata``/``rawEvent``) take a fast path of a few dict lookups;
-everything else takes the full path.
-"""
+"""The incoming AG-UI event pipeline: SSE ``data`` in, verified events out, through parse,
+retired-shape translation, peer-era shims, enforcement, chunk expansion and verification.
+The bare content events of an open id take a fast path of a few dict lookups."""
 
 from __future__ import annotations
 
@@ -30,8 +20,8 @@ from agui_chat.agui.wire._compat import (
 )
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
-from ._chunks import CHUNK_TYPES, ChunkExpander
-from ._verify import RunRecord, StreamVerifier
+from ._chunks import ChunkExpander
+from ._verify import StreamVerifier
 
 __all__ = ["AGUIEventPipeline"]
 
@@ -46,20 +36,13 @@ _ABSENT: Final = object()
 
 class AGUIEventPipeline:
     """Turns SSE ``data`` payloads into verified AG-UI events (wire-shaped dicts).
-
-        ``thread_id`` and ``run_id`` are the ones the request was sent with (every run must
-        carry ``thread_id``). ``peer_max_version`` pins the producer's era (for example
-        ``"0.0.57"``) and enables the matching shims. ``accept_foreign_thread_ids`` tolerates runs
-    that name another thread than the request's (a warning instead of a ``ProtocolError``).
-    Warnings go to the
-        ``agui_chat.agui`` logger and to ``on_warning``.
-    """
+    ``peer_max_version`` (say ``"0.0.57"``) enables that era's shims; warnings go to the
+    ``agui_chat.agui`` logger and to ``on_warning``."""
 
     def __init__(
         self,
         *,
         thread_id: str | None = None,
-        run_id: str | None = None,
         peer_max_version: str | None = None,
         on_warning: Callable[[str], None] | None = None,
         accept_foreign_thread_ids: bool = False,
@@ -71,72 +54,46 @@ class AGUIEventPipeline:
         self._expander = ChunkExpander()
         self._verifier = StreamVerifier(
             thread_id=thread_id,
-            run_id=run_id,
             accept_foreign_thread_ids=accept_foreign_thread_ids,
             on_warning=self._warn,
         )
         self._drop_subagent_events = peer_predates_subagents(peer_max_version)
         self._versions_warned: set[str] = set()
-        # Shared with the stages, for the fast path; these objects are never replaced.
+        # The fast path reads the stages' own collections, which are never replaced.
         self._lanes = self._expander.lanes
-        self._open_text = self._verifier.open_text
-        self._open_tool_calls = self._verifier.open_tool_calls
-        self._open_reasoning = self._verifier.open_reasoning
-
-    # ----------------------------------------------------------------- the stream
+        self._fast: dict[str, tuple[str, Any]] = {
+            "TEXT_MESSAGE_CONTENT": ("messageId", self._verifier.text.open),
+            "REASONING_MESSAGE_CONTENT": ("messageId", self._verifier.reasoning.open),
+            "TOOL_CALL_ARGS": ("toolCallId", self._verifier.tool_calls.open),
+        }
 
     def feed(self, data: str) -> list[Event]:
-        """Process one SSE ``data`` payload; return the 0..n events it delivers, in order.
-
-        Raises ``ProtocolError`` when the payload is not a JSON object or the stream breaks
-        the protocol; the stream must then be abandoned.
-        """
+        """The 0..n events one SSE ``data`` payload delivers, in order; ``ProtocolError``
+        when it is not a JSON object or breaks the protocol (abandon the stream then)."""
         try:
             event = _json_loads(data)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise ProtocolError(f"SSE data is not valid JSON ({exc}): {data[:200]!r}") from None
         if type(event) is dict and not self._lanes:
-            event_type = event.get("type")
-            # Fast path: the bare content events (three keys, or four with a timestamp) for
-            # an id that is open; anything unusual falls through to the full path below.
-            if event_type == "TEXT_MESSAGE_CONTENT":
-                message_id = event.get("messageId")
+            try:
+                fast = self._fast.get(event.get("type"))  # type: ignore[arg-type]
+            except TypeError:  # an unhashable type: the full path says what is wrong
+                fast = None
+            # A bare content event (three keys, or a few valid base fields more) for an open
+            # id; anything unusual takes the full path.
+            if fast is not None:
+                entity_id = event.get(fast[0])
                 if (
-                    type(message_id) is str
-                    and message_id in self._open_text
+                    type(entity_id) is str
+                    and entity_id in fast[1]
                     and type(event.get("delta")) is str
                     and (len(event) == 3 or _plain_extras(event))
                 ):
                     return [event]
-            elif event_type == "REASONING_MESSAGE_CONTENT":
-                message_id = event.get("messageId")
-                if (
-                    type(message_id) is str
-                    and message_id in self._open_reasoning
-                    and type(event.get("delta")) is str
-                    and (len(event) == 3 or _plain_extras(event))
-                ):
-                    return [event]
-            elif event_type == "TOOL_CALL_ARGS":
-                call_id = event.get("toolCallId")
-                delta = event.get("delta")
-                if (
-                    type(call_id) is str
-                    and type(delta) is str
-                    and (len(event) == 3 or _plain_extras(event))
-                ):
-                    record = self._open_tool_calls.get(call_id)
-                    if record is not None:
-                        record.append(delta)
-                        return [event]
         return self._process(event)
 
     def finish(self) -> None:
-        """End of stream: raise ``TruncatedStreamError`` unless the last run ended.
-
-        A stream that delivered no event at all, or stopped while a run was active, has
-        no outcome and must never be reported as a success.
-        """
+        """End of stream: ``TruncatedStreamError`` unless the last run ended."""
         self._verifier.finish()
 
     def _process(self, event: Any) -> list[Event]:
@@ -160,63 +117,25 @@ class AGUIEventPipeline:
         if enforced is None:
             return []
         if event_type == "RUN_STARTED":
-            self._check_version(enforced.get("protocolVersion"))
-        if self._lanes or event_type in CHUNK_TYPES:
-            delivered = self._expander.expand(enforced)
-        else:
-            delivered = [enforced]
-        verify = self._verifier.verify
+            declared = enforced.get("protocolVersion")
+            warning = check_protocol_version(declared)
+            if warning is not None and str(declared) not in self._versions_warned:
+                self._versions_warned.add(str(declared))
+                self._warn(warning)
+        delivered = self._expander.expand(enforced)
         for item in delivered:
-            verify(item)
+            self._verifier.verify(item)
         return delivered
-
-    def _check_version(self, declared: object) -> None:
-        warning = check_protocol_version(declared)
-        if warning is not None and str(declared) not in self._versions_warned:
-            self._versions_warned.add(str(declared))
-            self._warn(warning)
 
     def _warn(self, message: str) -> None:
         logger.warning("%s", message)
         if self._on_warning is not None:
             self._on_warning(message)
 
-    # ----------------------------------------------------------------- run information
-
     @property
-    def runs(self) -> tuple[RunRecord, ...]:
-        """Every run seen on the stream, in order (a replayed thread may carry several)."""
-        return tuple(self._verifier.runs)
-
-    @property
-    def current_run(self) -> RunRecord | None:
-        """The latest run (active or ended), or ``None`` before the first event."""
-        return self._verifier.current_run
-
-    @property
-    def run_active(self) -> bool:
-        """Whether a run has started and has not ended yet."""
-        return self._verifier.run_active
-
-    @property
-    def requested_run_id(self) -> str | None:
-        """The ``runId`` the request was sent with (set again when a retry sent a new one)."""
-        return self._verifier.requested_run_id
-
-    @requested_run_id.setter
-    def requested_run_id(self, run_id: str | None) -> None:
-        self._verifier.requested_run_id = run_id
-
-    @property
-    def requested_run(self) -> RunRecord | None:
-        """The run whose ``runId`` is the request's ``run_id`` (the last such), if seen."""
-        wanted = self._verifier.requested_run_id
-        for run in reversed(self._verifier.runs):
-            if run.run_id == wanted:
-                return run
-        return None
-
-    # ----------------------------------------------------------------- the request side
+    def run_ended(self) -> bool:
+        """Whether the latest run has ended (``False`` before any run and inside one)."""
+        return self._verifier.run_ended
 
     @property
     def input_protocol_version(self) -> str | None:
@@ -229,11 +148,8 @@ class AGUIEventPipeline:
 
 
 def _plain_extras(event: Event) -> bool:
-    """Whether a content event's fields beyond its three are valid base fields only.
-
-    ``timestamp``, ``metadata`` and ``rawEvent`` are checked here; anything else (an
-    attribution tag, an unknown property, a null) sends the event down the full path.
-    """
+    """Whether a content event's fields beyond its three are valid ``timestamp``,
+    ``metadata`` and ``rawEvent`` only."""
     count = 3
     timestamp = event.get("timestamp", _ABSENT)
     if timestamp is not _ABSENT:

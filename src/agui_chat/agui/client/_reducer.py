@@ -1,16 +1,8 @@
-"""Folding delivered AG-UI events into the conversation (``messages``) and the ``state``.
+"""Folding delivered AG-UI events into a thread's ``messages`` and ``state``.
 
-Two classes, so that the cheap part can be used alone:
-
-- :class:`AGUIStateTracker` keeps the shared state: ``STATE_SNAPSHOT`` replaces it,
-  ``STATE_DELTA`` patches it (RFC 6902, atomically; a patch that does not apply is skipped
-  with a warning). It touches only state events, so a client can run it on every event.
-- :class:`AGUIThreadReducer` keeps the whole thread: wire-shaped message dicts built from
-  text, tool-call, reasoning, activity and snapshot events, plus a state tracker. It
-  retains the conversation, so it is optional and not meant for the hot path of a client
-  that only streams.
-
-Both expect events that have passed the pipeline (enforced, expanded and verified).
+:class:`AGUIStateTracker` keeps only the shared state (cheap enough for every event);
+:class:`AGUIThreadReducer` keeps the whole thread as wire-shaped message dicts, so it is
+optional and not meant for the hot path. Both expect events that passed the pipeline.
 """
 
 from __future__ import annotations
@@ -18,20 +10,18 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from functools import partial
+from typing import Any
 
 import jsonpatch
 import jsonpointer
 
-__all__ = ["STATE_EVENT_TYPES", "AGUIStateTracker", "AGUIThreadReducer"]
+__all__ = ["AGUIStateTracker", "AGUIThreadReducer"]
 
 logger = logging.getLogger("agui_chat.agui")
 
 Event = Mapping[str, Any]
 Message = dict[str, Any]
-
-#: The event types :meth:`AGUIStateTracker.apply` acts on.
-STATE_EVENT_TYPES: Final = frozenset({"STATE_SNAPSHOT", "STATE_DELTA"})
 
 _PATCH_ERRORS = (
     jsonpatch.JsonPatchException,
@@ -44,29 +34,16 @@ _PATCH_ERRORS = (
 )
 
 
-def _warner(on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
-    def warn(message: str) -> None:
-        logger.warning("%s", message)
-        if on_warning is not None:
-            on_warning(message)
-
-    return warn
-
-
-def _apply_patch(document: Any, patch: list[Any]) -> Any:
-    """Apply an RFC 6902 patch atomically, returning the new document (the input is kept).
-
-    Raises one of the patch errors when the patch does not apply; nothing is changed then.
-    """
-    return jsonpatch.apply_patch(document, patch, in_place=False)
+def _warn(on_warning: Callable[[str], None] | None, message: str) -> None:
+    logger.warning("%s", message)
+    if on_warning is not None:
+        on_warning(message)
 
 
 class AGUIStateTracker:
-    """The AG-UI shared state of one thread, kept current from state events.
-
-    ``state`` is the run input's state (absent means ``{}``). A snapshot is stored as
-    delivered (not copied); a delta produces a new value and never mutates the old one.
-    """
+    """The AG-UI shared state of one thread: ``STATE_SNAPSHOT`` replaces it (as delivered,
+    not copied), ``STATE_DELTA`` patches it atomically into a new value (RFC 6902; a patch
+    that does not apply is skipped with a warning). ``state`` is the run input's (``{}``)."""
 
     __slots__ = ("_state", "_warn")
 
@@ -74,7 +51,7 @@ class AGUIStateTracker:
         self, state: Any = None, *, on_warning: Callable[[str], None] | None = None
     ) -> None:
         self._state: Any = {} if state is None else state
-        self._warn = _warner(on_warning)
+        self._warn = partial(_warn, on_warning)
 
     @property
     def state(self) -> Any:
@@ -89,7 +66,7 @@ class AGUIStateTracker:
             return True
         if event_type == "STATE_DELTA":
             try:
-                self._state = _apply_patch(self._state, event["delta"])
+                self._state = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
             except _PATCH_ERRORS as exc:
                 self._warn(f"Failed to apply state patch ({exc}); keeping the current state")
             return True
@@ -97,13 +74,9 @@ class AGUIStateTracker:
 
 
 class AGUIThreadReducer:
-    """Builds the AG-UI ``messages`` and ``state`` of a thread from delivered events.
-
-    Start it from the run input (``messages`` and ``state``, both copied) and feed it each
-    delivered event with :meth:`apply`. :attr:`messages` is the conversation as AG-UI
-    message dicts, ready to send back as the next run's input (after removing activity
-    messages); :attr:`state` is the current state.
-    """
+    """Builds the AG-UI ``messages`` and ``state`` of a thread from delivered events,
+    starting from the run input's (both copied); :attr:`messages` can be sent back as the
+    next run's input once activity messages are removed."""
 
     def __init__(
         self,
@@ -112,7 +85,7 @@ class AGUIThreadReducer:
         *,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        self._warn = _warner(on_warning)
+        self._warn = partial(_warn, on_warning)
         self.state_tracker = AGUIStateTracker(copy.deepcopy(state), on_warning=on_warning)
         self._messages: list[Message] = [copy.deepcopy(dict(m)) for m in messages]
         self._by_id: dict[str, Message] = {}
@@ -122,22 +95,19 @@ class AGUIThreadReducer:
         self._args: dict[str, tuple[Message, list[str]]] = {}
         self._reindex()
         self._handlers: dict[str, Callable[[Event], object]] = {
-            "TEXT_MESSAGE_START": self._message_start,
-            "TEXT_MESSAGE_CONTENT": self._message_content,
-            "TEXT_MESSAGE_END": self._message_end,
-            "REASONING_MESSAGE_START": self._message_start,
-            "REASONING_MESSAGE_CONTENT": self._message_content,
-            "REASONING_MESSAGE_END": self._message_end,
+            **dict.fromkeys(("TEXT_MESSAGE_START", "REASONING_MESSAGE_START"), self._message_start),
+            **dict.fromkeys(("TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT"), self._content),
+            **dict.fromkeys(
+                ("TEXT_MESSAGE_END", "REASONING_MESSAGE_END", "TOOL_CALL_END"), self._end
+            ),
+            **dict.fromkeys(("STATE_SNAPSHOT", "STATE_DELTA"), self.state_tracker.apply),
             "TOOL_CALL_START": self._tool_call_start,
             "TOOL_CALL_ARGS": self._tool_call_args,
-            "TOOL_CALL_END": self._tool_call_end,
             "TOOL_CALL_RESULT": self._tool_call_result,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
             "ACTIVITY_SNAPSHOT": self._activity_snapshot,
             "ACTIVITY_DELTA": self._activity_delta,
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
-            "STATE_SNAPSHOT": self.state_tracker.apply,
-            "STATE_DELTA": self.state_tracker.apply,
         }
 
     @property
@@ -161,8 +131,6 @@ class AGUIThreadReducer:
         """Fold several delivered events, in order."""
         for event in events:
             self.apply(event)
-
-    # ----------------------------------------------------------------- bookkeeping
 
     def _reindex(self) -> None:
         self._by_id = {m["id"]: m for m in self._messages if isinstance(m.get("id"), str)}
@@ -204,8 +172,6 @@ class AGUIThreadReducer:
         for key in list(self._args):
             self._flush(self._args, key, "arguments")
 
-    # ----------------------------------------------------------------- text and reasoning
-
     def _message_start(self, event: Event) -> None:
         message_id: str = event["messageId"]
         message = self._by_id.get(message_id)
@@ -218,12 +184,10 @@ class AGUIThreadReducer:
             }
             if "name" in event:
                 message["name"] = event["name"]
-            if "subagentRunId" in event:
-                message["subagentRunId"] = event["subagentRunId"]
-            self._add(message)
+            self._add(_owned(message, event))
         self._merge_metadata(message, event)
 
-    def _message_content(self, event: Event) -> None:
+    def _content(self, event: Event) -> None:
         message_id: str = event["messageId"]
         entry = self._text.get(message_id)
         if entry is None:
@@ -235,14 +199,20 @@ class AGUIThreadReducer:
         entry[1].append(event["delta"])
         self._merge_metadata(entry[0], event)
 
-    def _message_end(self, event: Event) -> None:
-        message_id: str = event["messageId"]
-        self._flush(self._text, message_id, "content")
-        message = self._by_id.get(message_id)
-        if message is not None:
-            self._merge_metadata(message, event)
-
-    # ----------------------------------------------------------------- tool calls
+    def _end(self, event: Event) -> None:
+        if event["type"] == "TOOL_CALL_END":
+            key, buffers, field, held = (
+                event["toolCallId"],
+                self._args,
+                "arguments",
+                self._tool_calls,
+            )
+        else:
+            key, buffers, field, held = event["messageId"], self._text, "content", self._by_id
+        self._flush(buffers, key, field)
+        target = held.get(key)
+        if target is not None:
+            self._merge_metadata(target, event)
 
     def _tool_call_start(self, event: Event) -> None:
         call_id: str = event["toolCallId"]
@@ -261,15 +231,9 @@ class AGUIThreadReducer:
                         f"tool call '{call_id}' names parent message '{parent_id}', which is a "
                         f"{parent.get('role')} message; holding it in a new assistant message"
                     )
-                parent = {"id": parent_id if parent is None and parent_id else call_id}
-                parent["role"] = "assistant"
-                if "subagentRunId" in event:
-                    parent["subagentRunId"] = event["subagentRunId"]
-                self._add(parent)
-            tool_calls = parent.get("toolCalls")
-            if tool_calls is None:
-                tool_calls = parent["toolCalls"] = []
-            tool_calls.append(call)
+                parent_id = parent_id if parent is None and parent_id else call_id
+                parent = self._add(_owned({"id": parent_id, "role": "assistant"}, event))
+            parent.setdefault("toolCalls", []).append(call)
             self._tool_calls[call_id] = call
         self._merge_metadata(call, event)
 
@@ -285,13 +249,6 @@ class AGUIThreadReducer:
         if "metadata" in event:
             self._merge_metadata(self._tool_calls[call_id], event)
 
-    def _tool_call_end(self, event: Event) -> None:
-        call_id: str = event["toolCallId"]
-        self._flush(self._args, call_id, "arguments")
-        call = self._tool_calls.get(call_id)
-        if call is not None:
-            self._merge_metadata(call, event)
-
     def _tool_call_result(self, event: Event) -> None:
         message: Message = {
             "id": event["messageId"],
@@ -299,8 +256,7 @@ class AGUIThreadReducer:
             "toolCallId": event["toolCallId"],
             "content": event["content"],
         }
-        if "subagentRunId" in event:
-            message["subagentRunId"] = event["subagentRunId"]
+        _owned(message, event)
         self._merge_metadata(message, event)
         existing = self._by_id.get(message["id"])
         if existing is None:
@@ -308,8 +264,6 @@ class AGUIThreadReducer:
         else:  # the newest mint wins, in place
             existing.clear()
             existing.update(message)
-
-    # ----------------------------------------------------------------- reasoning artefacts
 
     def _encrypted_value(self, event: Event) -> None:
         entity_id: str = event["entityId"]
@@ -332,36 +286,21 @@ class AGUIThreadReducer:
         else:
             target.pop("encryptedValueType", None)
 
-    # ----------------------------------------------------------------- activity
-
     def _activity_snapshot(self, event: Event) -> None:
         message_id: str = event["messageId"]
         message = self._by_id.get(message_id)
         if message is None:
-            message = self._add(
-                {
-                    "id": message_id,
-                    "role": "activity",
-                    "activityType": event["activityType"],
-                    "content": event["content"],
-                }
-            )
-            if "subagentRunId" in event:
-                message["subagentRunId"] = event["subagentRunId"]
+            message = self._add({"id": message_id, "role": "activity"})
         elif message.get("role") != "activity":
             self._warn(
                 f"ACTIVITY_SNAPSHOT names message '{message_id}', which is a "
                 f"{message.get('role')} message, not an activity; skipped"
             )
             return
-        elif event.get("replace", True):
+        if "content" not in message or event.get("replace", True):
             message["activityType"] = event["activityType"]
             message["content"] = event["content"]
-            # A replacing snapshot re-mints the activity, ownership included.
-            if "subagentRunId" in event:
-                message["subagentRunId"] = event["subagentRunId"]
-            else:
-                message.pop("subagentRunId", None)
+            _owned(message, event)  # a replacing snapshot re-mints the activity
         self._merge_metadata(message, event)
 
     def _activity_delta(self, event: Event) -> None:
@@ -374,7 +313,9 @@ class AGUIThreadReducer:
             )
             return
         try:
-            message["content"] = _apply_patch(message["content"], event["patch"])
+            message["content"] = jsonpatch.apply_patch(
+                message["content"], event["patch"], in_place=False
+            )
         except _PATCH_ERRORS as exc:
             self._warn(
                 f"Failed to apply activity patch to '{message_id}' ({exc}); keeping its content"
@@ -382,8 +323,6 @@ class AGUIThreadReducer:
             return
         message["activityType"] = event["activityType"]
         self._merge_metadata(message, event)
-
-    # ----------------------------------------------------------------- snapshots
 
     def _messages_snapshot(self, event: Event) -> None:
         self._flush_all()
@@ -404,3 +343,12 @@ class AGUIThreadReducer:
         reconciled.extend(m for m in incoming if m["id"] in by_id)
         self._messages = reconciled
         self._reindex()
+
+
+def _owned(message: Message, event: Event) -> Message:
+    """``message`` with the ``subagentRunId`` of the event that mints it (or none)."""
+    if "subagentRunId" in event:
+        message["subagentRunId"] = event["subagentRunId"]
+    else:
+        message.pop("subagentRunId", None)
+    return message

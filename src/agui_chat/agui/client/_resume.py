@@ -1,36 +1,17 @@
 """Answering a paused AG-UI run: the ``resume`` entries of the next request, checked first.
 
-A run that pauses ends with interrupts, which the client turns into request contents
-(``ToolApprovalRequestContent`` / ``InterruptRequestContent``) stamped with the AG-UI
-interrupt and the run's id. The caller appends the response and a message holding the
-answers, and calls again. :func:`resume_entries` finds the pending requests of the last
-paused run in that history and the answers given after them, pairs them by id as the tool
-loop does (``pair_by_id``, ``check_answered_once``), and builds one ``resume`` entry per
-request — refusing, before anything is sent, an answer set that names an unknown request,
-leaves a request unanswered, answers one twice, resolves an expired one, or does not fit
-the request's response schema.
-
-Which run is paused: the latest run in the history, skipping runs that failed
-(``RUN_ERROR``), so a resume the server rejected can be answered again. Which answers
-count: those in the newest batch given after the pause (the answers between two runs), so
-re-sending the same history retries the same answers.
+The latest paused run is found skipping failed runs (so a refused resume can be answered
+again), and the newest batch of answers after it is paired by id as the tool loop does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..._approval_payload import read_approval_payload
-from ..._contents import (
-    ErrorContent,
-)
-from ..._exceptions import (
-    ExpiredRequestError,
-    InvalidResponseError,
-    UnknownResponseError,
-)
+from ..._contents import ErrorContent
+from ..._exceptions import ExpiredRequestError, InvalidResponseError, UnknownResponseError
 from ..._hitl_contents import (
     InputRequestContent,
     InputResponseContent,
@@ -46,85 +27,53 @@ from ...middleware._resume import check_answered_once
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 
-__all__ = ["Pause", "find_pause", "resume_entries"]
+__all__ = ["resume_entries"]
 
 ResumeEntry = dict[str, Any]
 
 
-@dataclass
-class Pause:
-    """The pending requests of the last paused run, and the answers given to them."""
-
-    run_id: str | None
-    requests: list[InputRequestContent]
-    answers: list[InputResponseContent] = field(default_factory=list)
-
-
-@dataclass
-class _Scan:
-    """What a history holds for resuming, by message index."""
-
-    run_last_index: dict[str, int] = field(default_factory=dict)
-    failed_runs: set[str] = field(default_factory=set)
-    remote: list[tuple[int, InputRequestContent]] = field(default_factory=list)
-    local_ids: set[str] = field(default_factory=set)
-    answers: list[tuple[int, InputResponseContent]] = field(default_factory=list)
-
-
-def is_remote_request(content: object) -> bool:
-    """Whether ``content`` is a request an AG-UI server made (not the local tool loop's)."""
-    return isinstance(content, InputRequestContent) and bool(
-        content.additional_properties and INTERRUPT_KEY in content.additional_properties
-    )
-
-
-def _scan(history: Sequence[ChatMessage]) -> _Scan:
-    scan = _Scan()
+def _find_pause(
+    history: Sequence[ChatMessage],
+) -> tuple[list[InputRequestContent], list[InputResponseContent]] | None:
+    """The pending requests of the last paused run and the newest answers given to them;
+    ``None`` (or ``UnknownResponseError`` for answers given anyway) when it did not pause."""
+    run_last_index: dict[str, int] = {}  # by message index
+    failed_runs: set[str] = set()
+    remote: list[tuple[int, InputRequestContent]] = []
+    local_ids: set[str] = set()
+    answers: list[tuple[int, InputResponseContent]] = []
     for index, message in enumerate(history):
-        props = message.additional_properties or {}
-        run_id = props.get(RUN_ID_KEY)
+        run_id = (message.additional_properties or {}).get(RUN_ID_KEY)
         if isinstance(run_id, str):
-            scan.run_last_index[run_id] = index
+            run_last_index[run_id] = index
         for content in message.contents:
             if isinstance(content, InputRequestContent):
-                if is_remote_request(content):
-                    scan.remote.append((index, content))
-                    request_run = (content.additional_properties or {}).get(RUN_ID_KEY)
-                    if isinstance(request_run, str):
-                        scan.run_last_index[request_run] = max(
-                            index, scan.run_last_index.get(request_run, index)
+                if INTERRUPT_KEY in (content.additional_properties or {}):  # a server's
+                    remote.append((index, content))
+                    request_run = _run_of(content)
+                    if request_run is not None:
+                        run_last_index[request_run] = max(
+                            index, run_last_index.get(request_run, index)
                         )
                 else:
-                    scan.local_ids.add(content.request_id)
+                    local_ids.add(content.request_id)
             elif isinstance(content, InputResponseContent):
-                scan.answers.append((index, content))
+                answers.append((index, content))
             elif isinstance(content, ErrorContent) and isinstance(run_id, str):
-                scan.failed_runs.add(run_id)
-    return scan
-
-
-def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
-    """The pending requests of the last paused run in ``history`` and the newest answers
-    given to them; ``None`` when the latest run did not pause.
-
-    Raises ``UnknownResponseError`` for answers given after the latest run when nothing is
-    pending.
-    """
-    scan = _scan(history)
-    runs = sorted(scan.run_last_index.items(), key=lambda item: item[1])
+                failed_runs.add(run_id)
+    runs = sorted(run_last_index.items(), key=lambda item: item[1])
     later_boundaries: list[int] = []
     for run_id, last_index in reversed(runs):
-        if run_id in scan.failed_runs:
+        if run_id in failed_runs:
             later_boundaries.append(last_index)
             continue
-        requests = _unique(c for _, c in scan.remote if _run_of(c) == run_id)
+        requests = _unique(c for _, c in remote if _run_of(c) == run_id)
         if not requests:
             break
-        start = max(i for i, c in scan.remote if _run_of(c) == run_id)
-        answers = _newest_batch(scan, start, sorted(later_boundaries), {*scan.local_ids})
-        return Pause(run_id, requests, answers)
+        start = max(i for i, c in remote if _run_of(c) == run_id)
+        return requests, _newest_batch(answers, start, sorted(later_boundaries), local_ids)
     latest = runs[-1][1] if runs else -1
-    _, ids = pair_by_id(scan.local_ids, (a for i, a in scan.answers if i > latest))
+    _, ids = pair_by_id(local_ids, (a for i, a in answers if i > latest))
     if ids:
         raise UnknownResponseError(
             f"{_named(ids)} {_answer_verb(ids)} nothing pending: the last run did not pause "
@@ -134,18 +83,18 @@ def find_pause(history: Sequence[ChatMessage]) -> Pause | None:
     return None
 
 
-def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
-    """The ``resume`` list for the next run, or ``None`` when no run is paused.
-
-    Every pending request is covered exactly once; the checks run here, before anything
-    is sent (``UnansweredRequestError``, ``UnknownResponseError``, ``DuplicateResponseError``,
-    ``ExpiredRequestError``, ``InvalidResponseError``).
-    """
-    pause = find_pause(history)
+def resume_entries(
+    history: Sequence[ChatMessage],
+) -> list[tuple[InputRequestContent, ResumeEntry]]:
+    """Each pending request of the paused run with its ``resume`` entry (none when no run is
+    paused). Raises ``UnansweredRequestError``, ``UnknownResponseError``,
+    ``DuplicateResponseError``, ``ExpiredRequestError`` or ``InvalidResponseError``."""
+    pause = _find_pause(history)
     if pause is None:
-        return None
-    pending = {r.request_id: r for r in pause.requests}
-    by_id, unknown = pair_by_id(pending, pause.answers)
+        return []
+    requests, answers = pause
+    pending = {r.request_id: r for r in requests}
+    by_id, unknown = pair_by_id(pending, answers)
     if unknown:
         raise UnknownResponseError(
             f"{_named(unknown)} {_answer_verb(unknown)} no pending request; the paused run "
@@ -153,10 +102,7 @@ def resume_entries(history: Sequence[ChatMessage]) -> list[ResumeEntry] | None:
             request_ids=unknown,
         )
     check_answered_once(by_id)
-    return [_entry(pending[rid], by_id[rid][0]) for rid in pending]
-
-
-# -------------------------------------------------------------------- one entry
+    return [(request, _entry(request, by_id[rid][0])) for rid, request in pending.items()]
 
 
 def _entry(request: InputRequestContent, answer: InputResponseContent) -> ResumeEntry:
@@ -168,9 +114,8 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
         and isinstance(answer, InterruptResponseContent)
         and answer.status == "resolved"
     ):
-        # A hand-built answer to an approval: read in full by the one approval payload
-        # model (an unknown key such as ``edited_args`` raises here, before anything is
-        # sent), then checked and written as any approval answer is.
+        # A hand-built answer to an approval: read in full by the one approval payload model
+        # (an unknown key raises here, before anything is sent), then checked as any is.
         approval = read_approval_payload(
             answer.payload, where=f"answer to {rid!r}", request_ids=[rid]
         )
@@ -248,9 +193,6 @@ def _validate(rid: str, payload: Any, schema: Mapping[str, Any] | None) -> None:
         )
 
 
-# -------------------------------------------------------------------- helpers
-
-
 def _run_of(content: InputRequestContent) -> str | None:
     run_id = (content.additional_properties or {}).get(RUN_ID_KEY)
     return run_id if isinstance(run_id, str) else None
@@ -264,19 +206,17 @@ def _unique(contents: Any) -> list[InputRequestContent]:
 
 
 def _newest_batch(
-    scan: _Scan, start: int, boundaries: list[int], local_ids: set[str]
+    answers: list[tuple[int, InputResponseContent]],
+    start: int,
+    boundaries: list[int],
+    local_ids: set[str],
 ) -> list[InputResponseContent]:
     """The answers after ``start`` in the newest non-empty gap between failed runs."""
-    batches: list[list[InputResponseContent]] = [[] for _ in range(len(boundaries) + 1)]
-    for index, answer in scan.answers:
-        if index <= start or answer.request_id in local_ids:
-            continue
-        batch = sum(1 for b in boundaries if b < index)
-        batches[batch].append(answer)
-    for batch_answers in reversed(batches):
-        if batch_answers:
-            return batch_answers
-    return []
+    batches: dict[int, list[InputResponseContent]] = {}
+    for index, answer in answers:
+        if index > start and answer.request_id not in local_ids:
+            batches.setdefault(sum(1 for b in boundaries if b < index), []).append(answer)
+    return batches[max(batches)] if batches else []
 
 
 def _expiry(request: InputRequestContent) -> str:

@@ -1,16 +1,6 @@
-"""Server-sent events framing: bytes in, each event's ``data`` string out.
-
-An incremental decoder for the WHATWG event-stream format, written here rather than taken
-from ``httpx-sse`` because AG-UI needs exact control over two things that library leaves
-loose (a CR at the end of one chunk followed by an LF at the start of the next is one line
-end; a chunk may split a multi-byte UTF-8 character) and because it sits on the hot path:
-a chunk holding whole ``data: ...\\n\\n`` frames is handled without splitting it into lines.
-
-Only ``data`` matters to AG-UI: ``event``, ``id``, ``retry`` and comment lines are read and
-ignored, as the transport binding requires. An event that is not closed by a blank line
-before the stream ends is not dispatched (per the SSE specification); :meth:`SSEDecoder.finish`
-reports it, because for AG-UI it means the stream was cut short.
-"""
+"""Server-sent events framing: bytes in, each event's ``data`` out (``event``, ``id``,
+``retry`` and comments ignored). Ours, not ``httpx-sse``: AG-UI needs a CR and LF split over
+two chunks read as one line end, UTF-8 split anywhere, and a hot path for whole frames."""
 
 from __future__ import annotations
 
@@ -23,14 +13,11 @@ _BOM = "\ufeff"
 
 
 class SSEDecoder:
-    """Incremental WHATWG SSE decoder that yields the ``data`` of each complete event.
+    """Incremental WHATWG SSE decoder: each :meth:`feed` of a chunk (``bytes`` or ``str``,
+    split anywhere) returns the ``data`` of the events it completes. Invalid UTF-8 becomes
+    U+FFFD, as the SSE specification prescribes."""
 
-    Feed it chunks as they arrive (``bytes`` or already-decoded ``str``, split anywhere);
-    each call returns the data payloads of the events completed by that chunk, in order.
-    Invalid UTF-8 is replaced with U+FFFD, as the SSE specification prescribes.
-    """
-
-    __slots__ = ("_at_start", "_parts", "_skip_lf", "_utf8", "pending_at_eof")
+    __slots__ = ("_at_start", "_parts", "_skip_lf", "_utf8")
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
@@ -39,11 +26,8 @@ class SSEDecoder:
         self._parts: list[str] = []
         self._skip_lf = False
         self._at_start = True
-        #: Set by :meth:`finish`: whether an undispatched event or partial line was left.
-        self.pending_at_eof = False
 
     def feed(self, chunk: bytes | str) -> list[str]:
-        """Decode one chunk and return the ``data`` of every event it completes."""
         text = chunk if isinstance(chunk, str) else self._utf8.decode(chunk)
         if not text:
             return []
@@ -91,30 +75,20 @@ class SSEDecoder:
         return out
 
     def finish(self) -> bool:
-        """Mark the end of the stream; return whether anything was left undispatched.
-
-        ``True`` means the stream ended inside an event (data lines with no closing blank
-        line) or inside a line. Such an event is discarded, as the SSE specification says;
-        for AG-UI it is evidence of truncation. The result is also kept in
-        :attr:`pending_at_eof`.
-        """
+        """End of stream: whether it ended inside an event or a line. Such an event is
+        discarded, as the SSE specification says; for AG-UI it is evidence of truncation."""
         rest = self._utf8.decode(b"", final=True)
         text = "".join(self._parts) + rest
         self._parts.clear()
         self._skip_lf = False
-        if not text:
-            pending = False
-        elif not text.endswith("\n"):
-            pending = True
-        else:
-            pending = _block_data(text.strip("\n")) is not None
-        self.pending_at_eof = pending
-        return pending
+        if not text.endswith("\n"):
+            return bool(text)
+        return _block_data(text.strip("\n")) is not None
 
 
 def _block_data(block: str) -> str | None:
     """Interpret one event block (lines between blank lines); return its data, if any."""
-    data: list[str] | None = None
+    data: list[str] = []
     for line in block.split("\n"):
         if not line or line[0] == ":":
             continue
@@ -126,24 +100,15 @@ def _block_data(block: str) -> str | None:
             if value[:1] == " ":
                 value = value[1:]
         if name == "data":
-            if data is None:
-                data = [value]
-            else:
-                data.append(value)
-    return None if data is None else "\n".join(data)
+            data.append(value)
+    return "\n".join(data) if data else None
 
 
 async def aiter_sse_data(
     byte_iter: AsyncIterable[bytes] | AsyncIterable[str],
-    decoder: SSEDecoder | None = None,
 ) -> AsyncIterator[str]:
-    """Yield the ``data`` of each SSE event read from an async iterable of chunks.
-
-    Pass your own ``decoder`` to learn afterwards, from ``decoder.pending_at_eof``, whether
-    the body ended inside an event.
-    """
-    dec = SSEDecoder() if decoder is None else decoder
+    """Yield the ``data`` of each complete SSE event read from ``byte_iter``."""
+    decoder = SSEDecoder()
     async for chunk in byte_iter:
-        for data in dec.feed(chunk):
+        for data in decoder.feed(chunk):
             yield data
-    dec.finish()

@@ -1,10 +1,6 @@
-"""The CLIENT span of each run ``AGUIChatClient`` makes (see ``agui/wire/_tracing.py``).
-
-It is the current span's child, carries the run's thread and run ids and the server's
-address, sends its trace context with the request, and ends with the run: ``success``,
-``interrupt`` (the run paused for a person), ``error`` (``RUN_ERROR``, with its code, or a
-failure) or ``cancelled`` (the caller stopped reading, or the server cancelled the run).
-"""
+"""The CLIENT span of each run ``AGUIChatClient`` makes (``agui/wire/_tracing.py``): the
+current span's child, its trace context sent with the request, ending ``success``,
+``interrupt``, ``error`` (with the ``RUN_ERROR`` code) or ``cancelled``."""
 
 from __future__ import annotations
 

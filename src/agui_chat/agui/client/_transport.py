@@ -1,11 +1,6 @@
-"""The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, retries.
-
-:class:`AGUITransport` sends a ``RunAgentInput`` and opens the response as an event stream.
-Failures that happen before the first event arrives (could not connect, timed out, 429,
-502/503/504) are retried with jittered exponential backoff that honours ``Retry-After``;
-once an event has arrived nothing is retried, because the caller may already have seen it.
-Every httpx failure is turned into our exception tree (``agui_chat._exceptions``).
-"""
+"""The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, and
+retries with jittered backoff (honouring ``Retry-After``) only before the first event, which
+the caller may already have seen otherwise."""
 
 from __future__ import annotations
 
@@ -16,16 +11,12 @@ import logging
 import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-)
+import tenacity
 
 from ..._exceptions import (
     AuthenticationError,
@@ -48,96 +39,65 @@ logger = logging.getLogger("agui_chat.agui")
 _SSE_MEDIA_TYPE = "text/event-stream"
 _OURS = frozenset({"accept", "content-type"})
 _BODY_PREVIEW = 300
+_STATUS_ERRORS: dict[int, type[HTTPStatusError]] = {
+    401: AuthenticationError,
+    403: AuthenticationError,
+    429: RateLimitError,
+    502: ServiceUnavailableError,
+    503: ServiceUnavailableError,
+    504: ServiceUnavailableError,
+}
 
 
+@dataclass
 class EventStream:
-    """An open response whose body is being read as SSE.
+    """An open response whose body is being read as SSE: ``ready`` holds the payloads read
+    while waiting for the first event; ``run_id`` is the ``runId`` sent (a retry sends a new
+    one)."""
 
-    ``ready`` holds the ``data`` payloads already decoded while waiting for the first event
-    (during the retry window); :meth:`payload_batches` yields the rest, one list per chunk.
-    """
-
-    def __init__(
-        self,
-        response: httpx.Response,
-        chunks: AsyncIterator[bytes],
-        decoder: SSEDecoder,
-        ready: list[str],
-        *,
-        ended: bool,
-        run_id: str | None = None,
-    ) -> None:
-        #: The ``runId`` of the run input this response answers (a retry sends a new one).
-        self.run_id = run_id
-        self.response = response
-        self.decoder = decoder
-        self.ready = ready
-        self._chunks = chunks
-        self._ended = ended
+    response: httpx.Response
+    chunks: AsyncIterator[bytes]
+    decoder: SSEDecoder
+    ready: list[str]
+    run_id: str = ""
 
     async def payload_batches(self) -> AsyncIterator[list[str]]:
-        """The ``data`` payloads of the rest of the body, a list per received chunk.
-
-        Network failures are raised as our ``TransportError`` family.
-        """
-        if self._ended:
-            return
+        """The body's ``data`` payloads, a list per chunk (raises our ``TransportError``s)."""
+        yield self.ready
         feed = self.decoder.feed
         try:
-            async for chunk in self._chunks:
+            async for chunk in self.chunks:  # an ended body stops at once
                 payloads = feed(chunk)
                 if payloads:
                     yield payloads
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=True) from exc
-        finally:
-            self._ended = True
-
-    def ended_inside_an_event(self) -> bool:
-        """Once the body is read: whether it stopped inside an SSE event (one with no
-        closing blank line), which the SSE rules discard."""
-        return self.decoder.finish()
-
-    async def aclose(self) -> None:
-        """Close the response (and its connection) without reading the rest."""
-        await self.response.aclose()
 
 
 class AGUITransport:
-    """POSTs run inputs to one AG-UI endpoint and opens each answer as an event stream.
+    """POSTs run inputs to one AG-UI endpoint and opens each answer as an event stream;
+    closes the ``httpx.AsyncClient`` only if it made it (``timeout`` applies to either)."""
 
-    Owns the ``httpx.AsyncClient`` only when none is given (``aclose`` closes only that one).
-    ``timeout`` applies to every request, including on a caller's client.
-    """
+    retry_initial_delay = 0.5
+    retry_max_delay = 30.0
 
     def __init__(
         self,
         endpoint: str,
-        *,
-        http_client: httpx.AsyncClient | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout | None = 60.0,
-        max_retries: int = 3,
-        retry_initial_delay: float = 0.5,
-        retry_max_delay: float = 30.0,
+        http_client: httpx.AsyncClient | None,
+        headers: Mapping[str, str] | None,
+        timeout: float | httpx.Timeout | None,
+        max_retries: int,
     ) -> None:
-        if not isinstance(endpoint, str) or not endpoint.strip():
+        if not endpoint.strip():
             raise ValueError("endpoint must be a non-empty URL string")
-        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
-            raise TypeError(
-                f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}"
-            )
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        if max_retries < 0:
             raise ValueError("max_retries must be an int >= 0")
-        if retry_initial_delay < 0 or retry_max_delay < 0:
-            raise ValueError("retry delays must not be negative")
         self.endpoint = endpoint
         self.max_retries = max_retries
-        self.retry_initial_delay = retry_initial_delay
-        self.retry_max_delay = retry_max_delay
         self._timeout = timeout
         self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.AsyncClient()
+        self.http_client = http_client if http_client is not None else httpx.AsyncClient()
         # The caller's Accept / Content-Type are dropped whatever their case: a second Accept
         # line (say "*/*") would admit protobuf, which this client cannot read (agui-wire §1.4).
         self._headers = {
@@ -148,53 +108,40 @@ class AGUITransport:
         #: How the backoff waits; tests replace it to record the delays instead of sleeping.
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
-    @property
-    def http_client(self) -> httpx.AsyncClient:
-        """The ``httpx.AsyncClient`` requests go through."""
-        return self._client
-
     async def aclose(self) -> None:
         """Close the http client if this transport created it; a caller's is left open."""
         if self._owns_client:
-            await self._client.aclose()
+            await self.http_client.aclose()
 
     async def open(
         self, run_input: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        """POST ``run_input`` and return its body as an event stream, ready to read.
-
-        Retries transient failures (``TransientError``) until the first SSE ``data``
-        payload has arrived; raises the last failure when the attempts run out. Each retry
-        is a new run with a new ``runId`` (agui-wire §1.2: the server may have started the
-        one that failed); ``EventStream.run_id`` says which was sent. ``headers`` are added
-        to this run's request (its trace context).
-        """
-        run_id = run_input.get("runId")
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
+        """POST ``run_input`` (and ``headers``) and open its body, retrying ``TransientError``s
+        until the first SSE ``data`` payload, each time as a new run (agui-wire §1.2)."""
+        run_id: str = run_input["runId"]
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_retries + 1),
             wait=self._backoff,
-            retry=retry_if_exception_type(TransientError),
+            retry=tenacity.retry_if_exception_type(TransientError),
             reraise=True,
             sleep=self._sleep,
             before_sleep=self._log_retry,
         )
         async for attempt in retrying:
             with attempt:
-                if attempt.retry_state.attempt_number > 1 and isinstance(run_id, str):
+                if attempt.retry_state.attempt_number > 1:
                     run_id = f"run_{uuid.uuid4().hex}"
                     run_input = {**run_input, "runId": run_id}
                 content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
                 stream = await self._attempt(content.encode(), headers)
-                stream.run_id = run_id if isinstance(run_id, str) else None
+                stream.run_id = run_id
                 return stream
         raise AssertionError("unreachable")  # pragma: no cover
-
-    # ---------------------------------------------------------------- one attempt
 
     async def _attempt(
         self, content: bytes, extra_headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        request = self._client.build_request(
+        request = self.http_client.build_request(
             "POST",
             self.endpoint,
             content=content,
@@ -202,32 +149,25 @@ class AGUITransport:
             timeout=self._timeout,
         )
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self.http_client.send(request, stream=True)
+            try:
+                await _check_status(response)
+                _check_media_type(response)
+                decoder = SSEDecoder()
+                chunks = response.aiter_bytes()
+                ready: list[str] = []
+                async for chunk in chunks:  # until the first event (the retry window)
+                    ready = decoder.feed(chunk)
+                    if ready:
+                        break
+                return EventStream(response, chunks, decoder, ready)
+            except BaseException:
+                await response.aclose()
+                raise
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=False) from exc
-        try:
-            await _check_status(response)
-            _check_media_type(response)
-            decoder = SSEDecoder()
-            chunks = response.aiter_bytes()
-            ready: list[str] = []
-            ended = False
-            try:
-                while not ready:
-                    try:
-                        chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        ended = True
-                        break
-                    ready = decoder.feed(chunk)
-            except httpx.TransportError as exc:
-                raise map_transport_error(exc, after_first_event=False) from exc
-            return EventStream(response, chunks, decoder, ready, ended=ended)
-        except BaseException:
-            await response.aclose()
-            raise
 
-    def _backoff(self, state: RetryCallState) -> float:
+    def _backoff(self, state: tenacity.RetryCallState) -> float:
         return backoff_delay(
             state,
             initial_delay=self.retry_initial_delay,
@@ -235,7 +175,7 @@ class AGUITransport:
             max_retry_after=self.retry_max_delay,
         )
 
-    def _log_retry(self, state: RetryCallState) -> None:
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         logger.info(
             "AG-UI request to %s failed before the first event (%s); retrying (attempt %d of %d)",
@@ -246,12 +186,8 @@ class AGUITransport:
         )
 
 
-# -------------------------------------------------------------------- error mapping
-
-
 def map_transport_error(exc: httpx.TransportError, *, after_first_event: bool) -> TransportError:
-    """Our error for an httpx network failure (``ConnectError``, ``ServiceTimeoutError`` or the
-    base ``TransportError``), with a message that says when it happened."""
+    """Our ``TransportError`` (or subclass) for an httpx network failure, saying when."""
     when = "while reading the event stream" if after_first_event else "before the first event"
     if isinstance(exc, httpx.ConnectError):
         return ConnectError(f"could not connect to the AG-UI endpoint: {exc}")
@@ -271,14 +207,9 @@ async def _check_status(response: httpx.Response) -> None:
     if preview:
         message += f": {preview}"
     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-    kind: type[HTTPStatusError] = HTTPStatusError
-    if status in (401, 403):
-        kind = AuthenticationError
-    elif status == 429:
-        kind = RateLimitError
-    elif status in (502, 503, 504):
-        kind = ServiceUnavailableError
-    raise kind(message, status_code=status, body=body, retry_after=retry_after)
+    raise _STATUS_ERRORS.get(status, HTTPStatusError)(
+        message, status_code=status, body=body, retry_after=retry_after
+    )
 
 
 def _check_media_type(response: httpx.Response) -> None:
@@ -305,6 +236,4 @@ def parse_retry_after(value: str | None) -> float | None:
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
         seconds = (when - datetime.now(timezone.utc)).total_seconds()
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(seconds, 0.0)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None

@@ -1,19 +1,11 @@
-"""Delivered AG-UI events as ``ChatResponseUpdate``s: one update per event.
-
-Every update carries its event as ``raw_representation``, so a caller sees every event
-(steps, state, custom, raw, activity) even where there is no content to show. Updates that
-open a message carry ``additional_properties`` with the thread and run ids, and the update
-that ends a run carries the state, so a response joined from the updates (by
-``ChatResponse.from_updates``) keeps them on its messages: a caller that keeps only the
-history can continue the thread.
-
-Text deltas are the hot path: one small update and one ``TextContent`` per event, nothing
-copied.
-"""
+"""Delivered AG-UI events as ``ChatResponseUpdate``s, one per event (the event as its
+``raw_representation``), stamped so that a joined response can continue the thread. Text
+deltas are the hot path: one small update and one ``TextContent`` per event."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..._approval_payload import offers_edits
@@ -27,10 +19,7 @@ from ..._contents import (
     TextReasoningContent,
     UsageContent,
 )
-from ..._hitl_contents import (
-    InterruptRequestContent,
-    ToolApprovalRequestContent,
-)
+from ..._hitl_contents import InterruptRequestContent, ToolApprovalRequestContent
 from ..._responses import ChatResponseUpdate
 from ..._role_and_finish_reason import ChatFinishReason, ChatRole
 from ..._usage import UsageDetails
@@ -45,7 +34,7 @@ from ..wire._messages import (
 )
 from ._reducer import AGUIStateTracker, AGUIThreadReducer
 
-__all__ = ["INTERRUPT_KEY", "MESSAGES_KEY", "UpdateMapper", "request_for_interrupt"]
+__all__ = ["INTERRUPT_KEY", "MESSAGES_KEY", "UpdateMapper"]
 
 #: On a request content: the AG-UI ``Interrupt`` it was made from.
 INTERRUPT_KEY = "agui_interrupt"
@@ -54,19 +43,9 @@ MESSAGES_KEY = "agui_messages"
 
 Event = dict[str, Any]
 
-_ROLES: dict[str, ChatRole] = {
-    "assistant": ChatRole.ASSISTANT,
-    "user": ChatRole.USER,
-    "system": ChatRole.SYSTEM,
-    "developer": ChatRole("developer"),
-}
 _ASSISTANT = ChatRole.ASSISTANT
+_ROLES = {r.value: r for r in (_ASSISTANT, ChatRole.USER, ChatRole.SYSTEM, ChatRole("developer"))}
 _TOOL = ChatRole.TOOL
-_FINISH = {
-    "success": ChatFinishReason.STOP,
-    "interrupt": ChatFinishReason.INPUT_REQUIRED,
-    "cancelled": ChatFinishReason.CANCELLED,
-}
 _USAGE_FIELDS = (
     ("inputTokens", "input_token_count"),
     ("outputTokens", "output_token_count"),
@@ -76,30 +55,22 @@ _USAGE_FIELDS = (
 )
 
 
+@dataclass(slots=True)
 class _Call:
     """A tool call being streamed: where it lives and its argument text so far."""
 
-    __slots__ = ("content", "message_id", "name", "parts")
-
-    def __init__(self, name: str, message_id: str) -> None:
-        self.name = name
-        self.message_id = message_id
-        self.parts: list[str] = []
-        self.content: FunctionCallContent | None = None
+    name: str
+    message_id: str
+    parts: list[str] = field(default_factory=list)
+    content: FunctionCallContent | None = None
 
 
 class UpdateMapper:
-    """Turns the events of one response stream into updates, keeping what that needs.
+    """Turns the events of one response stream into updates.
 
-    ``client_tools`` are the names of the caller's own tools: a call to one stays runnable,
-    any other call is marked ``informational_only`` (the server ran it). ``history_calls``
-    are the tool calls already in the conversation, for approvals of earlier calls.
-    ``requested_run_id`` names a run that fails before it starts (a leading ``RUN_ERROR``).
-
-    When a run ends, a call to the caller's tools that it does not leave pending (the
-    server answered it, ``pendingToolCallIds`` does not list it, or the run was cancelled
-    or failed) is marked ``informational_only`` on the object already yielded, so the tool
-    loop, which reads the calls once the run is over, does not run it.
+    Only calls to ``client_tools`` (the caller's own) that a run leaves pending stay
+    runnable; the others are marked ``informational_only``, in place once the run ends, so
+    the tool loop does not run them. ``history_calls`` serve approvals of earlier calls.
     """
 
     def __init__(
@@ -127,7 +98,6 @@ class UpdateMapper:
         self._run_results: set[str] = set()
         self._last_message_id: str | None = None
         self._errors = 0
-        #: The last ``RUN_ERROR`` event, if the last run ended with one.
         self.last_error: Event | None = None
         self._handlers: dict[str, Callable[[Event], ChatResponseUpdate]] = {
             "RUN_STARTED": self._run_started,
@@ -138,21 +108,19 @@ class UpdateMapper:
             "TOOL_CALL_ARGS": self._tool_args,
             "TOOL_CALL_END": self._tool_end,
             "TOOL_CALL_RESULT": self._tool_result,
-            "REASONING_MESSAGE_START": self._reasoning_start,
+            "REASONING_MESSAGE_START": lambda e: self._opens(e, e["messageId"], _ASSISTANT, []),
             "REASONING_MESSAGE_CONTENT": self._reasoning_content,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "STATE_SNAPSHOT": self._state_event,
-            "STATE_DELTA": self._state_event,
+            **dict.fromkeys(("STATE_SNAPSHOT", "STATE_DELTA"), self._state_event),
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
         }
 
     @property
     def state(self) -> Any:
-        """The current state of the thread (the run input's state, then as events change it)."""
+        """The thread's state: the run input's, then as events change it."""
         return self._state.state
 
     def update(self, event: Event) -> ChatResponseUpdate:
-        """The update for one delivered event."""
         if event["type"] == "TEXT_MESSAGE_CONTENT":
             message_id = event["messageId"]
             return ChatResponseUpdate(
@@ -165,37 +133,28 @@ class UpdateMapper:
         handler = self._handlers.get(event["type"])
         if handler is None:
             # END events, steps, activity, snapshots, custom, raw, subagents: the event only.
-            return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
+            return self._bare(event)
         return handler(event)
 
-    def _messages_snapshot(self, event: Event) -> ChatResponseUpdate:
-        """The thread's messages after the snapshot, reconciled by id with the messages this
-        request sent (AG-UI wire dicts, in ``additional_properties["agui_messages"]``).
-
-        Computed only when a snapshot arrives, so the stream keeps nothing per event; to
-        fold every event of a run into the thread, use ``AGUIThreadReducer``.
-        """
-        reducer = AGUIThreadReducer(self._sent_messages, on_warning=self._on_warning)
-        reducer.apply(event)
+    def _bare(self, event: Event, props: dict[str, Any] | None = None) -> ChatResponseUpdate:
+        """An update with no contents: the event (and ``props``) only."""
         return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties={MESSAGES_KEY: reducer.messages},
+            response_id=self._run_id, raw_representation=event, additional_properties=props
         )
 
-    # ---------------------------------------------------------------- helpers
+    def _messages_snapshot(self, event: Event) -> ChatResponseUpdate:
+        # Reconciled with the messages sent only here, so the stream keeps nothing per event.
+        reducer = AGUIThreadReducer(self._sent_messages, on_warning=self._on_warning)
+        reducer.apply(event)
+        return self._bare(event, {MESSAGES_KEY: reducer.messages})
 
     def _stamp(self, **extra: Any) -> dict[str, Any]:
-        props: dict[str, Any] = {THREAD_ID_KEY: self.thread_id}
         run_id = self._run_id or self._requested_run_id
-        props[RUN_ID_KEY] = run_id
-        props.update(extra)
-        return props
+        return {THREAD_ID_KEY: self.thread_id, RUN_ID_KEY: run_id, **extra}
 
     def _opens(
         self, event: Event, message_id: str, role: ChatRole, contents: list[AIContent]
     ) -> ChatResponseUpdate:
-        """An update that (re)opens a message: it carries the thread and run ids."""
         self._last_message_id = message_id
         self._roles[message_id] = role
         props = self._stamp()
@@ -211,49 +170,28 @@ class UpdateMapper:
             additional_properties=props,
         )
 
-    # ---------------------------------------------------------------- lifecycle
-
     def _run_started(self, event: Event) -> ChatResponseUpdate:
         self._run_id = event["runId"]
         self._run_calls = {}
         self._run_results = set()
         self.last_error = None
-        return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties=self._stamp(),
-        )
+        return self._bare(event, self._stamp())
 
     def _run_finished(self, event: Event) -> ChatResponseUpdate:
         outcome = event.get("outcome")
         kind = "success" if outcome is None else outcome["type"]
         self.last_error = None
-        contents: list[AIContent] = []
         # A cancelled run leaves nothing to run; a paused one may have called the caller's
         # tools alongside its requests, and those are answered with the resume.
         self._settle_calls(set() if kind == "cancelled" else self._pending(event))
-        if kind == "interrupt":
-            contents += [self._request_for(i) for i in outcome["interrupts"]]  # type: ignore[index]
-        usage, model_id = _usage(event)
-        contents += usage
-        role: ChatRole | None = None
+        if kind != "interrupt":
+            finish = ChatFinishReason.CANCELLED if kind == "cancelled" else ChatFinishReason.STOP
+            return self._ends(event, [], self._last_message_id, finish, None)
+        requests = [self._request_for(i) for i in outcome["interrupts"]]  # type: ignore[index]
         message_id = self._last_message_id
-        if kind == "interrupt":
-            role = _ASSISTANT
-            if message_id is None or self._roles.get(message_id) is not _ASSISTANT:
-                message_id = f"{self._run_id}-interrupts"
-            self._last_message_id = message_id
-            self._roles[message_id] = _ASSISTANT
-        return ChatResponseUpdate(
-            role,
-            contents,
-            message_id=message_id,
-            response_id=self._run_id,
-            finish_reason=_FINISH.get(kind, ChatFinishReason.STOP),
-            model_id=model_id,
-            raw_representation=event,
-            additional_properties=self._stamp(**{STATE_KEY: self.state}),
-        )
+        if message_id is None or self._roles.get(message_id) is not _ASSISTANT:
+            message_id = f"{self._run_id}-interrupts"
+        return self._ends(event, requests, message_id, ChatFinishReason.INPUT_REQUIRED)
 
     def _run_error(self, event: Event) -> ChatResponseUpdate:
         self.last_error = event
@@ -261,52 +199,71 @@ class UpdateMapper:
         self._errors += 1
         run_id = self._run_id or self._requested_run_id
         message_id = f"{run_id}-error" if self._errors == 1 else f"{run_id}-error-{self._errors}"
-        self._last_message_id = message_id
-        self._roles[message_id] = _ASSISTANT
-        usage, model_id = _usage(event)
         error = ErrorContent(event["message"], error_code=event.get("code"))
+        return self._ends(event, [error], message_id, ChatFinishReason.ERROR)
+
+    def _ends(
+        self,
+        event: Event,
+        contents: Sequence[AIContent],
+        message_id: str | None,
+        finish_reason: ChatFinishReason,
+        role: ChatRole | None = _ASSISTANT,
+    ) -> ChatResponseUpdate:
+        """The update that ends a run: its requests or error, usage, finish reason, state."""
+        if role is not None and message_id is not None:
+            self._last_message_id = message_id
+            self._roles[message_id] = role
+        usage, model_id = _usage(event)
         return ChatResponseUpdate(
-            _ASSISTANT,
-            [error, *usage],
+            role,
+            [*contents, *usage],
             message_id=message_id,
             response_id=self._run_id,
-            finish_reason=ChatFinishReason.ERROR,
+            finish_reason=finish_reason,
             model_id=model_id,
             raw_representation=event,
             additional_properties=self._stamp(**{STATE_KEY: self.state}),
         )
 
-    # ---------------------------------------------------------------- text and reasoning
-
     def _text_start(self, event: Event) -> ChatResponseUpdate:
-        message_id = event["messageId"]
         role = _ROLES.get(event.get("role", "assistant"), _ASSISTANT)
-        update = self._opens(event, message_id, role, [])
+        update = self._opens(event, event["messageId"], role, [])
         update.author_name = event.get("name")
         return update
 
-    def _reasoning_start(self, event: Event) -> ChatResponseUpdate:
-        return self._opens(event, event["messageId"], _ASSISTANT, [])
-
-    def _reasoning_content(self, event: Event) -> ChatResponseUpdate:
+    def _part(self, event: Event, message_id: str, contents: list[AIContent]) -> ChatResponseUpdate:
+        """An update that continues an assistant message."""
         return ChatResponseUpdate(
             _ASSISTANT,
-            [TextReasoningContent(event["delta"])],
-            message_id=event["messageId"],
+            contents,
+            message_id=message_id,
             response_id=self._run_id,
             raw_representation=event,
         )
 
+    def _reasoning_content(self, event: Event) -> ChatResponseUpdate:
+        return self._part(event, event["messageId"], [TextReasoningContent(event["delta"])])
+
     def _encrypted_value(self, event: Event) -> ChatResponseUpdate:
         entity_id = event["entityId"]
-        if not self._knows(entity_id):
-            # agui-wire §3.5: an unknown entityId gets a warning and may be dropped.
+        known = (
+            entity_id in self._roles
+            or entity_id in self._calls
+            or entity_id in self._history_calls
+            or any(
+                m.get("id") == entity_id
+                or any(c.get("id") == entity_id for c in m.get("toolCalls") or ())
+                for m in self._sent_messages
+            )
+        )
+        if not known:  # agui-wire §3.5: an unknown entityId gets a warning and may be dropped
             if self._on_warning is not None:
                 self._on_warning(
                     f"REASONING_ENCRYPTED_VALUE names {event['subtype']} {entity_id!r}, which "
                     "neither this stream nor the history shows; dropped"
                 )
-            return ChatResponseUpdate(response_id=self._run_id, raw_representation=event)
+            return self._bare(event)
         # A message of its own, so joining never folds it into neighbouring reasoning text;
         # the wire builder attaches it to the message or tool call it names.
         target = {"subtype": event["subtype"], "entityId": entity_id}
@@ -317,26 +274,10 @@ class UpdateMapper:
         )
         return self._opens(event, f"{event['entityId']}-encrypted", _ASSISTANT, [content])
 
-    def _knows(self, entity_id: str) -> bool:
-        """Whether a message or tool call with this id was opened here or sent in the input."""
-        if entity_id in self._roles or entity_id in self._calls:
-            return True
-        if entity_id in self._history_calls:
-            return True
-        return any(
-            m.get("id") == entity_id
-            or any(c.get("id") == entity_id for c in m.get("toolCalls") or ())
-            for m in self._sent_messages
-        )
-
-    # ---------------------------------------------------------------- tool calls
-
     def _tool_start(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
-        call = self._calls.get(call_id)
-        if call is None:
-            message_id = event.get("parentMessageId") or call_id
-            call = self._calls[call_id] = _Call(event["toolCallName"], message_id)
+        message_id = event.get("parentMessageId") or call_id
+        call = self._calls.setdefault(call_id, _Call(event["toolCallName"], message_id))
         delta = FunctionCallUpdateContent(call_id, call.name, "")
         return self._opens(event, call.message_id, _ASSISTANT, [delta])
 
@@ -344,13 +285,8 @@ class UpdateMapper:
         call = self._calls[event["toolCallId"]]
         delta: str = event["delta"]
         call.parts.append(delta)
-        return ChatResponseUpdate(
-            _ASSISTANT,
-            [FunctionCallUpdateContent(event["toolCallId"], call.name, delta)],
-            message_id=call.message_id,
-            response_id=self._run_id,
-            raw_representation=event,
-        )
+        content = FunctionCallUpdateContent(event["toolCallId"], call.name, delta)
+        return self._part(event, call.message_id, [content])
 
     def _tool_end(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
@@ -370,13 +306,7 @@ class UpdateMapper:
             call.content.raw_arguments = parsed.raw_arguments
             call.content.exception = parsed.exception
         self._run_calls[call_id] = call.content
-        return ChatResponseUpdate(
-            _ASSISTANT,
-            contents,
-            message_id=call.message_id,
-            response_id=self._run_id,
-            raw_representation=event,
-        )
+        return self._part(event, call.message_id, contents)
 
     def _tool_result(self, event: Event) -> ChatResponseUpdate:
         self._run_results.add(event["toolCallId"])
@@ -389,46 +319,29 @@ class UpdateMapper:
         return self._opens(event, event["messageId"], _TOOL, [result])
 
     def _pending(self, event: Event) -> set[str]:
-        """The calls a finished run leaves for the caller's own tools to answer.
-
-        A success outcome's ``pendingToolCallIds`` when it names any; otherwise derived from
-        the stream: calls of this run to the caller's tools that got no result.
-        """
-        outcome = event.get("outcome") or {}
-        listed = outcome.get("pendingToolCallIds")
+        # The outcome's pendingToolCallIds when it names any, else client calls with no result.
+        listed = (event.get("outcome") or {}).get("pendingToolCallIds")
         if listed:
-            return {i for i in listed if self._is_client_call(i)}
+            return {
+                i for i in listed if i in self._calls and self._calls[i].name in self.client_tools
+            }
         return {
             c.call_id
             for c in self._run_calls.values()
             if c.name in self.client_tools and c.call_id not in self._run_results
         }
 
-    def _is_client_call(self, call_id: str) -> bool:
-        call = self._calls.get(call_id)
-        return call is not None and call.name in self.client_tools
-
     def _settle_calls(self, pending: set[str]) -> None:
-        """Once a run has ended, only its pending calls to the caller's tools stay runnable."""
         for content in self._run_calls.values():
             content.informational_only = content.call_id not in pending
 
-    # ---------------------------------------------------------------- state
-
     def _state_event(self, event: Event) -> ChatResponseUpdate:
         self._state.apply(event)
-        return ChatResponseUpdate(
-            response_id=self._run_id,
-            raw_representation=event,
-            additional_properties={STATE_KEY: self._state.state},
-        )
-
-    # ---------------------------------------------------------------- interrupts
+        return self._bare(event, {STATE_KEY: self._state.state})
 
     def find_call(self, call_id: str | None, name: str, value: Any) -> FunctionCallContent | None:
-        """A tool call the stream (or the history) showed: by id, or else this run's first
-        call to ``name`` whose arguments are ``value["args"]`` (for peers whose pause names
-        a call without its id)."""
+        """A call the stream or the history showed, by id, else this run's first call to
+        ``name`` with arguments ``value["args"]`` (for pauses that name a call without id)."""
         if call_id is not None:
             call = self._calls.get(call_id)
             if call is not None and call.content is not None:
@@ -440,54 +353,47 @@ class UpdateMapper:
                 return content
         return None
 
-    def _request_for(self, interrupt: Mapping[str, Any]) -> AIContent:
+    def _request_for(
+        self, interrupt: Mapping[str, Any]
+    ) -> ToolApprovalRequestContent | InterruptRequestContent:
+        """An approval when the interrupt names a known tool call (whatever its ``reason``),
+        otherwise a question."""
+        props = {INTERRUPT_KEY: dict(interrupt), RUN_ID_KEY: self._run_id}
+        schema = interrupt.get("responseSchema")
+        expires_at = interrupt.get("expiresAt")
         call_id = interrupt.get("toolCallId")
-        known = None
-        if isinstance(call_id, str):
-            stream_call = self._calls.get(call_id)
-            known = stream_call.content if stream_call is not None else None
-            if known is None:
-                known = self._history_calls.get(call_id)
-        return request_for_interrupt(interrupt, known, run_id=self._run_id)
-
-
-def request_for_interrupt(
-    interrupt: Mapping[str, Any], call: FunctionCallContent | None, *, run_id: str | None
-) -> ToolApprovalRequestContent | InterruptRequestContent:
-    """The request content for an AG-UI interrupt: an approval when it names a known tool
-    call (whatever its ``reason``), otherwise a question."""
-    props = {INTERRUPT_KEY: dict(interrupt), RUN_ID_KEY: run_id}
-    schema = interrupt.get("responseSchema")
-    expires_at = interrupt.get("expiresAt")
-    if call is not None:
-        return ToolApprovalRequestContent(
+        call = self.find_call(call_id, "", None) if isinstance(call_id, str) else None
+        if call is not None:
+            return ToolApprovalRequestContent(
+                interrupt["id"],
+                call,
+                message=interrupt.get("message"),
+                allow_edits=offers_edits(schema) if schema is not None else True,
+                expires_at=expires_at,
+                additional_properties=props,
+            )
+        # An agui_chat server names the asking call (and the question's key) in its own entry
+        # of the metadata, since a top-level ``toolCallId`` would make it an approval.
+        metadata = interrupt.get("metadata")
+        ours: Mapping[str, Any] = {}
+        if isinstance(metadata, Mapping) and isinstance(
+            metadata.get(QUESTION_METADATA_KEY), Mapping
+        ):
+            ours = metadata[QUESTION_METADATA_KEY]
+            metadata = {k: v for k, v in metadata.items() if k != QUESTION_METADATA_KEY} or None
+        call_id = interrupt.get("toolCallId", ours.get("toolCallId"))
+        key = ours.get("key")
+        return InterruptRequestContent(
             interrupt["id"],
-            call,
+            reason=interrupt.get("reason"),
             message=interrupt.get("message"),
-            allow_edits=offers_edits(schema) if schema is not None else True,
+            tool_call_id=call_id if isinstance(call_id, str) else None,
+            response_schema=schema,
             expires_at=expires_at,
+            metadata=metadata,
+            key=key if isinstance(key, str) else None,
             additional_properties=props,
         )
-    # An agui_chat server names the asking call (and the question's key) in its own entry of
-    # the metadata, since a top-level ``toolCallId`` would make the question an approval.
-    metadata = interrupt.get("metadata")
-    ours: Mapping[str, Any] = {}
-    if isinstance(metadata, Mapping) and isinstance(metadata.get(QUESTION_METADATA_KEY), Mapping):
-        ours = metadata[QUESTION_METADATA_KEY]
-        metadata = {k: v for k, v in metadata.items() if k != QUESTION_METADATA_KEY} or None
-    call_id = interrupt.get("toolCallId", ours.get("toolCallId"))
-    key = ours.get("key")
-    return InterruptRequestContent(
-        interrupt["id"],
-        reason=interrupt.get("reason"),
-        message=interrupt.get("message"),
-        tool_call_id=call_id if isinstance(call_id, str) else None,
-        response_schema=schema,
-        expires_at=expires_at,
-        metadata=metadata,
-        key=key if isinstance(key, str) else None,
-        additional_properties=props,
-    )
 
 
 def _usage(event: Event) -> tuple[list[AIContent], str | None]:
