@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from ._messages import ChatMessage
 from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
-from ._structured import get_structured_response, wants_structured
+from ._structured import respond
 
 __all__ = ["BaseChatClient", "ChatClient"]
 
@@ -71,11 +71,7 @@ class BaseChatClient:
         reply is validated into ``response.value``; ``retries=N`` sends validation errors
         back to the model up to N times (``get_structured_response``, over this client).
         """
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(
-                self, messages, options, response_format=response_format, retries=retries
-            )
-        return await self._get_response(messages, options)
+        return await respond(self, messages, options, response_format, retries, self._get_response)
 
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None

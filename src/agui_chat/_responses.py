@@ -74,9 +74,7 @@ class ChatResponseUpdate:
             contents = []
         elif contents.__class__ is str:
             contents = [TextContent(contents)]
-        elif not isinstance(contents, list):
-            raise TypeError(f"contents must be a str or a list, got {type(contents).__name__}")
-        self.contents: list[AIContent] = contents
+        self.contents: list[AIContent] = contents  # type: ignore[assignment]
         self.author_name = author_name
         self.message_id = message_id
         self.response_id = response_id
@@ -136,25 +134,9 @@ class ChatResponse(Generic[OutputT]):
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        if messages is None:
-            messages = []
-        elif isinstance(messages, ChatMessage):
+        if isinstance(messages, ChatMessage):
             messages = [messages]
-        elif not isinstance(messages, list):
-            raise TypeError("messages must be a ChatMessage or a list of ChatMessage")
-        for i, m in enumerate(messages):
-            if not isinstance(m, ChatMessage):
-                raise TypeError(f"messages[{i}] must be a ChatMessage, got {type(m).__name__}")
-        if usage is not None and not isinstance(usage, UsageDetails):
-            raise TypeError("usage must be UsageDetails")
-        for name, value in (
-            ("response_id", response_id),
-            ("conversation_id", conversation_id),
-            ("model_id", model_id),
-        ):
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-        self.messages = messages
+        self.messages = messages if messages is not None else []
         self.response_id = response_id
         self.conversation_id = conversation_id
         self.model_id = model_id
@@ -223,7 +205,10 @@ class ChatResponse(Generic[OutputT]):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ChatResponse:
-        """Load what :meth:`to_dict` wrote."""
+        """Load what :meth:`to_dict` wrote; ``ValueError`` for a field that does not fit."""
+        for name in ("response_id", "conversation_id", "model_id", "finish_reason"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise ValueError(f"response field {name!r} must be a str")
         return cls(
             [ChatMessage.from_dict(m) for m in data.get("messages", [])],
             response_id=data.get("response_id"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._contents import ErrorContent
@@ -30,6 +30,7 @@ __all__ = [
     "format_from_wire",
     "format_to_wire",
     "get_structured_response",
+    "respond",
     "response_format_of",
     "schema_instructions",
     "wants_structured",
@@ -63,9 +64,25 @@ def wants_structured(options: ChatOptions | None, response_format: Any, retries:
 class _ChatClient(Protocol):
     """What structured output needs of a ``ChatClient``: its ``get_response``."""
 
-    def get_response(
-        self, messages: list[ChatMessage], options: ChatOptions
-    ) -> Awaitable[ChatResponse[Any]]: ...
+    def get_response(self, messages: Any, options: Any) -> Awaitable[ChatResponse[Any]]: ...
+
+
+def respond(
+    client: _ChatClient,
+    messages: Any,
+    options: ChatOptions | None,
+    response_format: type[OutputT] | None,
+    retries: int,
+    plain: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]] | None = None,
+) -> Awaitable[ChatResponse[OutputT]]:
+    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output over
+    ``client`` when asked for (:func:`wants_structured`), else ``plain`` (by default the
+    client's ``get_response``)."""
+    if wants_structured(options, response_format, retries):
+        return get_structured_response(
+            client, messages, options, response_format=response_format, retries=retries
+        )
+    return (plain or client.get_response)(messages, options)
 
 
 async def get_structured_response(

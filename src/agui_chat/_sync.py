@@ -13,7 +13,7 @@ from ._client import ChatClient, ChatMessages
 from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._streams import close_stream
-from ._structured import get_structured_response, wants_structured
+from ._structured import respond
 
 __all__ = ["SyncChatClient"]
 
@@ -35,8 +35,6 @@ class SyncChatClient:
     """
 
     def __init__(self, client: ChatClient) -> None:
-        if not isinstance(client, ChatClient):
-            raise TypeError(f"client must be a ChatClient, got {type(client).__name__}")
         self.client = client
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -62,13 +60,7 @@ class SyncChatClient:
         retries: int = 0,
     ) -> ChatResponse[OutputT]:
         """Like ``ChatClient.get_response``, blocking until the response is complete."""
-        if wants_structured(options, response_format, retries):
-            return self._run(
-                get_structured_response(
-                    self.client, messages, options, response_format=response_format, retries=retries
-                )
-            )
-        return self._run(self.client.get_response(messages, options))
+        return self._run(respond(self.client, messages, options, response_format, retries))
 
     def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None

@@ -36,9 +36,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
 
 
-def _check_name(name: Any) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
+def _check_name(name: str) -> str:
     if not _NAME.match(name):
         raise ToolError(
             f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
@@ -91,10 +89,6 @@ class AIFunctionDeclaration(AITool):
         additional_properties: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = _check_name(name)
-        if not isinstance(description, str):
-            raise TypeError(f"description must be a str, got {type(description).__name__}")
-        if parameters is not None and not isinstance(parameters, Mapping):
-            raise TypeError("parameters must be a JSON schema mapping")
         self.description = description
         self._parameters: dict[str, Any] = (
             dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
@@ -127,10 +121,6 @@ class AIFunction(AIFunctionDeclaration):
         description: str | None = None,
         additional_properties: Mapping[str, Any] | None = None,
     ) -> None:
-        if not callable(func):
-            raise TypeError(f"func must be callable, got {type(func).__name__}")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str, got {type(name).__name__}")
         fn_name = name or getattr(func, "__name__", None)
         summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
         self.func = func
@@ -184,8 +174,6 @@ class DelegatingAIFunction(AIFunction):
     behaviour. ``get_service`` sees through it."""
 
     def __init__(self, inner: AIFunction) -> None:
-        if not isinstance(inner, AIFunction):
-            raise TypeError(f"inner must be an AIFunction, got {type(inner).__name__}")
         self.inner = inner
         # The wrapped function's identity (a wrapper does not rename what it wraps).
         self.name = inner.name
@@ -224,11 +212,7 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         allow_edits: bool = True,
     ) -> None:
         super().__init__(inner)
-        if when is not None and not callable(when):
-            raise TypeError("when must be a callable taking the call's arguments")
         self.when = when
-        if not isinstance(allow_edits, bool):
-            raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
         self.allow_edits = allow_edits
 
     def approval_message(self, call_name: str) -> str:
@@ -341,11 +325,6 @@ def approval_required(
     predicate must never judge arguments the tool does not see); so is it when they hold a
     NaN, or when ``when`` raises. Its result is read with ``bool()``.
     """
-
-    if when is not None and not callable(when):
-        raise TypeError("when must be a callable taking the call's arguments")
-    if not isinstance(allow_edits, bool):
-        raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)
