@@ -11,8 +11,6 @@ from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._structured import respond
 
-__all__ = ["BaseChatClient", "ChatClient"]
-
 _T = TypeVar("_T")
 _Self = TypeVar("_Self", bound="BaseChatClient")
 

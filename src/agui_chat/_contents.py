@@ -23,21 +23,6 @@ from ._usage import UsageDetails
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-__all__ = [
-    "AIContent",
-    "DataContent",
-    "ErrorContent",
-    "FunctionCallContent",
-    "FunctionCallUpdateContent",
-    "FunctionResultContent",
-    "TextContent",
-    "TextReasoningContent",
-    "ToolCallContent",
-    "ToolResultContent",
-    "UriContent",
-    "UsageContent",
-]
-
 
 def _is_none(value: Any) -> bool:
     return value is None

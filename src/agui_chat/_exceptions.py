@@ -43,35 +43,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = [
-    "AGUIChatError",
-    "ApprovalStoreError",
-    "ApprovalStoreUnavailableError",
-    "AuthenticationError",
-    "ChatClientError",
-    "ConnectError",
-    "DuplicateResponseError",
-    "DuplicateToolError",
-    "ExpiredRequestError",
-    "HTTPStatusError",
-    "HumanInTheLoopError",
-    "InvalidResponseError",
-    "ProtocolError",
-    "RateLimitError",
-    "RefusalError",
-    "RunError",
-    "ServiceTimeoutError",
-    "ServiceUnavailableError",
-    "StructuredOutputError",
-    "ToolArgumentsError",
-    "ToolError",
-    "TransientError",
-    "TransportError",
-    "TruncatedStreamError",
-    "UnansweredRequestError",
-    "UnknownResponseError",
-]
-
 
 class AGUIChatError(Exception):
     """Base class of every error raised by agui_chat."""

@@ -21,16 +21,6 @@ from ._contents import (
 from ._exceptions import ExpiredRequestError, InvalidResponseError
 from ._schema import is_expired, parse_expiry, schema_errors
 
-__all__ = [
-    "CANCELLED_REASON",
-    "InputRequestContent",
-    "InputResponseContent",
-    "InterruptRequestContent",
-    "InterruptResponseContent",
-    "ToolApprovalRequestContent",
-    "ToolApprovalResponseContent",
-]
-
 InterruptStatus = Literal["resolved", "cancelled"]
 
 #: The rejection reason of a cancelled approval (:meth:`ToolApprovalRequestContent.cancel`).

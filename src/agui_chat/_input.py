@@ -24,8 +24,6 @@ from typing import Any
 from ._hitl_contents import InterruptResponseContent
 from ._schema import parse_expiry, to_jsonable
 
-__all__ = ["InputRequired", "question_digest", "request_input"]
-
 
 def question_digest(
     key: str, message: str | None, response_schema: Mapping[str, Any] | None

@@ -9,8 +9,6 @@ from ._contents import AIContent, TextContent
 from ._role_and_finish_reason import ChatRole
 from ._schema import to_jsonable
 
-__all__ = ["ChatMessage", "as_messages"]
-
 _FIELDS = {
     "role": str,
     "contents": list,

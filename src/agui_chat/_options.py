@@ -11,8 +11,6 @@ from ._response_format import ChatResponseFormat
 if TYPE_CHECKING:
     from ._tools import AITool
 
-__all__ = ["ChatOptions", "ChatToolMode"]
-
 
 @dataclass(frozen=True, slots=True)
 class ChatToolMode:

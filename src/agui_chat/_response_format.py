@@ -18,15 +18,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
 
-__all__ = [
-    "ChatResponseFormat",
-    "OutputSpec",
-    "output_spec",
-    "schema_name",
-    "strict_schema",
-    "type_name",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class ChatResponseFormat:

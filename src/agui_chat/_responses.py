@@ -25,8 +25,6 @@ from ._schema import to_jsonable
 from ._streams import close_stream
 from ._usage import UsageDetails
 
-__all__ = ["ChatResponse", "ChatResponseUpdate", "OutputT"]
-
 #: The type of ``ChatResponse.value`` (``Any`` for a response that has none).
 OutputT = TypeVar("OutputT", default=Any)
 _UNSET: Any = object()

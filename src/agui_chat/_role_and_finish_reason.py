@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ChatFinishReason", "ChatRole"]
-
 _V = TypeVar("_V", bound="_CaseInsensitiveValue")
 
 

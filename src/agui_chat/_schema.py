@@ -12,8 +12,6 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["dump_json", "is_expired", "parse_expiry", "schema_errors", "to_jsonable"]
-
 
 def to_jsonable(value: Any) -> Any:
     """Convert ``value`` (pydantic models, dataclasses, datetimes...) to plain JSON data."""

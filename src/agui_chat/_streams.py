@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["close_stream"]
-
 
 async def close_stream(stream: object) -> None:
     """Await ``stream.aclose()`` if the stream has one (async generators do)."""

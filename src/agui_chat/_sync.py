@@ -15,8 +15,6 @@ from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._streams import close_stream
 from ._structured import respond
 
-__all__ = ["SyncChatClient"]
-
 _T = TypeVar("_T")
 
 

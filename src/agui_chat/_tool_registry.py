@@ -21,8 +21,6 @@ from typing import Protocol, runtime_checkable
 from ._exceptions import DuplicateToolError
 from ._tools import AITool
 
-__all__ = ["ToolRegistry", "ToolSource", "check_tools"]
-
 
 @runtime_checkable
 class ToolSource(Protocol):

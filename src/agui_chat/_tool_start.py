@@ -15,8 +15,6 @@ from contextvars import ContextVar
 
 from ._contents import FunctionCallContent
 
-__all__ = ["ToolStartHook", "on_tool_start", "tool_starting"]
-
 ToolStartHook = Callable[[FunctionCallContent], Awaitable[None]]
 
 _hook: ContextVar[ToolStartHook | None] = ContextVar("agui_chat_tool_start", default=None)
