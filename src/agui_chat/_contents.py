@@ -1,10 +1,9 @@
 """The contents a message is made of: text, reasoning, data, tool calls and results, errors and
-usage (the human-in-the-loop requests and answers are in ``_hitl_contents``).
+usage (the human-in-the-loop ones are in ``_hitl_contents``).
 
-Contents are slotted dataclasses. ``to_dict()`` and ``AIContent.from_dict()`` go through one
-pydantic ``TypeAdapter`` over every content type, told apart by ``type`` (built on first use,
-so ``import agui_chat`` does not import pydantic); an unknown ``type`` is an error that names it.
-``additional_properties`` is serialized, ``raw_representation`` and ``exception`` never are.
+Contents are slotted dataclasses; ``to_dict()`` and ``AIContent.from_dict()`` go through one
+pydantic ``TypeAdapter`` over every content type, told apart by ``type`` (built on first use).
+``raw_representation`` and ``exception`` are never serialized.
 """
 
 from __future__ import annotations
@@ -52,11 +51,7 @@ def check_id(value: str, name: str) -> None:
 
 @dataclass(slots=True)
 class AIContent:
-    """Base class of every content.
-
-    ``additional_properties`` travels with the content (and is serialized);
-    ``raw_representation`` is the provider's own object and is never serialized.
-    """
+    """Base class of every content; ``raw_representation`` is the provider's own object."""
 
     type: ClassVar[str] = ""
     _registry: ClassVar[dict[str, builtins.type[AIContent]]] = {}
@@ -276,12 +271,6 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _strict_json(text: str) -> Any:
-    """``json.loads`` that refuses what is not JSON (``NaN``, ``Infinity``) and numbers
-    that overflow a float; raises ``ValueError`` or ``RecursionError``."""
-    return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
-
-
 @dataclass(slots=True)
 class ToolCallContent(AIContent):
     """Base of every tool call (``FunctionCallContent``: a function call we may run)."""
@@ -336,7 +325,7 @@ class FunctionCallContent(ToolCallContent):
         if text is None or not text.strip():
             return cls(call_id, name, {}, **kwargs)
         try:
-            parsed = _strict_json(text)
+            parsed = json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
         except (ValueError, RecursionError) as exc:
             why = exc if isinstance(exc, ValueError) else ValueError("arguments nest too deeply")
             return cls(call_id, name, None, raw_arguments=text, exception=why, **kwargs)

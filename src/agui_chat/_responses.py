@@ -31,11 +31,7 @@ _UNSET: Any = object()
 
 
 class ChatResponseUpdate:
-    """One piece of a streamed response.
-
-    Updates that belong to one message share a ``message_id``; ``ChatResponse.from_updates``
-    joins them. ``raw_representation`` carries what the provider sent (for AG-UI: the event).
-    """
+    """One piece of a streamed response; ``raw_representation`` is what the provider sent."""
 
     __slots__ = (
         "additional_properties",
@@ -98,13 +94,8 @@ class ChatResponseUpdate:
 
 
 class ChatResponse(Generic[OutputT]):
-    """A whole response: the messages the service (and any tool loop) produced.
-
-    ``messages`` may hold several messages (calls, results, final text): append all of them
-    to the history. ``input_requests`` lists the approvals and questions the run paused on.
-    ``value`` is the validated structured output, when the call asked for one with
-    ``response_format=Model`` (a ``ChatResponse[Model]``).
-    """
+    """A whole response: every message the service (and any tool loop) produced, to append
+    to the history. ``value`` is the structured output of ``response_format=Model``."""
 
     __slots__ = (
         "_value",
@@ -154,11 +145,8 @@ class ChatResponse(Generic[OutputT]):
 
     @property
     def value(self) -> OutputT:
-        """The reply validated as the ``response_format`` type the call asked for.
-
-        A ``ValueError`` if there is none: the call asked for no type, or the run paused on
-        ``input_requests`` (answer them and call again with the same ``response_format``).
-        """
+        """The reply validated as the call's ``response_format`` type; ``ValueError`` if the
+        call asked for none or the run paused on ``input_requests``."""
         if self._value is _UNSET:
             why = (
                 "the run paused on input requests; answer them and call again with the same "
@@ -175,7 +163,7 @@ class ChatResponse(Generic[OutputT]):
         return self._value is not _UNSET
 
     def set_value(self, value: OutputT) -> None:
-        """Set ``value`` (done by ``get_response`` once the reply validated)."""
+        """Set ``value`` (``get_response`` does, once the reply validated)."""
         self._value = value
 
     @property
@@ -219,8 +207,7 @@ class ChatResponse(Generic[OutputT]):
 
     # -- updates <-> response ------------------------------------------------------------
     def to_updates(self) -> list[ChatResponseUpdate]:
-        """One update per message, plus one carrying the usage (the inverse of
-        :meth:`from_updates`)."""
+        """One update per message, plus one with the usage (the inverse of :meth:`from_updates`)."""
         updates = [
             ChatResponseUpdate(
                 m.role,
@@ -277,11 +264,8 @@ class ChatResponse(Generic[OutputT]):
 
 
 class _ResponseBuilder:
-    """Folds updates into messages incrementally (used by ``from_updates`` and the tool loop).
-
-    Plain text deltas are kept as strings until something else arrives, so a long stream
-    does not keep one object per delta alive (which would also slow the garbage collector).
-    """
+    """Folds updates into messages incrementally; text deltas are kept as strings until
+    something else arrives, so a long stream keeps no object per delta alive."""
 
     __slots__ = ("_text", "response", "usage")
 

@@ -1,8 +1,5 @@
-"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping.
-
-``jsonschema`` and ``pydantic_core`` are imported on first use, not with the package: they
-were most of ``import agui_chat`` (``bench/import_time.py``).
-"""
+"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping
+(``jsonschema`` and ``pydantic_core`` are imported on first use)."""
 
 from __future__ import annotations
 

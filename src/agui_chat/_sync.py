@@ -19,17 +19,11 @@ _T = TypeVar("_T")
 
 
 class SyncChatClient:
-    """A blocking façade over any ``ChatClient``::
+    """A blocking façade over any ``ChatClient`` (``with SyncChatClient(client) as chat:``).
 
-        with SyncChatClient(client) as chat:
-            print(chat.get_response("Hello").text)
-            for update in chat.get_streaming_response("Tell me more"):
-                print(update.text, end="")
-
-    It runs the client on a private event loop in a background thread, so it works in
-    plain scripts, in threads, and even where another event loop is already running. All
-    calls of one ``SyncChatClient`` share that loop (clients holding connections need that).
-    ``close()`` closes the wrapped client and stops the loop.
+    It runs the client on a private event loop in a background thread, shared by all its
+    calls, so it works even where another event loop is running. ``close()`` closes the
+    wrapped client and stops the loop.
     """
 
     def __init__(self, client: ChatClient) -> None:

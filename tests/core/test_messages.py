@@ -89,3 +89,10 @@ def test_clone_has_its_own_contents_list() -> None:
     assert message.text == "a"
     assert clone.text == "ab"
     assert clone.message_id == "m"
+
+
+@pytest.mark.parametrize("field", ["role", "contents", "author_name", "message_id"])
+def test_loading_a_message_field_of_the_wrong_type_is_an_error_naming_it(field: str) -> None:
+    data: dict[str, object] = {"role": "user", "contents": [], field: 3}
+    with pytest.raises(ValueError, match=f"message field '{field}'"):
+        ChatMessage.from_dict(data)  # type: ignore[arg-type]
