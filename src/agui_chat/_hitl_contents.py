@@ -49,10 +49,7 @@ def _expiry_last(
 @dataclass(slots=True)
 class InputRequestContent(AIContent):
     """Base of the requests that pause a run for a person; ``request_id`` pairs the answer.
-
-    An ``expires_at`` given as ISO 8601 text is parsed (text that does not parse never expires,
-    as AG-UI says); a naive datetime is UTC.
-    """
+    ``expires_at`` may be ISO 8601 text (text that does not parse never expires; naive is UTC)."""
 
     request_id: str
 
@@ -74,14 +71,9 @@ class InputResponseContent(AIContent):
 
 @dataclass(slots=True)
 class ToolApprovalRequestContent(InputRequestContent):
-    """A tool call that waits for a person's approval before it may run.
-
-    ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); a request
-    whose call is another ``ToolCallContent`` (one the service runs itself) is passed through
-    to the service with its answer. Answer it with :meth:`create_response`,
-    or withdraw it undecided with :meth:`cancel`. ``requires_confirmation`` is false for a
-    request that is shown only for context; ``allow_edits`` says whether the person may change
-    the arguments.
+    """A tool call that waits for a person's approval before it may run: answer it with
+    :meth:`create_response` or withdraw it with :meth:`cancel`. ``requires_confirmation`` is
+    false for a request shown only for context; ``allow_edits``: may the person edit the call.
     """
 
     type = "tool_approval_request"
@@ -132,10 +124,8 @@ class ToolApprovalRequestContent(InputRequestContent):
         )
 
     def cancel(self) -> ToolApprovalResponseContent:
-        """Withdraw the request without deciding it (AG-UI's ``cancelled`` status): the call
-        never runs. Sent to an AG-UI server as a ``cancelled`` resume entry; the in-process
-        tool loop treats it as a rejection with the reason ``"cancelled"``. Allowed past
-        the request's expiry too."""
+        """Withdraw the request undecided (AG-UI's ``cancelled`` status; in process, a rejection
+        with the reason ``"cancelled"``): the call never runs. Allowed past the expiry too."""
         return ToolApprovalResponseContent(
             self.request_id, False, self.tool_call, reason=CANCELLED_REASON, cancelled=True
         )
@@ -151,14 +141,10 @@ class ToolApprovalRequestContent(InputRequestContent):
 
 @dataclass(slots=True)
 class ToolApprovalResponseContent(InputResponseContent):
-    """A person's answer to a ``ToolApprovalRequestContent``.
-
-    ``edited_arguments``, when given, replace the call's arguments entirely (they are
-    validated against the tool's schema before anything runs). ``cancelled`` marks the
-    answer of :meth:`ToolApprovalRequestContent.cancel`: a rejection whose reason is
-    ``"cancelled"``, sent to AG-UI peers with the status ``cancelled``; a cancelled answer
-    that approves or edits is a ``ValueError``.
-    """
+    """A person's answer to a ``ToolApprovalRequestContent``. ``edited_arguments`` replace the
+    call's arguments entirely (validated against the tool's schema before anything runs);
+    ``cancelled`` marks :meth:`ToolApprovalRequestContent.cancel`'s answer (``ValueError`` if
+    it approves or edits)."""
 
     type = "tool_approval_response"
     approved: bool = field(metadata=STRICT)
@@ -173,8 +159,8 @@ class ToolApprovalResponseContent(InputResponseContent):
             raise ValueError("a cancelled approval approves nothing and edits nothing")
 
     def to_payload(self) -> dict[str, Any]:
-        """The AG-UI resume payload ``{approved, reason?, editedArgs?}``, written by the one
-        approval payload model (``agui_chat._approval_payload``); an empty reason is left out."""
+        """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (an empty reason is
+        left out)."""
         from ._approval_payload import to_wire  # pydantic on first use, not with the package
 
         return to_wire(self.approved, self.reason or None, self.edited_arguments)
@@ -190,11 +176,7 @@ class ToolApprovalResponseContent(InputResponseContent):
 @dataclass(slots=True)
 class InterruptRequestContent(InputRequestContent):
     """A question for a person (AG-UI interrupt): answer with :meth:`create_response` or
-    decline with :meth:`cancel`.
-
-    ``tool_call_id`` names the tool call that asked; ``key`` tells apart several questions of
-    one call; ``response_schema`` is the JSON schema the answer must satisfy.
-    """
+    decline with :meth:`cancel`. ``key`` tells apart several questions of one tool call."""
 
     type = "interrupt_request"
     reason: str | None = field(default=None, metadata=OMIT_NONE)
