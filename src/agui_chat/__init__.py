@@ -1,9 +1,5 @@
 """agui_chat: a Microsoft.Extensions.AI-style chat-client layer for Python, with human in
-the loop over the AG-UI protocol.
-
-The public surface is what this module re-exports; adapters live in ``agui_chat.agui``,
-``agui_chat.openai`` and ``agui_chat.testing``.
-"""
+the loop over the AG-UI protocol. The public surface is what this module re-exports."""
 
 from ._client import BaseChatClient, ChatClient
 from ._contents import (

@@ -1,20 +1,11 @@
 """The answer to a tool approval on the AG-UI wire: ``{approved, reason?, editedArgs?}``.
 
-One strict model, :class:`ApprovalPayload`, read and written nowhere else. Everything that
-reads an approval answer from outside (the server taking a ``resume``, the client sending a
-hand-built answer, a dialect translating one) goes through :func:`read_approval_payload`,
-and everything that writes one through :func:`to_wire`; the ``responseSchema`` an approval
-interrupt carries is :func:`approval_response_schema`.
-
-An answer the model cannot read in full is refused, never partly applied: an unknown key
-(``edited_args``, ``editedArguments``, ``arguments``...) would otherwise leave the edit
-unread and run the call unedited. ``approved`` must be a JSON boolean (not ``"true"`` or
-``1``), ``reason`` a string and ``editedArgs`` an object, each left out rather than
-``null``; ``editedArgs`` only goes with ``approved: true``. A refusal is an
-:class:`ApprovalPayloadError` (an ``InvalidResponseError``) that names the key at fault.
-
-pydantic is imported with this module, so the core imports it only on first use (``import
-agui_chat`` stays light: ``bench/import_time.py``).
+One strict model, :class:`ApprovalPayload`, read (:func:`read_approval_payload`) and written
+(:func:`to_wire`) nowhere else. An answer that cannot be read in full is refused, never
+partly applied: an unknown key (``edited_args``, ``arguments``...) would leave an edit unread
+and run the call unedited. No coercion, no ``null`` for a key that may be left out;
+``editedArgs`` only with ``approved: true``. pydantic comes with this module, so the core
+imports it on first use.
 """
 
 from __future__ import annotations
@@ -26,17 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ._exceptions import InvalidResponseError
 from ._schema import to_jsonable
-
-__all__ = [
-    "APPROVAL_PAYLOAD_SHAPE",
-    "EDITED_ARGS",
-    "ApprovalPayload",
-    "ApprovalPayloadError",
-    "approval_response_schema",
-    "offers_edits",
-    "read_approval_payload",
-    "to_wire",
-]
 
 #: The wire key of the edited arguments (a full replacement of the call's arguments).
 EDITED_ARGS = "editedArgs"

@@ -9,9 +9,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from ._messages import ChatMessage
 from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
-from ._structured import get_structured_response, wants_structured
-
-__all__ = ["BaseChatClient", "ChatClient"]
+from ._structured import respond
 
 _T = TypeVar("_T")
 _Self = TypeVar("_Self", bound="BaseChatClient")
@@ -22,13 +20,8 @@ ChatMessages = str | ChatMessage | Sequence[ChatMessage]
 
 @runtime_checkable
 class ChatClient(Protocol):
-    """Anything that turns messages into a response, whole or streamed.
-
-    Implementations must be safe for concurrent calls and must not keep state between calls
-    beyond what they own (connections, caches). Structured output is not part of it:
-    ``get_structured_response(client, ...)`` adds it to any client, and ``BaseChatClient``
-    to its ``get_response``.
-    """
+    """Anything that turns messages into a response, whole or streamed; safe for concurrent
+    calls. ``get_structured_response(client, ...)`` adds structured output to any client."""
 
     async def get_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
@@ -48,14 +41,9 @@ class ChatClient(Protocol):
 
 
 class BaseChatClient:
-    """A convenient base for chat clients, with structured output.
-
-    Implement ``get_streaming_response``, and ``_get_response`` if the client has a
-    non-streaming path of its own (by default it joins the updates). Do not override
-    ``get_response``: it adds ``response_format=`` / ``retries=`` on top of
-    ``_get_response``. Override ``aclose`` if the client owns resources; ``async with
-    client:`` closes it.
-    """
+    """A base for chat clients: implement ``get_streaming_response`` (and ``_get_response``
+    for a non-streaming path of its own; ``get_response`` adds structured output on top),
+    and ``aclose`` if the client owns resources."""
 
     async def get_response(
         self,
@@ -65,22 +53,15 @@ class BaseChatClient:
         response_format: type[OutputT] | None = None,
         retries: int = 0,
     ) -> ChatResponse[OutputT]:
-        """Send the messages and return the whole response.
-
-        With ``response_format=Model`` (or ``ChatOptions(response_format=Model)``), the
-        reply is validated into ``response.value``; ``retries=N`` sends validation errors
-        back to the model up to N times (``get_structured_response``, over this client).
-        """
-        if wants_structured(options, response_format, retries):
-            return await get_structured_response(
-                self, messages, options, response_format=response_format, retries=retries
-            )
-        return await self._get_response(messages, options)
+        """Send the messages and return the whole response; with ``response_format=Model``
+        the reply is validated into ``.value`` (``retries=N`` repairs, as
+        ``get_structured_response``)."""
+        return await respond(self, messages, options, response_format, retries, self._get_response)
 
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
-        """The whole response to a plain call (no structured output): the client's own work."""
+        """The whole response to a plain call (by default, the joined stream)."""
         return await ChatResponse.from_update_stream(self.get_streaming_response(messages, options))
 
     def get_streaming_response(

@@ -1,8 +1,9 @@
 """The contents a message is made of: text, reasoning, data, tool calls and results, errors and
-usage (the human-in-the-loop requests and answers are in ``_hitl_contents``).
+usage (the human-in-the-loop ones are in ``_hitl_contents``).
 
-Every content serializes with ``to_dict()`` and loads back with ``AIContent.from_dict()``;
-the ``type`` key picks the class, and an unknown ``type`` is an error that names it.
+Contents are slotted dataclasses; ``to_dict()`` and ``AIContent.from_dict()`` go through one
+pydantic ``TypeAdapter`` over every content type, told apart by ``type`` (built on first use).
+``raw_representation`` and ``exception`` are never serialized.
 """
 
 from __future__ import annotations
@@ -13,175 +14,174 @@ import builtins
 import json
 import mimetypes
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._schema import dump_json, to_jsonable
+from ._schema import dump_json
 from ._usage import UsageDetails
 
-__all__ = [
-    "AIContent",
-    "DataContent",
-    "ErrorContent",
-    "FunctionCallContent",
-    "FunctionCallUpdateContent",
-    "FunctionResultContent",
-    "TextContent",
-    "TextReasoningContent",
-    "ToolCallContent",
-    "ToolResultContent",
-    "UriContent",
-    "UsageContent",
-]
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
-def _check_str(value: Any, name: str, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
-def _check_id(value: Any, name: str) -> None:
-    _check_str(value, name)
+def _is_falsy(value: Any) -> bool:
+    return not value
+
+
+# Field metadata pydantic reads (``Field`` arguments): when a field is left out of a dict.
+# Flags are strict: a stored ``"true"`` is not a bool.
+NEVER: Mapping[str, Any] = {"exclude": True}
+OMIT_NONE: Mapping[str, Any] = {"exclude_if": _is_none}
+OMIT_FALSE: Mapping[str, Any] = {"exclude_if": _is_falsy, "strict": True}
+OMIT_TRUE: Mapping[str, Any] = {"exclude_if": bool, "strict": True}
+STRICT: Mapping[str, Any] = {"strict": True}
+
+
+def without_type(data: Any) -> Any:
+    return {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else data
+
+
+def check_id(value: str, name: str) -> None:
     if not value.strip():
         raise ValueError(f"{name} must not be empty")
 
 
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return value
-
-
-def _check_mapping(value: Any, name: str) -> None:
-    if value is not None and not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
-
-
+@dataclass(slots=True)
 class AIContent:
-    """Base class of every content.
+    """Base class of every content; ``raw_representation`` is the provider's own object."""
 
-    ``additional_properties`` travels with the content (and is serialized);
-    ``raw_representation`` is the provider's own object and is never serialized.
-    """
-
-    __slots__ = ("additional_properties", "raw_representation")
     type: ClassVar[str] = ""
     _registry: ClassVar[dict[str, builtins.type[AIContent]]] = {}
+    _adapter: ClassVar[TypeAdapter[Any] | None] = None
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        "extra": "forbid",
+        "arbitrary_types_allowed": True,
+    }
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+    additional_properties: dict[str, Any] | None = field(
+        default=None, kw_only=True, repr=False, metadata=OMIT_FALSE
+    )
+    raw_representation: Any = field(
+        default=None, kw_only=True, repr=False, compare=False, metadata=NEVER
+    )
+
+    def __init_subclass__(cls) -> None:  # no super(): slotted dataclasses are made twice
         if cls.__dict__.get("type"):
-            AIContent._registry[cls.type] = cls
-
-    def __init__(
-        self,
-        *,
-        additional_properties: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-    ) -> None:
-        _check_mapping(additional_properties, "additional_properties")
-        self.additional_properties = additional_properties
-        self.raw_representation = raw_representation
-
-    # -- serialization -------------------------------------------------------------------
-    def _fields(self) -> dict[str, Any]:
-        raise NotImplementedError
+            AIContent._registry[cls.type] = cls  # the slotted class replaces the first one
+            AIContent._adapter = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``AIContent.from_dict`` loads it back."""
-        out: dict[str, Any] = {"type": self.type}
-        out.update(self._fields())
-        if self.additional_properties:
-            out["additional_properties"] = to_jsonable(self.additional_properties)
-        return out
-
-    @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        return cls(**data)
+        return _content_adapter().dump_python(self, mode="json", fallback=str)  # type: ignore[no-any-return]
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> AIContent:
-        """Load a content written by ``to_dict``; an unknown ``type`` raises ``ValueError``."""
+        """Load a content written by ``to_dict``; an unknown ``type`` or a field that does not
+        fit raises ``ValueError``."""
         if not isinstance(data, Mapping):
             raise TypeError(f"content must be a mapping, got {type(data).__name__}")
         kind = data.get("type")
-        cls = AIContent._registry.get(kind) if isinstance(kind, str) else None
-        if cls is None:
+        if not isinstance(kind, str) or kind not in AIContent._registry:
             raise ValueError(f"unknown content type {kind!r}")
-        fields = dict(data)
-        del fields["type"]
+        from pydantic import ValidationError
+
         try:
-            return cls._load(fields)
-        except TypeError as exc:
-            raise ValueError(f"invalid {kind!r} content: {exc}") from exc
+            return _content_adapter().validate_python(data)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'][1:]) or '(root)'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise ValueError(f"invalid {kind!r} content: {problems}") from None
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, AIContent)
-        return self.to_dict() == other.to_dict()
+    @classmethod
+    def _from_wire(cls, data: Any) -> Any:
+        """The fields of ``data`` (a ``to_dict``), as the dataclass takes them."""
+        return without_type(data)
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
-        return f"{type(self).__name__}({shown})"
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        """Adjust the fields pydantic wrote, in place (a subclass with a field of its own)."""
 
 
+def _content_adapter() -> TypeAdapter[Any]:
+    adapter = AIContent._adapter
+    if adapter is None:
+        from typing import Annotated, Union
+
+        from pydantic import BeforeValidator, Discriminator, Tag, TypeAdapter, WrapSerializer
+
+        members = tuple(
+            Annotated[cls, BeforeValidator(cls._from_wire), Tag(kind)]
+            for kind, cls in AIContent._registry.items()
+        )
+        union: Any = Annotated[Union[members], Discriminator(_tag), WrapSerializer(_dump)]  # noqa: UP007
+        adapter = AIContent._adapter = TypeAdapter(union)
+    return adapter
+
+
+def _tag(value: Any) -> str | None:
+    return value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+
+
+def _dump(content: AIContent, handler: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": content.type, **handler(content)}
+    content._to_wire(out)
+    if "additional_properties" in out:
+        out["additional_properties"] = out.pop("additional_properties")
+    return out
+
+
+@dataclass(slots=True)
 class TextContent(AIContent):
     """Plain text."""
 
-    __slots__ = ("text",)
     type = "text"
-
-    def __init__(self, text: str, **kwargs: Any) -> None:
-        if kwargs:
-            super().__init__(**kwargs)
-        else:
-            self.additional_properties = None
-            self.raw_representation = None
-        if text.__class__ is not str:
-            _check_str(text, "text")
-        self.text = text
-
-    def _fields(self) -> dict[str, Any]:
-        return {"text": self.text}
+    text: str
 
     def __str__(self) -> str:
         return self.text
 
 
+@dataclass(slots=True)
 class TextReasoningContent(AIContent):
     """The model's reasoning. ``protected_data`` is opaque (encrypted) reasoning that must be
     sent back unchanged."""
 
-    __slots__ = ("protected_data", "text")
     type = "reasoning"
-
-    def __init__(self, text: str = "", *, protected_data: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        _check_str(text, "text")
-        _check_str(protected_data, "protected_data", optional=True)
-        self.text = text
-        self.protected_data = protected_data
-
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"text": self.text}
-        if self.protected_data is not None:
-            out["protected_data"] = self.protected_data
-        return out
+    text: str = ""
+    protected_data: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
 
 
+def _parse_data_uri(uri: str) -> tuple[bytes, str]:
+    if not uri.startswith("data:"):
+        raise ValueError("data must be bytes or a 'data:' URI")
+    header, sep, payload = uri[5:].partition(",")
+    if not sep or not header.endswith(";base64"):
+        raise ValueError("a data URI must be base64-encoded ('data:<type>;base64,...')")
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"data URI is not valid base64: {exc}") from exc
+    return raw, header[: -len(";base64")]
+
+
+@dataclass(slots=True, init=False)
 class DataContent(AIContent):
     """Binary data (an image, a document...) with its media type.
 
     Build it from bytes (``DataContent(b"...", media_type="image/png")``) or from a
-    ``data:`` URI (``DataContent("data:image/png;base64,...")``).
+    ``data:`` URI (``DataContent("data:image/png;base64,...")``); ``ValueError`` without a
+    media type or for a URI that is not base64 ``data:``.
     """
 
-    __slots__ = ("data", "media_type", "name")
     type = "data"
+    data: bytes = field(metadata=NEVER)
+    media_type: str = field(metadata=NEVER)
+    name: str | None = field(default=None, metadata=OMIT_NONE)
 
     def __init__(
         self,
@@ -189,30 +189,19 @@ class DataContent(AIContent):
         media_type: str | None = None,
         *,
         name: str | None = None,
-        **kwargs: Any,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
     ) -> None:
-        super().__init__(**kwargs)
         if isinstance(data, str):
-            if not data.startswith("data:"):
-                raise ValueError("data must be bytes or a 'data:' URI")
-            header, sep, payload = data[5:].partition(",")
-            if not sep or not header.endswith(";base64"):
-                raise ValueError("a data URI must be base64-encoded ('data:<type>;base64,...')")
-            try:
-                raw = base64.b64decode(payload, validate=True)
-            except binascii.Error as exc:
-                raise ValueError(f"data URI is not valid base64: {exc}") from exc
-            media_type = media_type or header[: -len(";base64")] or None
-            data = raw
-        elif not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes or a data URI str, got {type(data).__name__}")
+            data, uri_type = _parse_data_uri(data)
+            media_type = media_type or uri_type
         if not media_type:
             raise ValueError("media_type is required for DataContent")
-        _check_str(media_type, "media_type")
-        _check_str(name, "name", optional=True)
         self.data = bytes(data)
         self.media_type = media_type
         self.name = name
+        self.additional_properties = additional_properties
+        self.raw_representation = raw_representation
 
     @property
     def base64_data(self) -> str:
@@ -228,32 +217,48 @@ class DataContent(AIContent):
         """Whether the media type is ``top/*`` (e.g. ``"image"``)."""
         return self.media_type.split("/", 1)[0].lower() == top.lower()
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"uri": self.uri}
-        if self.name is not None:
-            out["name"] = self.name
-        return out
-
     @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        return cls(data.pop("uri"), **data)
+    def _from_wire(cls, data: Any) -> Any:
+        fields = without_type(data)
+        if isinstance(fields, dict) and isinstance(fields.get("uri"), str):
+            fields["data"], uri_type = _parse_data_uri(fields.pop("uri"))
+            fields["media_type"] = fields.get("media_type") or uri_type
+            if not fields["media_type"]:
+                raise ValueError("media_type is required for DataContent")
+        return fields
+
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        out["uri"] = self.uri
+        if "name" in out:
+            out["name"] = out.pop("name")
 
 
+@dataclass(slots=True, init=False)
 class UriContent(AIContent):
     """A reference to content at a URI; the media type is inferred from the path if omitted."""
 
-    __slots__ = ("media_type", "uri")
     type = "uri"
+    uri: str
+    media_type: str
 
-    def __init__(self, uri: str, media_type: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        _check_id(uri, "uri")
-        _check_str(media_type, "media_type", optional=True)
+    def __init__(
+        self,
+        uri: str,
+        media_type: str | None = None,
+        *,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+    ) -> None:
         self.uri = uri
-        self.media_type = media_type or mimetypes.guess_type(uri)[0] or "application/octet-stream"
+        self.media_type = media_type or ""
+        self.additional_properties = additional_properties
+        self.raw_representation = raw_representation
+        self.__post_init__()
 
-    def _fields(self) -> dict[str, Any]:
-        return {"uri": self.uri, "media_type": self.media_type}
+    def __post_init__(self) -> None:
+        check_id(self.uri, "uri")
+        if not self.media_type:
+            self.media_type = mimetypes.guess_type(self.uri)[0] or "application/octet-stream"
 
 
 def _not_json_constant(name: str) -> Any:
@@ -267,28 +272,23 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _strict_json(text: str) -> Any:
-    """``json.loads`` that refuses what is not JSON (``NaN``, ``Infinity``) and numbers
-    that overflow a float; raises ``ValueError`` or ``RecursionError``."""
-    return json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
-
-
+@dataclass(slots=True)
 class ToolCallContent(AIContent):
     """Base of every tool call (``FunctionCallContent``: a function call we may run)."""
 
-    __slots__ = ("call_id",)
     call_id: str
     name: str
-    arguments: dict[str, Any] | None
+    arguments: dict[str, Any] | None = None
 
 
+@dataclass(slots=True)
 class ToolResultContent(AIContent):
     """Base of every tool result, paired with its call by ``call_id``."""
 
-    __slots__ = ("call_id",)
     call_id: str
 
 
+@dataclass(slots=True)
 class FunctionCallContent(ToolCallContent):
     """A request from the model to call a tool.
 
@@ -296,34 +296,22 @@ class FunctionCallContent(ToolCallContent):
     arguments. If the model sent text that is not a JSON object, the call is
     :attr:`unparseable`: ``arguments`` is ``None``, ``raw_arguments`` holds the text and
     ``exception`` says why. ``informational_only`` marks a call already handled elsewhere
-    (by the server, or by an earlier loop), so no invoker runs it.
+    (by the server, or by an earlier loop), so no invoker runs it. An empty ``call_id`` or
+    ``name`` is a ``ValueError``.
     """
 
-    __slots__ = ("arguments", "exception", "informational_only", "name", "raw_arguments")
     type = "function_call"
+    raw_arguments: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    informational_only: bool = field(default=False, kw_only=True, metadata=OMIT_FALSE)
+    exception: BaseException | None = field(
+        default=None, kw_only=True, repr=False, compare=False, metadata=NEVER
+    )
 
-    def __init__(
-        self,
-        call_id: str,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        raw_arguments: str | None = None,
-        informational_only: bool = False,
-        exception: BaseException | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        _check_id(call_id, "call_id")
-        _check_id(name, "name")
-        _check_mapping(arguments, "arguments")
-        _check_str(raw_arguments, "raw_arguments", optional=True)
-        self.call_id = call_id
-        self.name = name
-        self.arguments: dict[str, Any] | None = dict(arguments) if arguments is not None else None
-        self.raw_arguments = raw_arguments
-        self.informational_only = _check_bool(informational_only, "informational_only")
-        self.exception = exception
+    def __post_init__(self) -> None:
+        check_id(self.call_id, "call_id")
+        check_id(self.name, "name")
+        if self.arguments is not None:
+            self.arguments = dict(self.arguments)
 
     @classmethod
     def from_json_arguments(
@@ -338,7 +326,7 @@ class FunctionCallContent(ToolCallContent):
         if text is None or not text.strip():
             return cls(call_id, name, {}, **kwargs)
         try:
-            parsed = _strict_json(text)
+            parsed = json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
         except (ValueError, RecursionError) as exc:
             why = exc if isinstance(exc, ValueError) else ValueError("arguments nest too deeply")
             return cls(call_id, name, None, raw_arguments=text, exception=why, **kwargs)
@@ -362,39 +350,20 @@ class FunctionCallContent(ToolCallContent):
             return self.raw_arguments
         return dump_json(self.arguments or {})
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"call_id": self.call_id, "name": self.name}
-        out["arguments"] = to_jsonable(self.arguments) if self.arguments is not None else None
-        if self.raw_arguments is not None:
-            out["raw_arguments"] = self.raw_arguments
-        if self.informational_only:
-            out["informational_only"] = True
-        return out
 
-
+@dataclass(slots=True)
 class FunctionCallUpdateContent(AIContent):
     """A piece of a tool call still being streamed: its arguments text so far arrives in
     ``arguments_delta`` pieces. For showing progress only; the complete call follows as a
     ``FunctionCallContent``, and ``ChatResponse.from_updates`` drops these."""
 
-    __slots__ = ("arguments_delta", "call_id", "name")
     type = "function_call_update"
-
-    def __init__(
-        self, call_id: str, name: str | None = None, arguments_delta: str = "", **kwargs: Any
-    ) -> None:
-        super().__init__(**kwargs)
-        _check_id(call_id, "call_id")
-        _check_str(name, "name", optional=True)
-        _check_str(arguments_delta, "arguments_delta")
-        self.call_id = call_id
-        self.name = name
-        self.arguments_delta = arguments_delta
-
-    def _fields(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "name": self.name, "arguments_delta": self.arguments_delta}
+    call_id: str
+    name: str | None = None
+    arguments_delta: str = ""
 
 
+@dataclass(slots=True)
 class FunctionResultContent(ToolResultContent):
     """The result of a tool call, paired with the call by ``call_id``.
 
@@ -402,73 +371,36 @@ class FunctionResultContent(ToolResultContent):
     text the model was given).
     """
 
-    __slots__ = ("exception", "result")
     type = "function_result"
-
-    def __init__(
-        self,
-        call_id: str,
-        result: Any = None,
-        *,
-        exception: BaseException | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        _check_id(call_id, "call_id")
-        self.call_id = call_id
-        self.result = result
-        self.exception = exception
-
-    def _fields(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "result": to_jsonable(self.result)}
+    result: Any = None
+    exception: BaseException | None = field(
+        default=None, kw_only=True, repr=False, compare=False, metadata=NEVER
+    )
 
 
+@dataclass(slots=True)
 class ErrorContent(AIContent):
     """An error reported in-band (for example an AG-UI ``RUN_ERROR``)."""
 
-    __slots__ = ("details", "error_code", "message")
     type = "error"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        error_code: str | None = None,
-        details: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        _check_str(message, "message")
-        _check_str(error_code, "error_code", optional=True)
-        _check_str(details, "details", optional=True)
-        self.message = message
-        self.error_code = error_code
-        self.details = details
-
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"message": self.message}
-        if self.error_code is not None:
-            out["error_code"] = self.error_code
-        if self.details is not None:
-            out["details"] = self.details
-        return out
+    message: str
+    error_code: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    details: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
 
 
+@dataclass(slots=True)
 class UsageContent(AIContent):
     """Token usage, as a content so it can travel inside a stream of updates."""
 
-    __slots__ = ("details",)
     type = "usage"
-
-    def __init__(self, details: UsageDetails, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if not isinstance(details, UsageDetails):
-            raise TypeError(f"details must be UsageDetails, got {type(details).__name__}")
-        self.details = details
-
-    def _fields(self) -> dict[str, Any]:
-        return {"details": self.details.to_dict()}
+    details: UsageDetails
 
     @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        return cls(UsageDetails.from_dict(data.pop("details")), **data)
+    def _from_wire(cls, data: Any) -> Any:
+        fields = without_type(data)
+        if isinstance(fields, dict) and isinstance(fields.get("details"), dict):
+            fields["details"] = UsageDetails.from_dict(fields["details"])
+        return fields
+
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        out["details"] = self.details.to_dict()

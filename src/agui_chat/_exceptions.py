@@ -31,11 +31,7 @@ Catch at the level you care about::
 
     TransientError                     mixin: safe to retry before anything was streamed
 
-``InputRequired`` is not an error: a tool raises it to pause the run and ask a person a
-question (see ``agui_chat.request_input``); it lives in ``agui_chat._input``.
-
-Bad arguments to our own functions raise the built-in ``TypeError`` / ``ValueError`` with a
-message that names the argument.
+``InputRequired`` (``agui_chat._input``) is not an error: a tool raises it to ask a person.
 """
 
 from __future__ import annotations
@@ -43,45 +39,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = [
-    "AGUIChatError",
-    "ApprovalStoreError",
-    "ApprovalStoreUnavailableError",
-    "AuthenticationError",
-    "ChatClientError",
-    "ConnectError",
-    "DuplicateResponseError",
-    "DuplicateToolError",
-    "ExpiredRequestError",
-    "HTTPStatusError",
-    "HumanInTheLoopError",
-    "InvalidResponseError",
-    "ProtocolError",
-    "RateLimitError",
-    "RefusalError",
-    "RunError",
-    "ServiceTimeoutError",
-    "ServiceUnavailableError",
-    "StructuredOutputError",
-    "ToolArgumentsError",
-    "ToolError",
-    "TransientError",
-    "TransportError",
-    "TruncatedStreamError",
-    "UnansweredRequestError",
-    "UnknownResponseError",
-]
-
 
 class AGUIChatError(Exception):
     """Base class of every error raised by agui_chat."""
 
 
 class TransientError(AGUIChatError):
-    """Mixin for failures that may succeed if the same request is sent again.
-
-    The retry middleware retries these, and only before the first streamed update.
-    """
+    """Mixin for failures that may succeed if the same request is sent again (the retry
+    middleware retries them, only before the first streamed update)."""
 
     retry_after: float | None = None
 
@@ -149,8 +114,7 @@ class RunError(ChatClientError):
 
 
 class RefusalError(ChatClientError):
-    """The model refused the request (a ``refusal`` from the provider); ``refusal`` holds
-    its words. Not a validation failure: asking again in the same way will not help."""
+    """The model refused the request; ``refusal`` holds its words."""
 
     def __init__(self, message: str, *, refusal: str, response: Any = None) -> None:
         super().__init__(message)
@@ -159,12 +123,8 @@ class RefusalError(ChatClientError):
 
 
 class StructuredOutputError(AGUIChatError):
-    """The model's reply does not validate as the requested ``response_format`` type.
-
-    ``text`` is what the model said, ``errors`` the validation errors (one line each),
-    ``response`` the whole ``ChatResponse``; ``attempts`` counts the replies tried (1 plus
-    the repairs ``retries=`` allowed).
-    """
+    """The model's reply does not validate as the requested ``response_format`` type:
+    ``text`` is the reply, ``errors`` one line each, ``attempts`` the replies tried."""
 
     def __init__(
         self,
@@ -191,10 +151,8 @@ class ToolArgumentsError(ToolError, ValueError):
 
 
 class DuplicateToolError(ToolError):
-    """Two different tools of one tool set have the same name (``name``): from any two
-    sources (``ChatOptions.tools``, ``additional_tools``, ``AGUIServer(tools=...)``, a
-    request's client-side tools, an MCP toolset, also a name an MCP import normalised into
-    one already taken). The message names both sources; nothing ran."""
+    """Two different tools of one tool set have the same name (``name``), from any two
+    sources; the message names both, and nothing ran."""
 
     def __init__(self, message: str, *, name: str) -> None:
         super().__init__(message)
@@ -206,9 +164,8 @@ class ApprovalStoreError(AGUIChatError):
 
 
 class ApprovalStoreUnavailableError(ApprovalStoreError, TransientError):
-    """The approval store cannot be reached (or its file opened) now; the message names it
-    (never its password). The server refuses the resume with ``APPROVAL_STORE_UNAVAILABLE``
-    and runs nothing: the same answer succeeds once the store is back."""
+    """The approval store cannot be reached now (the message names it, never its password);
+    nothing ran, and the same answer succeeds once the store is back."""
 
 
 class HumanInTheLoopError(AGUIChatError):
@@ -236,6 +193,5 @@ class ExpiredRequestError(HumanInTheLoopError):
 
 
 class InvalidResponseError(HumanInTheLoopError):
-    """An answer's payload or edited arguments do not satisfy their JSON schema, or the
-    answers cannot be paired safely: a pending call's id is used by another call or request
-    (``request_ids`` names the requests; nothing was run)."""
+    """An answer's payload or edited arguments fail their JSON schema, or the answers cannot
+    be paired safely (a pending call's id is used twice); nothing was run."""

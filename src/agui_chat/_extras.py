@@ -6,8 +6,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-__all__ = ["needs_extra"]
-
 
 @contextlib.contextmanager
 def needs_extra(

@@ -3,31 +3,23 @@ and their answers (paired with their requests by ``request_id``)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from ._contents import (
+    NEVER,
+    OMIT_FALSE,
+    OMIT_NONE,
+    OMIT_TRUE,
+    STRICT,
     AIContent,
     ToolCallContent,
-    _check_bool,
-    _check_id,
-    _check_mapping,
-    _check_str,
+    check_id,
 )
 from ._exceptions import ExpiredRequestError, InvalidResponseError
-from ._schema import is_expired, parse_expiry, schema_errors, to_jsonable
-
-__all__ = [
-    "CANCELLED_REASON",
-    "InputRequestContent",
-    "InputResponseContent",
-    "InterruptRequestContent",
-    "InterruptResponseContent",
-    "ToolApprovalRequestContent",
-    "ToolApprovalResponseContent",
-]
+from ._schema import is_expired, parse_expiry, schema_errors
 
 InterruptStatus = Literal["resolved", "cancelled"]
 
@@ -35,74 +27,65 @@ InterruptStatus = Literal["resolved", "cancelled"]
 CANCELLED_REASON = "cancelled"
 
 
+def _load_tool_call(data: Any) -> Any:
+    """A request's or answer's fields with its ``tool_call`` loaded (a ``to_dict``)."""
+    fields = {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else data
+    if isinstance(fields, dict) and isinstance(fields.get("tool_call"), Mapping):
+        call = AIContent.from_dict(fields["tool_call"])
+        if not isinstance(call, ToolCallContent):
+            raise ValueError(f"tool_call must be a tool call, got {call.type!r}")
+        fields["tool_call"] = call
+    return fields
+
+
+def _expiry_last(
+    content: ToolApprovalRequestContent | InterruptRequestContent, out: dict[str, Any]
+) -> None:
+    out.pop("expires_at", None)
+    if content.expires_at is not None:
+        out["expires_at"] = content.expires_at.isoformat()
+
+
+@dataclass(slots=True)
 class InputRequestContent(AIContent):
-    """Base of the requests that pause a run for a person; ``request_id`` pairs the answer."""
+    """Base of the requests that pause a run for a person; ``request_id`` pairs the answer.
+    ``expires_at`` may be ISO 8601 text (text that does not parse never expires; naive is UTC)."""
 
-    __slots__ = ("expires_at", "request_id")
+    request_id: str
 
-    def __init__(
-        self, request_id: str, *, expires_at: datetime | str | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(**kwargs)
-        _check_id(request_id, "request_id")
-        self.request_id = request_id
-        self.expires_at = parse_expiry(expires_at)
+    @property
+    def expires_at(self) -> datetime | None:  # a field of each subclass
+        raise NotImplementedError
 
     def is_expired(self, now: datetime | None = None) -> bool:
         """Whether the request is past its ``expires_at`` (then it can only be cancelled)."""
         return is_expired(self.expires_at, now)
 
-    def _expiry_field(self) -> dict[str, Any]:
-        return {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
 
-
+@dataclass(slots=True)
 class InputResponseContent(AIContent):
     """Base of the answers to an ``InputRequestContent``, paired by ``request_id``."""
 
-    __slots__ = ("request_id",)
-
-    def __init__(self, request_id: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        _check_id(request_id, "request_id")
-        self.request_id = request_id
+    request_id: str
 
 
+@dataclass(slots=True)
 class ToolApprovalRequestContent(InputRequestContent):
-    """A tool call that waits for a person's approval before it may run.
-
-    ``tool_call`` is usually a ``FunctionCallContent`` (a call the tool loop gated); a request
-    whose call is another ``ToolCallContent`` (one the service runs itself) is passed through
-    to the service with its answer. Answer it with :meth:`create_response`,
-    or withdraw it undecided with :meth:`cancel`. ``requires_confirmation`` is false for a
-    request that is shown only for context; ``allow_edits`` says whether the person may change
-    the arguments.
+    """A tool call that waits for a person's approval before it may run: answer it with
+    :meth:`create_response` or withdraw it with :meth:`cancel`. ``requires_confirmation`` is
+    false for a request shown only for context; ``allow_edits``: may the person edit the call.
     """
 
-    __slots__ = ("allow_edits", "message", "requires_confirmation", "tool_call")
     type = "tool_approval_request"
+    tool_call: ToolCallContent
+    message: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    requires_confirmation: bool = field(default=True, kw_only=True, metadata=OMIT_TRUE)
+    allow_edits: bool = field(default=True, kw_only=True, metadata=OMIT_TRUE)
+    expires_at: datetime | None = field(default=None, kw_only=True, metadata=NEVER)
 
-    def __init__(
-        self,
-        request_id: str,
-        tool_call: ToolCallContent,
-        *,
-        message: str | None = None,
-        requires_confirmation: bool = True,
-        allow_edits: bool = True,
-        expires_at: datetime | str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(request_id, expires_at=expires_at, **kwargs)
-        if not isinstance(tool_call, ToolCallContent):
-            raise TypeError(
-                "tool_call must be a FunctionCallContent (or another ToolCallContent), got "
-                f"{type(tool_call).__name__}"
-            )
-        _check_str(message, "message", optional=True)
-        self.tool_call = tool_call
-        self.message = message
-        self.requires_confirmation = _check_bool(requires_confirmation, "requires_confirmation")
-        self.allow_edits = _check_bool(allow_edits, "allow_edits")
+    def __post_init__(self) -> None:
+        check_id(self.request_id, "request_id")
+        self.expires_at = parse_expiry(self.expires_at)  # text from the wire is parsed
 
     def create_response(
         self,
@@ -117,10 +100,6 @@ class ToolApprovalRequestContent(InputRequestContent):
         Raises ``ExpiredRequestError`` when approving a request past its expiry, and
         ``InvalidResponseError`` for edits where editing was not offered.
         """
-        if not isinstance(approved, bool):
-            raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
-        _check_str(reason, "reason", optional=True)
-        _check_mapping(edited_arguments, "edited_arguments")
         if approved and self.is_expired():
             raise ExpiredRequestError(
                 f"approval request {self.request_id!r} expired at "
@@ -141,140 +120,80 @@ class ToolApprovalRequestContent(InputRequestContent):
             approved,
             self.tool_call,
             reason=reason,
-            edited_arguments=edited_arguments,
+            edited_arguments=None if edited_arguments is None else dict(edited_arguments),
         )
 
     def cancel(self) -> ToolApprovalResponseContent:
-        """Withdraw the request without deciding it (AG-UI's ``cancelled`` status): the call
-        never runs. Sent to an AG-UI server as a ``cancelled`` resume entry; the in-process
-        tool loop treats it as a rejection with the reason ``"cancelled"``. Allowed past
-        the request's expiry too."""
+        """Withdraw the request undecided (AG-UI's ``cancelled`` status; in process, a rejection
+        with the reason ``"cancelled"``): the call never runs. Allowed past the expiry too."""
         return ToolApprovalResponseContent(
             self.request_id, False, self.tool_call, reason=CANCELLED_REASON, cancelled=True
         )
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"request_id": self.request_id, "tool_call": self.tool_call.to_dict()}
-        if self.message is not None:
-            out["message"] = self.message
-        if not self.requires_confirmation:
-            out["requires_confirmation"] = False
-        if not self.allow_edits:
-            out["allow_edits"] = False
-        out.update(self._expiry_field())
-        return out
-
     @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        call = AIContent.from_dict(data.pop("tool_call"))
-        return cls(data.pop("request_id"), call, **data)  # type: ignore[arg-type]
+    def _from_wire(cls, data: Any) -> Any:
+        return _load_tool_call(data)
+
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        out["tool_call"] = self.tool_call.to_dict()
+        _expiry_last(self, out)
 
 
+@dataclass(slots=True)
 class ToolApprovalResponseContent(InputResponseContent):
-    """A person's answer to a ``ToolApprovalRequestContent``.
+    """A person's answer to a ``ToolApprovalRequestContent``. ``edited_arguments`` replace the
+    call's arguments entirely (validated against the tool's schema before anything runs);
+    ``cancelled`` marks :meth:`ToolApprovalRequestContent.cancel`'s answer (``ValueError`` if
+    it approves or edits)."""
 
-    ``edited_arguments``, when given, replace the call's arguments entirely (they are
-    validated against the tool's schema before anything runs). ``cancelled`` marks the
-    answer of :meth:`ToolApprovalRequestContent.cancel`: a rejection whose reason is
-    ``"cancelled"``, sent to AG-UI peers with the status ``cancelled``.
-    """
-
-    __slots__ = ("approved", "cancelled", "edited_arguments", "reason", "tool_call")
     type = "tool_approval_response"
+    approved: bool = field(metadata=STRICT)
+    tool_call: ToolCallContent
+    reason: str | None = field(default=None, metadata=OMIT_NONE)
+    edited_arguments: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)
+    cancelled: bool = field(default=False, kw_only=True, metadata=OMIT_FALSE)
 
-    def __init__(
-        self,
-        request_id: str,
-        approved: bool,
-        tool_call: ToolCallContent,
-        reason: str | None = None,
-        edited_arguments: Mapping[str, Any] | None = None,
-        *,
-        cancelled: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(request_id, **kwargs)
-        if not isinstance(approved, bool):
-            raise TypeError(f"approved must be a bool, got {type(approved).__name__}")
-        if _check_bool(cancelled, "cancelled") and (approved or edited_arguments is not None):
+    def __post_init__(self) -> None:
+        check_id(self.request_id, "request_id")
+        if self.cancelled and (self.approved or self.edited_arguments is not None):
             raise ValueError("a cancelled approval approves nothing and edits nothing")
-        if not isinstance(tool_call, ToolCallContent):
-            raise TypeError(
-                "tool_call must be a FunctionCallContent (or another ToolCallContent), got "
-                f"{type(tool_call).__name__}"
-            )
-        _check_str(reason, "reason", optional=True)
-        _check_mapping(edited_arguments, "edited_arguments")
-        self.approved = approved
-        self.cancelled = cancelled
-        self.tool_call = tool_call
-        self.reason = reason
-        self.edited_arguments = dict(edited_arguments) if edited_arguments is not None else None
 
     def to_payload(self) -> dict[str, Any]:
-        """The AG-UI resume payload ``{approved, reason?, editedArgs?}``, written by the one
-        approval payload model (``agui_chat._approval_payload``); an empty reason is left out."""
+        """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (an empty reason is
+        left out)."""
         from ._approval_payload import to_wire  # pydantic on first use, not with the package
 
         return to_wire(self.approved, self.reason or None, self.edited_arguments)
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "request_id": self.request_id,
-            "approved": self.approved,
-            "tool_call": self.tool_call.to_dict(),
-        }
-        if self.reason is not None:
-            out["reason"] = self.reason
-        if self.edited_arguments is not None:
-            out["edited_arguments"] = to_jsonable(self.edited_arguments)
-        if self.cancelled:
-            out["cancelled"] = True
-        return out
-
     @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        call = AIContent.from_dict(data.pop("tool_call"))
-        return cls(data.pop("request_id"), data.pop("approved"), call, **data)  # type: ignore[arg-type]
+    def _from_wire(cls, data: Any) -> Any:
+        return _load_tool_call(data)
+
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        out["tool_call"] = self.tool_call.to_dict()
 
 
+@dataclass(slots=True)
 class InterruptRequestContent(InputRequestContent):
     """A question for a person (AG-UI interrupt): answer with :meth:`create_response` or
-    decline with :meth:`cancel`.
+    decline with :meth:`cancel`. ``key`` tells apart several questions of one tool call."""
 
-    ``tool_call_id`` names the tool call that asked; ``key`` tells apart several questions of
-    one call; ``response_schema`` is the JSON schema the answer must satisfy.
-    """
-
-    __slots__ = ("key", "message", "metadata", "reason", "response_schema", "tool_call_id")
     type = "interrupt_request"
+    reason: str | None = field(default=None, metadata=OMIT_NONE)
+    message: str | None = field(default=None, metadata=OMIT_NONE)
+    tool_call_id: str | None = field(default=None, metadata=OMIT_NONE)
+    key: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    response_schema: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)
+    expires_at: datetime | None = field(default=None, metadata=NEVER)
+    metadata: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)
 
-    def __init__(
-        self,
-        request_id: str,
-        reason: str | None = None,
-        message: str | None = None,
-        tool_call_id: str | None = None,
-        response_schema: Mapping[str, Any] | None = None,
-        expires_at: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        *,
-        key: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(request_id, expires_at=expires_at, **kwargs)
-        _check_str(reason, "reason", optional=True)
-        _check_str(message, "message", optional=True)
-        _check_str(tool_call_id, "tool_call_id", optional=True)
-        _check_str(key, "key", optional=True)
-        _check_mapping(response_schema, "response_schema")
-        _check_mapping(metadata, "metadata")
-        self.reason = reason
-        self.message = message
-        self.tool_call_id = tool_call_id
-        self.response_schema = dict(response_schema) if response_schema is not None else None
-        self.metadata = dict(metadata) if metadata is not None else None
-        self.key = key
+    def __post_init__(self) -> None:
+        check_id(self.request_id, "request_id")
+        self.expires_at = parse_expiry(self.expires_at)
+        if self.response_schema is not None:
+            self.response_schema = dict(self.response_schema)
+        if self.metadata is not None:
+            self.metadata = dict(self.metadata)
 
     def validate_payload(self, payload: Any) -> None:
         """Raise ``InvalidResponseError`` if ``payload`` fails the ``response_schema``."""
@@ -303,60 +222,34 @@ class InterruptRequestContent(InputRequestContent):
         """Decline to answer: the tool takes its "cancelled" branch and the run goes on."""
         return InterruptResponseContent(self.request_id, None, "cancelled")
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"request_id": self.request_id}
-        for name in ("reason", "message", "tool_call_id", "key"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.response_schema is not None:
-            out["response_schema"] = copy.deepcopy(self.response_schema)
-        if self.metadata is not None:
-            out["metadata"] = to_jsonable(self.metadata)
-        out.update(self._expiry_field())
-        return out
-
-    @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        return cls(data.pop("request_id"), **data)
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        _expiry_last(self, out)
 
 
+@dataclass(slots=True)
 class InterruptResponseContent(InputResponseContent):
     """The answer to an ``InterruptRequestContent``: ``status`` is ``"resolved"`` (with a
-    ``payload``) or ``"cancelled"``."""
+    ``payload``) or ``"cancelled"``; any other status is a ``ValueError``."""
 
-    __slots__ = ("metadata", "payload", "status")
     type = "interrupt_response"
+    payload: Any = field(default=None, metadata=OMIT_NONE)
+    status: InterruptStatus = "resolved"
+    metadata: dict[str, Any] | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
 
-    def __init__(
-        self,
-        request_id: str,
-        payload: Any = None,
-        status: InterruptStatus = "resolved",
-        *,
-        metadata: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(request_id, **kwargs)
-        if status not in ("resolved", "cancelled"):
-            raise ValueError(f"status must be 'resolved' or 'cancelled', got {status!r}")
-        _check_mapping(metadata, "metadata")
-        self.payload = payload
-        self.status: InterruptStatus = status
-        self.metadata = dict(metadata) if metadata is not None else None
+    def __post_init__(self) -> None:
+        check_id(self.request_id, "request_id")
+        if self.status not in ("resolved", "cancelled"):
+            raise ValueError(f"status must be 'resolved' or 'cancelled', got {self.status!r}")
+        if self.metadata is not None:
+            self.metadata = dict(self.metadata)
 
     @property
     def cancelled(self) -> bool:
         """Whether the person declined to answer."""
         return self.status == "cancelled"
 
-    def _fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"request_id": self.request_id, "status": self.status}
-        if self.payload is not None:
-            out["payload"] = to_jsonable(self.payload)
-        if self.metadata is not None:
-            out["metadata"] = to_jsonable(self.metadata)
-        return out
-
-    @classmethod
-    def _load(cls, data: dict[str, Any]) -> AIContent:
-        return cls(data.pop("request_id"), **data)
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        if "payload" in out:
+            out["payload"] = out.pop("payload")
+        if "metadata" in out:
+            out["metadata"] = out.pop("metadata")

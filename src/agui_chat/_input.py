@@ -1,14 +1,9 @@
 """Asking a person a question from inside a tool: ``request_input`` and ``InputRequired``.
 
-The first time a tool calls ``request_input``, it raises ``InputRequired``; the function
-invocation middleware turns that into an ``InterruptRequestContent`` and pauses the run. When
-the answer comes back, the tool is invoked again with the same arguments and the same call
-returns the answer (an ``InterruptResponseContent``).
-
-An answer is bound to the question it answers: its key, message and response schema
-(:func:`question_digest`). On the resumed call, ``request_input`` returns an answer only for
-the very question the person saw; a question that differs in any of them (another message
-under the same key, another schema) is asked again, never answered with the old answer.
+The first call raises ``InputRequired`` (the tool loop pauses the run with an
+``InterruptRequestContent``); on the resumed run the tool is invoked again and the same call
+returns the answer. An answer is bound to its question's key, message and response schema
+(:func:`question_digest`): a question that differs in any of them is asked again.
 """
 
 from __future__ import annotations
@@ -23,8 +18,6 @@ from typing import Any
 
 from ._hitl_contents import InterruptResponseContent
 from ._schema import parse_expiry, to_jsonable
-
-__all__ = ["InputRequired", "question_digest", "request_input"]
 
 
 def question_digest(

@@ -9,7 +9,13 @@ from ._contents import AIContent, TextContent
 from ._role_and_finish_reason import ChatRole
 from ._schema import to_jsonable
 
-__all__ = ["ChatMessage", "as_messages"]
+_FIELDS = {
+    "role": str,
+    "contents": list,
+    "author_name": str,
+    "message_id": str,
+    "additional_properties": dict,
+}
 
 
 class ChatMessage:
@@ -38,32 +44,11 @@ class ChatMessage:
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        if not isinstance(role, (ChatRole, str)):
-            raise TypeError(f"role must be a ChatRole or str, got {type(role).__name__}")
         self.role = ChatRole.coerce(role)
-        if contents is None:
-            items: list[AIContent] = []
-        elif isinstance(contents, str):
-            items = [TextContent(contents)]
-        elif isinstance(contents, AIContent):
-            raise TypeError("contents must be a str or a list of contents; wrap it in a list")
-        elif not isinstance(contents, Iterable) or isinstance(contents, (bytes, Mapping)):
-            raise TypeError(
-                f"contents must be a str or a list of contents, got {type(contents).__name__}"
-            )
+        if isinstance(contents, str):
+            items: list[AIContent] = [TextContent(contents)]
         else:
-            items = list(contents)
-            for i, item in enumerate(items):
-                if not isinstance(item, AIContent):
-                    raise TypeError(
-                        f"contents[{i}] must be an AIContent, got {type(item).__name__}"
-                    )
-        if author_name is not None and not isinstance(author_name, str):
-            raise TypeError(f"author_name must be a str, got {type(author_name).__name__}")
-        if message_id is not None and not isinstance(message_id, str):
-            raise TypeError(f"message_id must be a str, got {type(message_id).__name__}")
-        if additional_properties is not None and not isinstance(additional_properties, Mapping):
-            raise TypeError("additional_properties must be a mapping")
+            items = list(contents) if contents is not None else []
         self.contents: list[AIContent] = items
         self.author_name = author_name.strip() or None if author_name else None
         self.message_id = message_id
@@ -104,20 +89,18 @@ class ChatMessage:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ChatMessage:
-        """Load a message written by :meth:`to_dict`."""
+        """Load a message written by :meth:`to_dict`; ``ValueError`` for a field that does not
+        fit, ``TypeError`` for data that is not a mapping."""
         if not isinstance(data, Mapping):
             raise TypeError(f"message must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - {
-            "role",
-            "contents",
-            "author_name",
-            "message_id",
-            "additional_properties",
-        }
+        unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ValueError(f"unknown message fields: {', '.join(sorted(unknown))}")
         if "role" not in data:
             raise ValueError("a message needs a 'role'")
+        for name, kind in _FIELDS.items():
+            if data.get(name) is not None and not isinstance(data[name], kind):
+                raise ValueError(f"message field {name!r} must be a {kind.__name__}")
         return cls(
             data["role"],
             [AIContent.from_dict(c) for c in data.get("contents", [])],
@@ -138,21 +121,10 @@ class ChatMessage:
 
 
 def as_messages(messages: str | ChatMessage | Iterable[ChatMessage]) -> list[ChatMessage]:
-    """Normalise what a caller passes to a chat client into a new list of messages.
-
-    A ``str`` becomes one user message. Anything else that is not messages is a
-    ``TypeError`` naming the offending item.
-    """
+    """What a caller passes to a chat client, as a new list of messages (a ``str`` is one
+    user message)."""
     if isinstance(messages, str):
         return [ChatMessage(ChatRole.USER, messages)]
     if isinstance(messages, ChatMessage):
         return [messages]
-    if isinstance(messages, (bytes, Mapping)) or not isinstance(messages, Iterable):
-        raise TypeError(
-            f"messages must be a str or a sequence of ChatMessage, got {type(messages).__name__}"
-        )
-    out = list(messages)
-    for i, m in enumerate(out):
-        if not isinstance(m, ChatMessage):
-            raise TypeError(f"messages[{i}] must be a ChatMessage, got {type(m).__name__}")
-    return out
+    return list(messages)

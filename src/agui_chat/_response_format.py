@@ -1,9 +1,6 @@
 """The shape of the model's answer: ``ChatResponseFormat``, and a Python type as a strict JSON
-schema with the validator of its replies (``OutputSpec``).
-
-The schema is made strict-compatible as OpenAI's strict mode requires: every object has
-``additionalProperties: false`` and lists every property as required, a property that had
-a default becomes nullable, and a root that is not an object is wrapped as ``{"value": ...}``.
+schema (OpenAI's strict mode: closed objects, every property required, defaulted ones
+nullable, a non-object root wrapped as ``{"value": ...}``) with its validator (``OutputSpec``).
 """
 
 from __future__ import annotations
@@ -17,15 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
-
-__all__ = [
-    "ChatResponseFormat",
-    "OutputSpec",
-    "output_spec",
-    "schema_name",
-    "strict_schema",
-    "type_name",
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +52,6 @@ class ChatResponseFormat:
 
             name = name or schema.__name__
             schema = TypeAdapter(schema).json_schema()
-        if not isinstance(schema, Mapping):
-            raise TypeError("schema must be a JSON schema mapping or a pydantic model class")
         return cls("json", dict(schema), name, description, strict)
 
     @classmethod
@@ -91,7 +77,6 @@ class OutputSpec:
     __slots__ = ("adapter", "output_type", "response_format", "wrapped")
 
     def __init__(self, output_type: Any) -> None:
-        # pydantic is imported on first use, not with the package (bench/import_time.py).
         from pydantic import TypeAdapter
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 

@@ -25,19 +25,13 @@ from ._schema import to_jsonable
 from ._streams import close_stream
 from ._usage import UsageDetails
 
-__all__ = ["ChatResponse", "ChatResponseUpdate", "OutputT"]
-
 #: The type of ``ChatResponse.value`` (``Any`` for a response that has none).
 OutputT = TypeVar("OutputT", default=Any)
 _UNSET: Any = object()
 
 
 class ChatResponseUpdate:
-    """One piece of a streamed response.
-
-    Updates that belong to one message share a ``message_id``; ``ChatResponse.from_updates``
-    joins them. ``raw_representation`` carries what the provider sent (for AG-UI: the event).
-    """
+    """One piece of a streamed response; ``raw_representation`` is what the provider sent."""
 
     __slots__ = (
         "additional_properties",
@@ -74,9 +68,7 @@ class ChatResponseUpdate:
             contents = []
         elif contents.__class__ is str:
             contents = [TextContent(contents)]
-        elif not isinstance(contents, list):
-            raise TypeError(f"contents must be a str or a list, got {type(contents).__name__}")
-        self.contents: list[AIContent] = contents
+        self.contents: list[AIContent] = contents  # type: ignore[assignment]
         self.author_name = author_name
         self.message_id = message_id
         self.response_id = response_id
@@ -102,13 +94,8 @@ class ChatResponseUpdate:
 
 
 class ChatResponse(Generic[OutputT]):
-    """A whole response: the messages the service (and any tool loop) produced.
-
-    ``messages`` may hold several messages (calls, results, final text): append all of them
-    to the history. ``input_requests`` lists the approvals and questions the run paused on.
-    ``value`` is the validated structured output, when the call asked for one with
-    ``response_format=Model`` (a ``ChatResponse[Model]``).
-    """
+    """A whole response: every message the service (and any tool loop) produced, to append
+    to the history. ``value`` is the structured output of ``response_format=Model``."""
 
     __slots__ = (
         "_value",
@@ -136,25 +123,9 @@ class ChatResponse(Generic[OutputT]):
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        if messages is None:
-            messages = []
-        elif isinstance(messages, ChatMessage):
+        if isinstance(messages, ChatMessage):
             messages = [messages]
-        elif not isinstance(messages, list):
-            raise TypeError("messages must be a ChatMessage or a list of ChatMessage")
-        for i, m in enumerate(messages):
-            if not isinstance(m, ChatMessage):
-                raise TypeError(f"messages[{i}] must be a ChatMessage, got {type(m).__name__}")
-        if usage is not None and not isinstance(usage, UsageDetails):
-            raise TypeError("usage must be UsageDetails")
-        for name, value in (
-            ("response_id", response_id),
-            ("conversation_id", conversation_id),
-            ("model_id", model_id),
-        ):
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-        self.messages = messages
+        self.messages = messages if messages is not None else []
         self.response_id = response_id
         self.conversation_id = conversation_id
         self.model_id = model_id
@@ -174,11 +145,8 @@ class ChatResponse(Generic[OutputT]):
 
     @property
     def value(self) -> OutputT:
-        """The reply validated as the ``response_format`` type the call asked for.
-
-        A ``ValueError`` if there is none: the call asked for no type, or the run paused on
-        ``input_requests`` (answer them and call again with the same ``response_format``).
-        """
+        """The reply validated as the call's ``response_format`` type; ``ValueError`` if the
+        call asked for none or the run paused on ``input_requests``."""
         if self._value is _UNSET:
             why = (
                 "the run paused on input requests; answer them and call again with the same "
@@ -195,7 +163,7 @@ class ChatResponse(Generic[OutputT]):
         return self._value is not _UNSET
 
     def set_value(self, value: OutputT) -> None:
-        """Set ``value`` (done by ``get_response`` once the reply validated)."""
+        """Set ``value`` (``get_response`` does, once the reply validated)."""
         self._value = value
 
     @property
@@ -223,7 +191,10 @@ class ChatResponse(Generic[OutputT]):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ChatResponse:
-        """Load what :meth:`to_dict` wrote."""
+        """Load what :meth:`to_dict` wrote; ``ValueError`` for a field that does not fit."""
+        for name in ("response_id", "conversation_id", "model_id", "finish_reason"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise ValueError(f"response field {name!r} must be a str")
         return cls(
             [ChatMessage.from_dict(m) for m in data.get("messages", [])],
             response_id=data.get("response_id"),
@@ -236,8 +207,7 @@ class ChatResponse(Generic[OutputT]):
 
     # -- updates <-> response ------------------------------------------------------------
     def to_updates(self) -> list[ChatResponseUpdate]:
-        """One update per message, plus one carrying the usage (the inverse of
-        :meth:`from_updates`)."""
+        """One update per message, plus one with the usage (the inverse of :meth:`from_updates`)."""
         updates = [
             ChatResponseUpdate(
                 m.role,
@@ -294,11 +264,8 @@ class ChatResponse(Generic[OutputT]):
 
 
 class _ResponseBuilder:
-    """Folds updates into messages incrementally (used by ``from_updates`` and the tool loop).
-
-    Plain text deltas are kept as strings until something else arrives, so a long stream
-    does not keep one object per delta alive (which would also slow the garbage collector).
-    """
+    """Folds updates into messages incrementally; text deltas are kept as strings until
+    something else arrives, so a long stream keeps no object per delta alive."""
 
     __slots__ = ("_text", "response", "usage")
 

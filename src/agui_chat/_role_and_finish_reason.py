@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ChatFinishReason", "ChatRole"]
-
 _V = TypeVar("_V", bound="_CaseInsensitiveValue")
 
 
@@ -65,10 +63,8 @@ class ChatRole(_CaseInsensitiveValue):
     TOOL: ClassVar[ChatRole]
 
 
-ChatRole.SYSTEM = ChatRole("system")
-ChatRole.USER = ChatRole("user")
-ChatRole.ASSISTANT = ChatRole("assistant")
-ChatRole.TOOL = ChatRole("tool")
+for _n in ("system", "user", "assistant", "tool"):
+    setattr(ChatRole, _n.upper(), ChatRole(_n))
 
 
 class ChatFinishReason(_CaseInsensitiveValue):
@@ -90,10 +86,6 @@ class ChatFinishReason(_CaseInsensitiveValue):
     ERROR: ClassVar[ChatFinishReason]
 
 
-ChatFinishReason.STOP = ChatFinishReason("stop")
-ChatFinishReason.LENGTH = ChatFinishReason("length")
-ChatFinishReason.TOOL_CALLS = ChatFinishReason("tool_calls")
-ChatFinishReason.CONTENT_FILTER = ChatFinishReason("content_filter")
-ChatFinishReason.INPUT_REQUIRED = ChatFinishReason("input_required")
-ChatFinishReason.CANCELLED = ChatFinishReason("cancelled")
+for _n in ("stop", "length", "tool_calls", "content_filter", "input_required", "cancelled"):
+    setattr(ChatFinishReason, _n.upper(), ChatFinishReason(_n))
 ChatFinishReason.ERROR = ChatFinishReason("error")

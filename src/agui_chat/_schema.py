@@ -1,8 +1,5 @@
-"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping.
-
-``jsonschema`` and ``pydantic_core`` are imported on first use, not with the package: they
-were most of ``import agui_chat`` (``bench/import_time.py``).
-"""
+"""JSON helpers shared by the core: schema validation, expiry parsing and safe JSON dumping
+(``jsonschema`` and ``pydantic_core`` are imported on first use)."""
 
 from __future__ import annotations
 
@@ -11,8 +8,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
-
-__all__ = ["dump_json", "is_expired", "parse_expiry", "schema_errors", "to_jsonable"]
 
 
 def to_jsonable(value: Any) -> Any:

@@ -1,16 +1,9 @@
-"""``close_stream``: closing a stream that ``async for`` left open.
-
-``async for`` does not close the iterator it leaves early, so a middleware that wraps a
-stream closes the inner one itself when its own caller stops reading: then the model's
-stream (and its HTTP connection) is released at once, not whenever the garbage collector
-finalizes it.
-"""
+"""``close_stream``: closing a stream that ``async for`` left open, so the model's stream (and
+its connection) is released at once, not when the garbage collector finalizes it."""
 
 from __future__ import annotations
 
 from typing import Any
-
-__all__ = ["close_stream"]
 
 
 async def close_stream(stream: object) -> None:

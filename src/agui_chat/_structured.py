@@ -1,19 +1,14 @@
 """Structured output: a reply validated into the Python type the caller asked for (``.value``).
 
-``get_structured_response(client, messages, response_format=Model)`` sends the schema of
-``Model`` as ``ChatOptions.response_format`` and returns a ``ChatResponse[Model]`` whose
-``.value`` is the validated reply. ``BaseChatClient.get_response(..., response_format=Model)``
-(every client of ours, middleware included) calls it, so the work happens once, in the
-outermost client the call reaches: inner clients receive a format with the schema only (no
-``output_type``), so the tool loop's intermediate turns are never validated. The format and the
-strict schema of a type are in ``_response_format``; this module uses them.
+It happens once, in the outermost client a call reaches: inner clients receive the format's
+schema without its ``output_type``, so the tool loop's intermediate turns are never validated.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._contents import ErrorContent
@@ -26,19 +21,9 @@ from ._role_and_finish_reason import ChatRole
 if TYPE_CHECKING:
     from ._responses import ChatResponse, OutputT
 
-__all__ = [
-    "format_from_wire",
-    "format_to_wire",
-    "get_structured_response",
-    "response_format_of",
-    "schema_instructions",
-    "wants_structured",
-]
-
 
 def response_format_of(options: ChatOptions | None) -> ChatResponseFormat | None:
-    """``options.response_format`` as a ``ChatResponseFormat`` (a type set on options after
-    they were made is converted here)."""
+    """``options.response_format`` as a ``ChatResponseFormat`` (a type is converted)."""
     fmt = options.response_format if options is not None else None
     if fmt is None or isinstance(fmt, ChatResponseFormat):
         return fmt
@@ -46,9 +31,8 @@ def response_format_of(options: ChatOptions | None) -> ChatResponseFormat | None
 
 
 def wants_structured(options: ChatOptions | None, response_format: Any, retries: int = 0) -> bool:
-    """Whether a ``get_response`` call asks for a validated ``.value``: the keyword, or
-    options whose format carries an ``output_type`` (``ChatOptions(response_format=Model)``).
-    ``retries`` without either is a ``ValueError``."""
+    """Whether a ``get_response`` call asks for a validated ``.value`` (the keyword, or options
+    whose format has an ``output_type``); ``retries`` without either is a ``ValueError``."""
     if response_format is not None:
         return True
     fmt = options.response_format if isinstance(options, ChatOptions) else None
@@ -63,9 +47,25 @@ def wants_structured(options: ChatOptions | None, response_format: Any, retries:
 class _ChatClient(Protocol):
     """What structured output needs of a ``ChatClient``: its ``get_response``."""
 
-    def get_response(
-        self, messages: list[ChatMessage], options: ChatOptions
-    ) -> Awaitable[ChatResponse[Any]]: ...
+    def get_response(self, messages: Any, options: Any) -> Awaitable[ChatResponse[Any]]: ...
+
+
+def respond(
+    client: _ChatClient,
+    messages: Any,
+    options: ChatOptions | None,
+    response_format: type[OutputT] | None,
+    retries: int,
+    plain: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]] | None = None,
+) -> Awaitable[ChatResponse[OutputT]]:
+    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output over
+    ``client`` when asked for (:func:`wants_structured`), else ``plain`` (by default the
+    client's ``get_response``)."""
+    if wants_structured(options, response_format, retries):
+        return get_structured_response(
+            client, messages, options, response_format=response_format, retries=retries
+        )
+    return (plain or client.get_response)(messages, options)
 
 
 async def get_structured_response(
@@ -80,17 +80,12 @@ async def get_structured_response(
     ``ChatOptions(response_format=Model)``) and validate it into ``.value``; with
     ``retries`` > 0, send the errors back that many times to repair it.
 
-    ``client.get_response`` receives the schema only (no type), so it never validates:
-    ``BaseChatClient.get_response(..., response_format=Model)`` is this function over the
-    client itself. A reply the model refused is a ``RefusalError``; one that does not
-    validate, after the repairs, a ``StructuredOutputError``. A run that paused on
-    approvals or questions comes back as it is (no value yet): answer them and call again
-    with the same format.
+    A refused reply is a ``RefusalError``; one that does not validate after the repairs, a
+    ``StructuredOutputError``. A run that paused on approvals or questions comes back as it
+    is (no value yet): answer them and call again with the same format.
     """
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+    if retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
-    if options is not None and not isinstance(options, ChatOptions):
-        raise TypeError(f"options must be ChatOptions or None, got {type(options).__name__}")
     if response_format is None:
         fmt = response_format_of(options)
         if fmt is None or fmt.output_type is None:
@@ -146,8 +141,8 @@ async def get_structured_response(
 
 
 def format_to_wire(fmt: ChatResponseFormat) -> dict[str, Any]:
-    """The Chat Completions ``response_format`` object for ``fmt`` (the shape agui_chat also
-    forwards to AG-UI servers in ``forwardedProps.response_format``)."""
+    """The Chat Completions ``response_format`` object for ``fmt`` (also what goes to AG-UI
+    servers in ``forwardedProps.response_format``)."""
     if fmt.kind == "text":
         return {"type": "text"}
     if fmt.schema is None:
@@ -191,8 +186,7 @@ def format_from_wire(data: Any) -> ChatResponseFormat | None:
 
 
 def schema_instructions(fmt: ChatResponseFormat) -> str:
-    """Instructions asking for JSON that fits ``fmt``: the fallback of a client that cannot
-    send a schema (validation still checks the reply)."""
+    """Instructions asking for JSON that fits ``fmt``, for a client that cannot send a schema."""
     if fmt.schema is None:
         return "Reply with a single JSON value and nothing else."
     schema = json.dumps(fmt.schema, separators=(",", ":"), ensure_ascii=False)

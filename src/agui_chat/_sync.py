@@ -13,30 +13,20 @@ from ._client import ChatClient, ChatMessages
 from ._options import ChatOptions
 from ._responses import ChatResponse, ChatResponseUpdate, OutputT
 from ._streams import close_stream
-from ._structured import get_structured_response, wants_structured
-
-__all__ = ["SyncChatClient"]
+from ._structured import respond
 
 _T = TypeVar("_T")
 
 
 class SyncChatClient:
-    """A blocking façade over any ``ChatClient``::
+    """A blocking façade over any ``ChatClient`` (``with SyncChatClient(client) as chat:``).
 
-        with SyncChatClient(client) as chat:
-            print(chat.get_response("Hello").text)
-            for update in chat.get_streaming_response("Tell me more"):
-                print(update.text, end="")
-
-    It runs the client on a private event loop in a background thread, so it works in
-    plain scripts, in threads, and even where another event loop is already running. All
-    calls of one ``SyncChatClient`` share that loop (clients holding connections need that).
-    ``close()`` closes the wrapped client and stops the loop.
+    It runs the client on a private event loop in a background thread, shared by all its
+    calls, so it works even where another event loop is running. ``close()`` closes the
+    wrapped client and stops the loop.
     """
 
     def __init__(self, client: ChatClient) -> None:
-        if not isinstance(client, ChatClient):
-            raise TypeError(f"client must be a ChatClient, got {type(client).__name__}")
         self.client = client
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -62,13 +52,7 @@ class SyncChatClient:
         retries: int = 0,
     ) -> ChatResponse[OutputT]:
         """Like ``ChatClient.get_response``, blocking until the response is complete."""
-        if wants_structured(options, response_format, retries):
-            return self._run(
-                get_structured_response(
-                    self.client, messages, options, response_format=response_format, retries=retries
-                )
-            )
-        return self._run(self.client.get_response(messages, options))
+        return self._run(respond(self.client, messages, options, response_format, retries))
 
     def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None

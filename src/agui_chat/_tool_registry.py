@@ -1,16 +1,10 @@
 """One name, one tool: the registry every tool set is built with.
 
-Tools reach a run from several sources: ``ChatOptions.tools``, the tool loop's
-``additional_tools``, ``AGUIServer(tools=...)``, the client-side tools an AG-UI request
-declares, and live sources such as an MCP server's toolset. :class:`ToolRegistry` builds the
-name -> tool map from all of them and refuses a second tool of a name already taken
-(``DuplicateToolError``, naming both sources): a tool can never replace another one, gated
-or not, by sharing its name. The same object given twice (the same tool in ``options.tools``
-and in ``additional_tools``) is one tool, not a clash.
-
-A :class:`ToolSource` is a set of tools that may change: its ``tools`` are read each time a
-tool set is built, so a tool it replaced (an MCP ``tools/list_changed``) is seen, gate and
-all, from the next build on, and a tool it dropped is not found.
+:class:`ToolRegistry` builds the name -> tool map from every source of a run and refuses a
+second tool of a name already taken (``DuplicateToolError``, naming both sources), so no tool
+can replace another, gated or not; the same object given twice is one tool. A
+:class:`ToolSource`'s ``tools`` are read at each build, so a tool it replaced (MCP
+``tools/list_changed``) is seen, gate and all, from the next build on.
 """
 
 from __future__ import annotations
@@ -20,8 +14,6 @@ from typing import Protocol, runtime_checkable
 
 from ._exceptions import DuplicateToolError
 from ._tools import AITool
-
-__all__ = ["ToolRegistry", "ToolSource", "check_tools"]
 
 
 @runtime_checkable

@@ -1,11 +1,5 @@
-"""A hook awaited just before a tool call starts.
-
-A host that must know whether a call began (the AG-UI server, which releases the claim of
-an approved call whose tool never started) sets one around the run with
-:func:`on_tool_start`; the tool loop awaits :func:`tool_starting` before it invokes each
-tool. A hook that raises stops the call before the tool starts, and the exception ends the
-run. Without a hook it costs one context-variable read per call.
-"""
+"""A hook awaited just before a tool call starts (:func:`on_tool_start`), for a host that must
+know whether a call began; a hook that raises stops the call and ends the run."""
 
 from __future__ import annotations
 
@@ -14,8 +8,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from ._contents import FunctionCallContent
-
-__all__ = ["ToolStartHook", "on_tool_start", "tool_starting"]
 
 ToolStartHook = Callable[[FunctionCallContent], Awaitable[None]]
 

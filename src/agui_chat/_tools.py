@@ -1,12 +1,6 @@
-"""Tools: declarations the model sees, functions we can run, and the approval wrapper.
-
-- ``AIFunctionDeclaration``: a name, a description and a JSON schema. Declaration-only
-  tools are run by the caller (that is how client-side tools work).
-- ``AIFunction`` / ``ai_function``: a plain Python function (sync or async) whose parameter
-  schema is built from its type hints and docstring; arguments are validated before the call.
-- ``ApprovalRequiredAIFunction`` / ``approval_required``: a marker that makes the function
-  invocation middleware ask a person before the call runs.
-"""
+"""Tools: declarations the model sees (``AIFunctionDeclaration``), Python functions we can run
+(``AIFunction``, ``ai_function``) and the approval marker (``ApprovalRequiredAIFunction``,
+``approval_required``)."""
 
 from __future__ import annotations
 
@@ -21,24 +15,12 @@ from ._exceptions import ToolArgumentsError, ToolError
 if TYPE_CHECKING:  # pydantic is imported when the first tool is built (import time)
     from pydantic import BaseModel
 
-__all__ = [
-    "AIFunction",
-    "AIFunctionDeclaration",
-    "AITool",
-    "ApprovalRequiredAIFunction",
-    "DelegatingAIFunction",
-    "ai_function",
-    "approval_required",
-]
-
 _T = TypeVar("_T")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
 
 
-def _check_name(name: Any) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
+def _check_name(name: str) -> str:
     if not _NAME.match(name):
         raise ToolError(
             f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
@@ -60,8 +42,7 @@ def arguments_object(tool_name: str, arguments: Any) -> dict[str, Any]:
 
 
 class AITool:
-    """Base of every tool. ``get_service(kind)`` finds a wrapper or the wrapped tool of that
-    type through any number of wrappers."""
+    """Base of every tool."""
 
     name: str
     description: str
@@ -76,11 +57,8 @@ class AITool:
 
 
 class AIFunctionDeclaration(AITool):
-    """A tool the model can call, described by a JSON schema of its parameters.
-
-    A declaration alone cannot be run: when the model calls it, the function invocation
-    loop stops and hands the call to the caller.
-    """
+    """A tool the model can call, described by a JSON schema of its parameters; the caller runs
+    it (the tool loop hands its calls back). ``ToolError`` for an invalid name."""
 
     def __init__(
         self,
@@ -91,10 +69,6 @@ class AIFunctionDeclaration(AITool):
         additional_properties: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = _check_name(name)
-        if not isinstance(description, str):
-            raise TypeError(f"description must be a str, got {type(description).__name__}")
-        if parameters is not None and not isinstance(parameters, Mapping):
-            raise TypeError("parameters must be a JSON schema mapping")
         self.description = description
         self._parameters: dict[str, Any] = (
             dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
@@ -112,12 +86,8 @@ class AIFunctionDeclaration(AITool):
 
 
 class AIFunction(AIFunctionDeclaration):
-    """A Python function the model can call.
-
-    The parameter schema comes from type hints (pydantic models are fine) and docstring
-    parameter descriptions; parameters with defaults are optional. ``invoke`` validates the
-    arguments first and raises ``ToolArgumentsError`` (naming the problem) if they do not fit.
-    """
+    """A Python function (sync or async) the model can call; its parameter schema comes from
+    its type hints and docstring. ``ToolError`` if no schema can be made."""
 
     def __init__(
         self,
@@ -127,10 +97,6 @@ class AIFunction(AIFunctionDeclaration):
         description: str | None = None,
         additional_properties: Mapping[str, Any] | None = None,
     ) -> None:
-        if not callable(func):
-            raise TypeError(f"func must be callable, got {type(func).__name__}")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str, got {type(name).__name__}")
         fn_name = name or getattr(func, "__name__", None)
         summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
         self.func = func
@@ -180,14 +146,10 @@ class AIFunction(AIFunctionDeclaration):
 
 
 class DelegatingAIFunction(AIFunction):
-    """A function that wraps another and forwards everything to it; subclass to add
-    behaviour. ``get_service`` sees through it."""
+    """A function that forwards everything to the one it wraps; subclass to add behaviour."""
 
     def __init__(self, inner: AIFunction) -> None:
-        if not isinstance(inner, AIFunction):
-            raise TypeError(f"inner must be an AIFunction, got {type(inner).__name__}")
         self.inner = inner
-        # The wrapped function's identity (a wrapper does not rename what it wraps).
         self.name = inner.name
         self.description = inner.description
         self.additional_properties = inner.additional_properties
@@ -207,14 +169,9 @@ class DelegatingAIFunction(AIFunction):
 
 
 class ApprovalRequiredAIFunction(DelegatingAIFunction):
-    """A function that must not run until a person approves the call.
-
-    It is a marker: the function invocation middleware enforces it. ``when`` decides per
-    call; without it every call needs approval. ``when`` is given the arguments as the tool
-    would receive them (validated and converted by the tool's parameter types, defaults
-    filled in); arguments that do not validate, or a ``when`` that raises, need approval.
-    ``allow_edits`` lets the person replace the arguments when approving.
-    """
+    """A function that must not run until a person approves the call (a marker the tool loop
+    enforces). ``when`` decides per call (:meth:`requires_approval`); ``allow_edits`` lets the
+    person replace the arguments when approving."""
 
     def __init__(
         self,
@@ -224,27 +181,20 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         allow_edits: bool = True,
     ) -> None:
         super().__init__(inner)
-        if when is not None and not callable(when):
-            raise TypeError("when must be a callable taking the call's arguments")
         self.when = when
-        if not isinstance(allow_edits, bool):
-            raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
         self.allow_edits = allow_edits
 
     def approval_message(self, call_name: str) -> str:
-        """The text a person sees when asked to approve a call (subclasses may name more,
-        such as the MCP server a tool comes from)."""
+        """The text a person sees when asked to approve a call."""
         return f"Approve {call_name}?"
 
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
         """Whether this call needs a person's approval.
 
         ``when`` sees the arguments the tool would run with (``validate_arguments``), never
-        the raw ones: a check such as ``args["recursive"] is True`` must not be passed by
-        ``"recursive": 1`` that the tool then receives as ``True``. Arguments that do not
-        validate, a NaN anywhere in them (every comparison with NaN is false, so no
-        threshold check can hold), and a ``when`` that raises, count as "yes": when in doubt,
-        ask.
+        the raw ones (``"recursive": 1`` must not pass a check for ``True`` the tool then
+        receives). Arguments that do not validate, a NaN anywhere in them (no threshold check
+        holds for NaN) and a ``when`` that raises all count as "yes": when in doubt, ask.
         """
         if self.when is None:
             return True
@@ -295,11 +245,8 @@ def ai_function(
     name: str | None = None,
     description: str | None = None,
 ) -> AIFunction | Callable[[Callable[..., Any]], AIFunction]:
-    """Turn a plain function into an ``AIFunction``.
-
-    Use it bare (``@ai_function``), with options (``@ai_function(name="x")``) or as a call
-    (``ai_function(fn)``).
-    """
+    """Turn a plain function into an ``AIFunction``: bare (``@ai_function``), with options
+    (``@ai_function(name="x")``) or as a call (``ai_function(fn)``)."""
 
     def wrap(fn: Callable[..., Any]) -> AIFunction:
         if isinstance(fn, AIFunction):
@@ -329,23 +276,13 @@ def approval_required(
     ApprovalRequiredAIFunction
     | Callable[[Callable[..., Any] | AIFunction], ApprovalRequiredAIFunction]
 ):
-    """Require a person's approval before a tool runs.
+    """Require a person's approval before a tool runs: on a plain function or an
+    ``AIFunction``, bare (``@approval_required``) or with a per-call predicate
+    (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
 
-    Works on a plain function or an ``AIFunction``, bare (``@approval_required``) or with a
-    per-call predicate (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
-
-    ``when`` receives the arguments exactly as the tool will: validated and converted by the
-    tool's own parameter types, with defaults filled in (``"recursive": 1`` arrives as
-    ``True``; a pydantic-model parameter arrives as the model, not a dict). If the arguments
-    do not validate, approval is required (the tool would refuse them anyway, and the
-    predicate must never judge arguments the tool does not see); so is it when they hold a
-    NaN, or when ``when`` raises. Its result is read with ``bool()``.
+    ``when`` receives the arguments as the tool will (validated, converted, defaults filled
+    in); see :meth:`ApprovalRequiredAIFunction.requires_approval` for when it is not asked.
     """
-
-    if when is not None and not callable(when):
-        raise TypeError("when must be a callable taking the call's arguments")
-    if not isinstance(allow_edits, bool):
-        raise TypeError(f"allow_edits must be a bool, got {type(allow_edits).__name__}")
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["UsageDetails"]
-
 _COUNTS = (
     "input_token_count",
     "output_token_count",

@@ -86,45 +86,9 @@ def test_the_callers_tool_list_is_copied() -> None:
     assert options.tools == [_noop]
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("temperature", "hot"),
-        ("temperature", True),
-        ("top_k", 1.5),
-        ("max_output_tokens", "10"),
-        ("seed", "42"),
-    ],
-)
-def test_a_wrongly_typed_number_names_the_field(field: str, value: object) -> None:
-    with pytest.raises(TypeError, match=f"{field} must be a number"):
-        ChatOptions(**{field: value})  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("field", ["conversation_id", "instructions", "model_id"])
-def test_a_non_string_text_field_names_the_field(field: str) -> None:
-    with pytest.raises(TypeError, match=f"{field} must be a str"):
-        ChatOptions(**{field: 1})  # type: ignore[arg-type]
-
-
-def test_a_plain_function_as_tool_is_refused_naming_its_index() -> None:
-    with pytest.raises(TypeError, match=r"tools\[1\] must be an AITool"):
-        ChatOptions(tools=[_noop, print])  # type: ignore[list-item]
-
-
-def test_stop_sequences_as_a_single_string_is_refused() -> None:
-    with pytest.raises(TypeError, match="stop_sequences must be a list of str"):
-        ChatOptions(stop_sequences="END")  # type: ignore[arg-type]
-
-
 def test_max_output_tokens_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_output_tokens must be positive"):
         ChatOptions(max_output_tokens=0)
-
-
-def test_tool_mode_of_the_wrong_type_is_refused() -> None:
-    with pytest.raises(TypeError, match="tool_mode must be a ChatToolMode"):
-        ChatOptions(tool_mode="auto")  # type: ignore[arg-type]
 
 
 def test_response_format_for_json_schema_from_a_pydantic_model() -> None:

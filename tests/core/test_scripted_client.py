@@ -135,8 +135,3 @@ async def test_the_handler_sees_the_history_as_messages() -> None:
 async def test_wrong_options_type_is_refused_naming_options() -> None:
     with pytest.raises(TypeError, match="options must be ChatOptions"):
         await ScriptedChatClient(lambda m, o: "x").get_response("q", {"temperature": 1})  # type: ignore[arg-type]
-
-
-async def test_wrong_messages_type_is_refused_naming_messages() -> None:
-    with pytest.raises(TypeError, match=r"messages\[0\] must be a ChatMessage"):
-        await ScriptedChatClient(lambda m, o: "x").get_response(["hi"])  # type: ignore[list-item]
