@@ -242,7 +242,10 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         """The span and the metric attributes of one call, or ``None`` when nothing would
         record (no SDK): the call then passes through."""
         model = (options.model_id if options is not None else None) or self.model
-        attributes: dict[str, Any] = {OPERATION_NAME: "chat", PROVIDER_NAME: self.provider_name}
+        attributes: dict[str, Any] = {
+            OPERATION_NAME: "chat",
+            PROVIDER_NAME: self.provider_name,
+        }
         if model:
             attributes[REQUEST_MODEL] = model
         if self.server_address:

@@ -52,7 +52,7 @@ from ._resume import (
     input_request_id,
     plan_resume,
 )
-from ._tool_tracing import tool_tracing_of
+from ._tool_tracing import ToolTracing
 from ._turns import (
     TurnRecorder,
     bad_arguments,
@@ -122,7 +122,8 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
-        self.telemetry = tool_tracing_of(inner_client)  # its spans and the person's events
+        # An OpenTelemetryChatClient below lends its providers and capture_content.
+        self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
         if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
@@ -325,7 +326,8 @@ class _Loop:
                 ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
                 ChatMessage(ChatRole.USER, [p.answer for p in verified]),
             ]
-        self.owner.telemetry.resumed(answered_in, plan)
+        done = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
+        self.owner.telemetry.resumed(answered_in, done)
         at = plan.anchor
         options = self.options
         if not (options is not None and options.conversation_id):
