@@ -110,8 +110,6 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         super().__init__(inner_client)
-        if not isinstance(capture_content, bool):
-            raise TypeError(f"capture_content must be a bool, got {type(capture_content).__name__}")
         leaf = _innermost(inner_client)
         found_address, found_port = _server_of(leaf)
         self.provider_name = provider_name or _PROVIDERS.get(

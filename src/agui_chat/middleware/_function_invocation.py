@@ -1,16 +1,16 @@
 """``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person.
 
-Each round trip sends the history to the inner client; the tool calls it answers with are
-run and their results sent back, until the model answers without calling a tool. A call to a
-tool wrapped with ``approval_required`` is not run: it comes back to the caller as a
-``ToolApprovalRequestContent``. A tool that calls ``request_input`` pauses the run with an
-``InterruptRequestContent``. The caller answers on the next request, and the loop re-pairs
-each answer with its request by id (see ``_resume.py``).
+Each round trip sends the history to the inner client and runs the tool calls it answers
+with, until the model answers without calling a tool. A call to an ``approval_required``
+tool comes back as a ``ToolApprovalRequestContent``; a tool that calls ``request_input``
+pauses the run with an ``InterruptRequestContent``; the next request's answers are paired
+with their requests by ``_resume.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
@@ -72,41 +72,25 @@ __all__ = ["FunctionInvokingChatClient"]
 
 _log = logging.getLogger("agui_chat.tools")
 
-_SETTINGS = (
-    "max_iterations",
-    "max_consecutive_errors",
-    "allow_concurrent_invocation",
-    "include_detailed_errors",
-    "terminate_on_unknown_calls",
-    "additional_tools",
-    "function_invoker",
-)
-
 
 class FunctionInvokingChatClient(DelegatingChatClient):
     """Runs the tools the model calls, and pauses for a person where a tool needs one.
 
-    - ``max_iterations`` (40): round trips whose tool calls run, per request (MEAI's
-      ``MaximumIterationsPerRequest``); one more round trip follows for the answer, with the
-      function tools withdrawn (hosted tools stay).
-    - ``max_consecutive_errors`` (3): round trips in a row with a failed call (a tool that
-      raised, arguments that cannot be parsed) before the failure is raised to the caller:
-      the exception itself, or an ``ExceptionGroup`` of all of the batch's.
+    - ``max_iterations`` (40): round trips whose calls run, per request; one more follows
+      for the answer, with the function tools withdrawn (hosted tools stay).
+    - ``max_consecutive_errors`` (3): round trips in a row with a failed call before the
+      failure is raised: the exception itself, or an ``ExceptionGroup`` of the batch's.
     - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
-    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller instead of
-      telling the model the tool does not exist.
-    - ``additional_tools``: tools that can run but are not advertised to the model; tool
-      sources (an ``MCPToolset``) among them are read again on every round trip. A name may
-      be used once across these and ``ChatOptions.tools`` (``DuplicateToolError``, naming
-      both; the same tool object in both is fine).
+    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller.
+    - ``additional_tools``: tools that can run but are not advertised; tool sources (an
+      ``MCPToolset``) are read again on every round trip. A name may be used once across
+      these and ``ChatOptions.tools`` (``DuplicateToolError``).
     - ``function_invoker``: replaces how every function is invoked (MEAI's
-      ``FunctionInvoker``; for sandboxes, auditing): called with the
-      ``FunctionInvocationContext``, it returns the result (or an awaitable of it); call
-      ``context.function.invoke(context.arguments)`` to run the function itself.
+      ``FunctionInvoker``): called with the ``FunctionInvocationContext``, it returns the
+      result or an awaitable of it.
 
-    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller:
-    the loop stops and the response holds the calls (that is how client-side tools work).
+    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller.
     """
 
     def __init__(
@@ -142,18 +126,16 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self.terminate_on_unknown_calls = terminate_on_unknown_calls
         self.additional_tools = check_tools(additional_tools, "additional_tools")
         tool_map(self.additional_tools, None)  # two tools of one name: refused here
-        if function_invoker is not None and not callable(function_invoker):
-            raise TypeError("function_invoker must be a callable taking the invocation context")
         self.function_invoker = function_invoker
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
         """Raise ``TypeError`` for a keyword this class does not take."""
-        unknown = set(settings) - set(_SETTINGS)
+        known = set(inspect.signature(cls).parameters) - {"inner_client"}
+        unknown = set(settings) - known
         if unknown:
             raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
 
-    # -- public API ----------------------------------------------------------------------
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
@@ -185,8 +167,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
 @dataclass(slots=True)
 class _Batch:
     """What one turn's calls come to: the calls to run, the results known before any runs
-    (errors), whether the turn asks a person (an approval request) or hands calls to the
-    caller, and whether the loop pauses after it."""
+    (errors), whether it asks a person, hands calls to the caller, or pauses the loop."""
 
     requested: bool
     results: list[AIContent]
@@ -238,10 +219,8 @@ class _Loop:
         )
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        """The request: answer the paused run, then round trips until the model answers.
-
-        A streamed turn's updates pass inline here: one async-generator hop per update, no
-        more (bench/README.md (d)); every other step is a method below."""
+        """Answer the paused run, then round trips until the model answers. A streamed
+        turn's updates pass inline here: one generator hop per update (bench/README.md)."""
         async with aclosing(self._resume_paused()) as resumed:
             async for item in resumed:
                 yield item
@@ -304,13 +283,9 @@ class _Loop:
 
     # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
-        """Pair the request's answers with the paused calls and answer the paused run.
-
-        Answers a caller verified (AGUIServer: from the ids it signed) stand for the
-        history's; the same pairing function checks and schedules either. MEAI's transcript
-        shape: the rebuilt call messages first, then the rejections' results, then the
-        approved calls' results; the model's history gets the same block at the plan's
-        anchor (without the calls when the service keeps the history: it holds them)."""
+        """Answer the paused run, with MEAI's transcript shape: the rebuilt call messages,
+        the rejections' results, the approved calls' results; the model's history gets the
+        same block at the plan's anchor (without the calls when the service keeps them)."""
         verified = take_verified_pairs()
         try:
             plan = plan_resume(self.history, self.tools, verified)
@@ -326,8 +301,8 @@ class _Loop:
                 ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
                 ChatMessage(ChatRole.USER, [p.answer for p in verified]),
             ]
-        done = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
-        self.owner.telemetry.resumed(answered_in, done)
+        resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
+        self.owner.telemetry.resumed(answered_in, resumed)
         at = plan.anchor
         options = self.options
         if not (options is not None and options.conversation_id):
@@ -358,9 +333,8 @@ class _Loop:
         self.stopped = any(o.terminate for o in outcomes)
 
     def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
-        """Whether this is the last round trip, and its options. MEAI's semantics: up to
-        ``max_iterations`` round trips whose calls run, then one more for the answer, with
-        the function tools withdrawn (hosted tools stay)."""
+        """Whether this is the last round trip (its function tools withdrawn), and its
+        options."""
         last_round = iteration == self.owner.max_iterations
         options = self.current_options
         if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
@@ -370,8 +344,7 @@ class _Loop:
     async def _whole_turn(
         self, options: ChatOptions | None, last_round: bool
     ) -> tuple[ChatResponse, list[ChatResponseUpdate | ChatMessage]]:
-        """A non-streamed round trip: the turn, and its messages (their calls screened) as
-        the caller gets them."""
+        """A non-streamed round trip: the turn, and its screened messages for the caller."""
         turn = await self.owner.inner_client.get_response(self.history_sent, options)
         screen = self._screen(last_round)
         out: list[ChatResponseUpdate | ChatMessage] = []
@@ -381,8 +354,8 @@ class _Loop:
         return turn, out
 
     def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
-        """What a turn's contents pass: calls on the last round trip are never run, so
-        never gated either (they are marked informational instead)."""
+        """What a turn's contents pass: the last round trip's calls never run, so they are
+        marked informational instead of gated."""
         if last_round:
             return partial(hold_unrun, tools=self.tools)
         return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
@@ -395,12 +368,9 @@ class _Loop:
         self.finish_reason = turn.finish_reason
 
     def _schedule(self, turn: ChatResponse, last_round: bool) -> _Batch | None:
-        """What the loop does with the turn's calls: run it, answer it (an error), or hand
-        it to the caller; ``None`` when the loop ends here (the last round trip, or nothing
-        to act on).
-
-        A call id used twice in one turn is ambiguous (an answer or a result could go to
-        either call): every call with that id gets an error and none runs."""
+        """What the loop does with the turn's calls (run, answer with an error, hand to the
+        caller); ``None`` when the loop ends here. Every call whose id the turn uses twice
+        gets an error and none runs (an answer could go to either)."""
         duplicated = duplicated_call_ids(turn.messages)
         requested = any(
             isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
@@ -434,8 +404,8 @@ class _Loop:
         self, turn: ChatResponse, batch: _Batch, iteration: int
     ) -> tuple[list[InvocationOutcome], list[ChatResponseUpdate | ChatMessage]]:
         """Run the batch's calls; its results join the history. Returns the outcomes and
-        what the caller receives: the results' message, the questions the tools ask, and
-        (streaming) why the loop pauses, if it does: for a person, or for the caller's tools."""
+        what the caller receives: the results, the tools' questions, and (streaming) why
+        the loop pauses, if it does."""
         history = self.history_sent = [*self.history_sent, *turn.messages]
         outcomes = await self._invoke(
             batch.to_run, history, iteration=iteration, early=batch.results
@@ -467,9 +437,8 @@ class _Loop:
     def _carry_on(
         self, turn: ChatResponse, batch: _Batch, outcomes: Sequence[InvocationOutcome]
     ) -> bool:
-        """Whether another round trip follows (not paused, no call ended the request; past
-        the error limit this raises), and if so its options and, when the service keeps the
-        history, what it sends: only what is new (the results' message, if any)."""
+        """Whether another round trip follows (past the error limit this raises); if so, set
+        its options and, when the service keeps the history, send only the results."""
         if batch.paused:
             return False
         self._count_errors(batch.results)
@@ -480,7 +449,6 @@ class _Loop:
             self.history_sent = [self.history_sent[-1]] if batch.results else []
         return True
 
-    # -- helpers -------------------------------------------------------------------------
     async def _invoke(
         self,
         scheduled: Sequence[ScheduledCall],
@@ -489,9 +457,9 @@ class _Loop:
         iteration: int,
         early: Sequence[AIContent] = (),
     ) -> list[InvocationOutcome]:
-        """Run a batch. Serially, once the error limit is reached, the first failure is
-        raised at once (with ``early``'s, the batch's results so far) and later calls do
-        not run, as MEAI does; concurrently, every call runs first."""
+        """Run a batch. Serially at the error limit, the first failure is raised at once
+        (with ``early``, the batch's results so far), as MEAI does; concurrently, every call
+        runs first."""
         count = len(scheduled)
 
         def context(index: int, item: ScheduledCall) -> FunctionInvocationContext:
@@ -554,9 +522,8 @@ class _Loop:
         return questions
 
     def _count_errors(self, results: Sequence[AIContent]) -> None:
-        """MEAI's rule: a round trip with any failed result (a tool that raised, arguments
-        that cannot be parsed, a duplicate call id) counts; a clean one resets the count;
-        past ``max_consecutive_errors`` the batch's exceptions are raised."""
+        """MEAI's rule: a round trip with a failed result counts, a clean one resets the
+        count; past ``max_consecutive_errors`` the batch's exceptions are raised."""
         failures = [
             r.exception
             for r in results

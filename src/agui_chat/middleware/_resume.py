@@ -162,11 +162,8 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
     (``InvalidResponseError``), and a pending request not answered exactly once
     (:func:`check_answered_once`)."""
 
-    def local_call(call_id: str | None) -> bool:
-        record = pairs.calls.get(call_id) if call_id is not None else None
-        return record is not None and any(
-            _local_function(tools, c.name) is not None for c in record.variants
-        )
+    def answered(question: QuestionPair) -> bool:
+        return pairs.calls[question.request.tool_call_id or ""].answered
 
     local_approvals = {
         rid: a
@@ -180,12 +177,15 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
         for rid, a in local_approvals.items()
         if not (pairs.calls[a.call.call_id].answered or pairs.calls[a.call.call_id].flagged)
     }
-    candidates = {
+    local_questions = {
         rid: q
         for rid, q in pairs.questions.items()
-        if local_call(q.request.tool_call_id)
-        and not pairs.calls[q.request.tool_call_id or ""].answered
+        if any(
+            _local_function(tools, c.name) is not None
+            for c in pairs.calls.get(q.request.tool_call_id or "", CallRecord()).variants
+        )
     }
+    candidates = {rid: q for rid, q in local_questions.items() if not answered(q)}
     _check_ambiguous(
         [(rid, a.call.call_id, a.ambiguous) for rid, a in approvals.items()]
         + [(rid, q.request.tool_call_id or "", q.ambiguous) for rid, q in candidates.items()],
@@ -193,13 +193,7 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
     )
     questions = {rid: q for rid, q in candidates.items() if _asked_by_its_tool(pairs, q)}
     local_questions = {
-        rid: q
-        for rid, q in pairs.questions.items()
-        if rid in questions
-        or (
-            local_call(q.request.tool_call_id)
-            and pairs.calls[q.request.tool_call_id or ""].answered
-        )
+        rid: q for rid, q in local_questions.items() if rid in questions or answered(q)
     }
     given: dict[str, list[InputResponseContent]] = {
         rid: [*a.answers] for rid, a in approvals.items()
