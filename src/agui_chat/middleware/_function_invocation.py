@@ -56,8 +56,7 @@ from ._tool_tracing import ToolTracing
 from ._turns import (
     TurnRecorder,
     bad_arguments,
-    duplicate_id_results,
-    duplicated_call_ids,
+    duplicate_ids,
     gate_approvals,
     hold_unrun,
     new_id,
@@ -371,7 +370,7 @@ class _Loop:
         """What the loop does with the turn's calls (run, answer with an error, hand to the
         caller); ``None`` when the loop ends here. Every call whose id the turn uses twice
         gets an error and none runs (an answer could go to either)."""
-        duplicated = duplicated_call_ids(turn.messages)
+        duplicated, errors = duplicate_ids(turn.messages)
         requested = any(
             isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
             for m in turn.messages
@@ -380,7 +379,7 @@ class _Loop:
         calls = pending_calls(turn.messages)  # marks the calls the service ran itself
         if last_round or (not calls and not requested and not duplicated):
             return None
-        batch = _Batch(requested, duplicate_id_results(turn.messages, duplicated))
+        batch = _Batch(requested, errors)
         for call in calls:
             if call.call_id in duplicated:
                 continue
