@@ -14,7 +14,6 @@ import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -139,21 +138,18 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
-        output: list[ChatMessage] = []
-        async for item in loop.run():
-            if isinstance(item, ChatMessage):
-                output.append(item)
-        last = loop.last_response
+        output = [item async for item in loop.run() if isinstance(item, ChatMessage)]
+        last = loop.last_response or ChatResponse()
         return ChatResponse(
             output,
-            response_id=last.response_id if last else None,
-            conversation_id=last.conversation_id if last else None,
-            model_id=last.model_id if last else None,
-            created_at=last.created_at if last else None,
+            response_id=last.response_id,
+            conversation_id=last.conversation_id,
+            model_id=last.model_id,
+            created_at=last.created_at,
             finish_reason=loop.finish_reason,
             usage=loop.usage,
-            additional_properties=last.additional_properties if last else None,
-            raw_representation=last.raw_representation if last else None,
+            additional_properties=last.additional_properties,
+            raw_representation=last.raw_representation,
         )
 
     def get_streaming_response(
@@ -161,18 +157,6 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=True)
         return loop.run()  # type: ignore[return-value]
-
-
-@dataclass(slots=True)
-class _Batch:
-    """What one turn's calls come to: the calls to run, the results known before any runs
-    (errors), whether it asks a person, hands calls to the caller, or pauses the loop."""
-
-    requested: bool
-    results: list[AIContent]
-    to_run: list[ScheduledCall] = field(default_factory=list)
-    handed_off: bool = False
-    paused: bool = False
 
 
 class _Loop:
@@ -272,13 +256,8 @@ class _Loop:
                     return  # the model answered: the caller has every update already
                 turn = recorder.build()
             self._record(turn)
-            batch = self._schedule(turn, last_round)
-            if batch is None:
-                return
-            outcomes, out = await self._run_batch(turn, batch, iteration)
-            for item in out:
+            for item in await self._act_on(turn, last_round, iteration):
                 yield item
-            self.stopped = not self._carry_on(turn, batch, outcomes)
 
     # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
@@ -366,11 +345,16 @@ class _Loop:
         self.last_response = turn
         self.finish_reason = turn.finish_reason
 
-    def _schedule(self, turn: ChatResponse, last_round: bool) -> _Batch | None:
-        """What the loop does with the turn's calls (run, answer with an error, hand to the
-        caller); ``None`` when the loop ends here. Every call whose id the turn uses twice
-        gets an error and none runs (an answer could go to either)."""
-        duplicated, errors = duplicate_ids(turn.messages)
+    async def _act_on(
+        self, turn: ChatResponse, last_round: bool, iteration: int
+    ) -> list[ChatResponseUpdate | ChatMessage]:
+        """Act on the turn's calls: run them, answer them with an error, or hand them to the
+        caller; returns what the caller receives (the results, the tools' questions and,
+        streaming, why the loop pauses). ``self.stopped`` says whether the loop ends here;
+        past the error limit this raises. Every call whose id the turn uses twice gets an
+        error and none runs (an answer could go to either)."""
+        self.stopped = True
+        duplicated, results = duplicate_ids(turn.messages)
         requested = any(
             isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
             for m in turn.messages
@@ -378,75 +362,55 @@ class _Loop:
         )
         calls = pending_calls(turn.messages)  # marks the calls the service ran itself
         if last_round or (not calls and not requested and not duplicated):
-            return None
-        batch = _Batch(requested, errors)
+            return []
+        to_run: list[ScheduledCall] = []
+        handed_off = False
         for call in calls:
             if call.call_id in duplicated:
                 continue
             tool = self.tools.get(call.name)
             if isinstance(tool, AIFunction):
                 if call.unparseable:
-                    batch.results.append(bad_arguments(call))
+                    results.append(bad_arguments(call))
                 else:
-                    batch.to_run.append(ScheduledCall(call, tool))
+                    to_run.append(ScheduledCall(call, tool))
             elif isinstance(tool, AIFunctionDeclaration) or (
                 tool is None and self.owner.terminate_on_unknown_calls
             ):
-                batch.handed_off = True
+                handed_off = True
             else:
                 _log.warning("model called unknown tool %r", call.name)
-                batch.results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+                results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
                 self.owner.telemetry.tool_not_found(call)
-        return batch
-
-    async def _run_batch(
-        self, turn: ChatResponse, batch: _Batch, iteration: int
-    ) -> tuple[list[InvocationOutcome], list[ChatResponseUpdate | ChatMessage]]:
-        """Run the batch's calls; its results join the history. Returns the outcomes and
-        what the caller receives: the results, the tools' questions, and (streaming) why
-        the loop pauses, if it does."""
         history = self.history_sent = [*self.history_sent, *turn.messages]
-        outcomes = await self._invoke(
-            batch.to_run, history, iteration=iteration, early=batch.results
-        )
+        outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
         for o in outcomes:
             if o.result is not None:  # ran: a stacked loop or a replay must not run it
                 o.call.informational_only = True
-        batch.results += [o.result for o in outcomes if o.result is not None]
+                results.append(o.result)
         questions = self._questions(outcomes)
         out: list[ChatResponseUpdate | ChatMessage] = []
-        if batch.results:
-            message = tool_message(batch.results)
-            history.append(message)
+        if results:
+            history.append(message := tool_message(results))
             out.append(self._out(message))
         if questions:
-            message = ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())
-            out.append(self._out(message))
-        if questions or batch.requested or batch.handed_off:
-            batch.paused = True
+            out.append(self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())))
+        if questions or requested or handed_off:
+            for_a_person = bool(questions or requested)
             reason = (
-                ChatFinishReason.INPUT_REQUIRED
-                if questions or batch.requested
-                else ChatFinishReason.TOOL_CALLS
+                ChatFinishReason.INPUT_REQUIRED if for_a_person else ChatFinishReason.TOOL_CALLS
             )
             if done := self._finish(reason):
                 out.append(done)
-        return outcomes, out
-
-    def _carry_on(
-        self, turn: ChatResponse, batch: _Batch, outcomes: Sequence[InvocationOutcome]
-    ) -> bool:
-        """Whether another round trip follows (past the error limit this raises); if so, set
-        its options and, when the service keeps the history, send only the results."""
-        if batch.paused:
-            return False
-        self._count_errors(batch.results)
+            return out
+        self._count_errors(results)
         if any(o.terminate for o in outcomes):
-            return False
+            return out
         options = self.current_options = next_options(self.current_options, turn)
         if options is not None and options.conversation_id:
-            self.history_sent = [self.history_sent[-1]] if batch.results else []
-        return True
+            self.history_sent = [history[-1]] if results else []
+        self.stopped = False
+        return out
 
     async def _invoke(
         self,
@@ -461,8 +425,8 @@ class _Loop:
         runs first."""
         count = len(scheduled)
 
-        def context(index: int, item: ScheduledCall) -> FunctionInvocationContext:
-            return FunctionInvocationContext(
+        async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
+            context = FunctionInvocationContext(
                 function=item.function,
                 arguments=dict(item.call.arguments or {}),
                 call=item.call,
@@ -473,13 +437,11 @@ class _Loop:
                 function_count=count,
                 is_streaming=self.streaming,
             )
-
-        async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
             invocation = invoke_call(
                 item.function,
                 item.call,
                 item.call.arguments,
-                context(index, item),
+                context,
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,
                 invoker=self.owner.function_invoker,
@@ -502,11 +464,8 @@ class _Loop:
     def _questions(self, outcomes: Sequence[InvocationOutcome]) -> list[AIContent]:
         questions: list[AIContent] = []
         for o in outcomes:
-            q = o.input_required
-            if q is None:
-                continue
-            questions.append(
-                InterruptRequestContent(
+            if (q := o.input_required) is not None:
+                question = InterruptRequestContent(
                     input_request_id(o.call.call_id, q.digest),  # a new question, a new id
                     reason=q.reason,
                     message=q.message,
@@ -516,8 +475,8 @@ class _Loop:
                     metadata=q.metadata,
                     key=q.key,
                 )
-            )
-            self.owner.telemetry.requested(questions[-1])  # type: ignore[arg-type]
+                self.owner.telemetry.requested(question)
+                questions.append(question)
         return questions
 
     def _count_errors(self, results: Sequence[AIContent]) -> None:
