@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .._contents import (
     AIContent,
@@ -261,7 +260,14 @@ def schedule(
             [call] = pairs.calls[call_id].variants
             function = _local_function(tools, call.name)
             assert function is not None
-            arguments = _approved_arguments(call_id, pairs, call)
+            edits = (  # an approved edit an earlier approval made
+                answer.edited_arguments
+                for approval in pairs.approvals.values()
+                if approval.call.call_id == call_id
+                for answer in approval.answers
+                if answer.approved and answer.edited_arguments is not None
+            )
+            arguments = next(edits, call.arguments)
             scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
             to_run[call_id] = scheduled
         scheduled.answers = answers
@@ -369,18 +375,6 @@ def _check_ambiguous(
         "run (each tool call needs its own id)",
         request_ids=dict.fromkeys(request_ids),
     )
-
-
-def _approved_arguments(
-    call_id: str, pairs: Pairs, call: FunctionCallContent
-) -> dict[str, Any] | None:
-    """The arguments a call runs with: its approved edit, if an earlier approval made one."""
-    for approval in pairs.approvals.values():
-        if approval.call.call_id == call_id:
-            for answer in approval.answers:
-                if answer.approved and answer.edited_arguments is not None:
-                    return answer.edited_arguments
-    return call.arguments
 
 
 def _check_unknown(unknown: Sequence[str], what: str) -> None:
