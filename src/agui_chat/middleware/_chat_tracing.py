@@ -321,9 +321,8 @@ def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
 
 
 def _innermost(client: ChatClient) -> ChatClient:
-    seen = 0
-    while isinstance(client, DelegatingChatClient) and seen < 100:
-        client, seen = client.inner_client, seen + 1
+    while isinstance(client, DelegatingChatClient):
+        client = client.inner_client
     return client
 
 

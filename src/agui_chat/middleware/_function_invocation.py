@@ -271,7 +271,7 @@ class _Loop:
             self.owner.telemetry.expired(exc.request_ids)
             raise
         history = self.history_sent = plan.model_history
-        if not plan.has_work:
+        if not (plan.to_run or plan.rejected):
             return
         answered_in = self.history
         if verified is not None:

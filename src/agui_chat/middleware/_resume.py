@@ -99,10 +99,6 @@ class ResumePlan:
     rebuilt: list[ChatMessage] = field(default_factory=list)
     handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
 
-    @property
-    def has_work(self) -> bool:
-        return bool(self.to_run or self.rejected)
-
     def mark_handled(self, call_ids: Sequence[str]) -> None:
         """Mark the calls of ``call_ids`` (which now have a result) ``informational_only`` in
         place, as MEAI does: a stacked loop or a replay then skips them."""

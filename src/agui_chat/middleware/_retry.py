@@ -6,6 +6,7 @@ import logging
 import random
 import warnings
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from tenacity import (
@@ -104,18 +105,15 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_delay = max_delay
         self.max_retry_after = max_retry_after
 
-    def _wait(self, state: RetryCallState) -> float:
-        return backoff_delay(
-            state,
-            initial_delay=self.initial_delay,
-            max_delay=self.max_delay,
-            max_retry_after=self.max_retry_after,
-        )
-
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
+            wait=partial(
+                backoff_delay,
+                initial_delay=self.initial_delay,
+                max_delay=self.max_delay,
+                max_retry_after=self.max_retry_after,
+            ),
             retry=retry_if_exception_type(TransientError),
             reraise=True,
             before_sleep=lambda s: _log.info(
