@@ -247,18 +247,14 @@ class ToolTracing:
         parent = traceparent_of_current()
         if parent is not None:
             properties.setdefault(TRACEPARENT, parent)
-        attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+        attributes = _about(request)
         if isinstance(request, ToolApprovalRequestContent):
-            call = request.tool_call
-            attributes[TOOL_CALL_ID] = call.call_id
-            attributes[TOOL_NAME] = call.name
-            if self.capture_content and call.arguments is not None:
-                attributes[TOOL_CALL_ARGUMENTS] = to_json(call.arguments)
+            arguments = request.tool_call.arguments
+            if self.capture_content and arguments is not None:
+                attributes[TOOL_CALL_ARGUMENTS] = to_json(arguments)
             event = EVENT_APPROVAL_REQUESTED
         else:
             assert isinstance(request, InterruptRequestContent)
-            if request.tool_call_id is not None:
-                attributes[TOOL_CALL_ID] = request.tool_call_id
             if self.capture_content and request.message is not None:
                 attributes[QUESTION] = request.message
             event = EVENT_INPUT_REQUESTED
@@ -299,27 +295,22 @@ class ToolTracing:
             if stamped and at is None:
                 continue  # an earlier answer carried along (a tool that asked twice)
             seen.add(answer.request_id)
-            if isinstance(request, ToolApprovalRequestContent):
-                call_id: str | None = request.tool_call.call_id
-            else:
-                assert isinstance(request, InterruptRequestContent)
-                call_id = request.tool_call_id
-            if call_id in call_ids:
-                self._decided(request, answer, None if at is None else max(0.0, now - at))
+            attributes = _about(request)
+            if attributes.get(TOOL_CALL_ID) in call_ids:
+                seconds = None if at is None else max(0.0, now - at)
+                self._decided(request, answer, attributes, seconds)
 
     def _decided(
         self,
         request: InputRequestContent,
         answer: ToolApprovalResponseContent | InterruptResponseContent,
+        attributes: dict[str, Any],
         seconds: float | None,
     ) -> None:
         instruments = self._instruments()
-        attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
         if isinstance(answer, ToolApprovalResponseContent):
             assert isinstance(request, ToolApprovalRequestContent)
             call = request.tool_call
-            attributes[TOOL_CALL_ID] = call.call_id
-            attributes[TOOL_NAME] = call.name
             attributes[REASON_GIVEN] = bool(answer.reason and answer.reason.strip())
             if self.capture_content and answer.reason:
                 attributes[REASON] = answer.reason
@@ -337,9 +328,6 @@ class ToolTracing:
             if decision == "rejected" and isinstance(call, FunctionCallContent) and self._traces():
                 self._tool_span(call, None, **{TOOL_OUTCOME: "rejected"}).end()
         else:
-            assert isinstance(request, InterruptRequestContent)
-            if request.tool_call_id is not None:
-                attributes[TOOL_CALL_ID] = request.tool_call_id
             cancelled = answer.status == "cancelled"
             decision = "cancelled" if cancelled else "answered"
             event = EVENT_CANCELLED if cancelled else EVENT_ANSWERED
@@ -352,6 +340,17 @@ class ToolTracing:
                 metric = {REQUEST_KIND: kind, DECISION: decision}
                 instruments.decisions.record(seconds, metric)
         trace.get_current_span().add_event(event, attributes)
+
+
+def _about(request: InputRequestContent) -> dict[str, Any]:
+    """The attributes of a request: its id and the call it is about."""
+    attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+    if isinstance(request, ToolApprovalRequestContent):
+        attributes[TOOL_CALL_ID] = request.tool_call.call_id
+        attributes[TOOL_NAME] = request.tool_call.name
+    elif isinstance(request, InterruptRequestContent) and request.tool_call_id is not None:
+        attributes[TOOL_CALL_ID] = request.tool_call_id
+    return attributes
 
 
 def _requested_at(request: InputRequestContent | None) -> float | None:
