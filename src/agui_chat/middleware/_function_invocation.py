@@ -139,17 +139,17 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     ) -> ChatResponse[Any]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
         output = [item async for item in loop.run() if isinstance(item, ChatMessage)]
-        last = loop.last_response or ChatResponse()
+        last = loop.last_response
         return ChatResponse(
             output,
-            response_id=last.response_id,
-            conversation_id=last.conversation_id,
-            model_id=last.model_id,
-            created_at=last.created_at,
+            response_id=last.response_id if last else None,
+            conversation_id=last.conversation_id if last else None,
+            model_id=last.model_id if last else None,
+            created_at=last.created_at if last else None,
             finish_reason=loop.finish_reason,
             usage=loop.usage,
-            additional_properties=last.additional_properties,
-            raw_representation=last.raw_representation,
+            additional_properties=last.additional_properties if last else None,
+            raw_representation=last.raw_representation if last else None,
         )
 
     def get_streaming_response(

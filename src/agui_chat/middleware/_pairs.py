@@ -53,8 +53,7 @@ class CallRecord:
     def add(self, call: FunctionCallContent) -> None:
         if not any(same_call(call, c) for c in self.variants):
             self.variants.append(call)
-        if call.informational_only:
-            self.informational = True
+        self.informational = self.informational or call.informational_only
 
 
 @dataclass
