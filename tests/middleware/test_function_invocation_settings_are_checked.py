@@ -68,14 +68,6 @@ def test_additional_tools_must_be_a_list_of_tools() -> None:
     assert client.additional_tools == [ping]
 
 
-def test_function_invoker_must_be_callable() -> None:
-    _refused(
-        TypeError,
-        "function_invoker must be a callable taking the invocation context",
-        function_invoker="run",
-    )
-
-
 def test_unknown_settings_are_named_sorted() -> None:
     with pytest.raises(
         TypeError, match=r"^unknown function invocation setting\(s\): max_iteration, retry$"

@@ -1,10 +1,5 @@
-"""``OpenTelemetryChatClient``: a span and metrics per model call, GenAI conventions.
-
-It stands on ``opentelemetry-api`` alone (a base dependency), so it lives below the builder
-(``ChatClientBuilder.use_opentelemetry``); its public home is ``agui_chat.otel``. Without an
-SDK (the API's no-op providers) every call passes straight through, streams included, at no
-cost per update.
-"""
+"""``OpenTelemetryChatClient`` (public home ``agui_chat.otel``): a span and metrics per model
+call, GenAI conventions; without an SDK every call passes straight through."""
 
 from __future__ import annotations
 
@@ -79,22 +74,19 @@ _PROVIDERS = {
 
 class OpenTelemetryChatClient(DelegatingChatClient):
     """Traces every model call as a ``chat {model}`` CLIENT span and records the
-    ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms,
-    following the OpenTelemetry GenAI semantic conventions as published in
-    **Semantic Conventions v1.44.0** (status Development). A tool loop above it
-    (``FunctionInvokingChatClient``) traces its tool executions and the person's part with
-    this client's providers and ``capture_content`` (it asks for its ``ToolTracing`` with
-    ``get_service``; see ``docs/observability.md``).
+    ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms
+    (Semantic Conventions v1.44.0, see ``docs/observability.md``). A tool loop above it
+    traces its tools and the person's part with this client's providers and
+    ``capture_content``.
 
-    - ``provider_name``, ``model``, ``server_address``, ``server_port``: what the spans say
-      about the service; by default read from the innermost client where it tells
-      (``model``, ``base_url`` or ``endpoint``).
+    - ``provider_name``, ``model``, ``server_address``, ``server_port``: by default read from
+      the innermost client (``model``, ``base_url`` or ``endpoint``).
     - ``capture_content``: record prompts, completions, tool arguments and results, the
-      person's reasons and answers. Off by default: they may hold personal data.
+      person's reasons and answers (off by default: they may hold personal data).
     - ``tracer_provider`` / ``meter_provider``: default the global ones.
 
-    A streaming span ends when the stream ends, fails, or is closed by a caller that stopped
-    reading early (then ``agui_chat.stream.end`` is ``"stopped"``, else ``"completed"``).
+    A streaming span ends when the stream ends, fails or is closed early
+    (``agui_chat.stream.end`` says ``"completed"`` or ``"stopped"``).
     """
 
     def __init__(
@@ -110,8 +102,6 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         super().__init__(inner_client)
-        if not isinstance(capture_content, bool):
-            raise TypeError(f"capture_content must be a bool, got {type(capture_content).__name__}")
         leaf = _innermost(inner_client)
         found_address, found_port = _server_of(leaf)
         self.provider_name = provider_name or _PROVIDERS.get(
@@ -150,7 +140,6 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             return self.tool_tracing  # type: ignore[return-value]
         return super().get_service(kind)
 
-    # -- the calls -------------------------------------------------------------------------
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
@@ -235,14 +224,16 @@ class OpenTelemetryChatClient(DelegatingChatClient):
                 )
                 self._finish(span, attributes, start, response)
 
-    # -- spans and metrics -----------------------------------------------------------------
     def _start(
         self, messages: ChatMessages, options: ChatOptions | None, *, streaming: bool
     ) -> tuple[Span, dict[str, Any], float] | None:
         """The span and the metric attributes of one call, or ``None`` when nothing would
-        record (no SDK): the call then passes through."""
+        record."""
         model = (options.model_id if options is not None else None) or self.model
-        attributes: dict[str, Any] = {OPERATION_NAME: "chat", PROVIDER_NAME: self.provider_name}
+        attributes: dict[str, Any] = {
+            OPERATION_NAME: "chat",
+            PROVIDER_NAME: self.provider_name,
+        }
         if model:
             attributes[REQUEST_MODEL] = model
         if self.server_address:
@@ -330,15 +321,13 @@ def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
 
 
 def _innermost(client: ChatClient) -> ChatClient:
-    seen = 0
-    while isinstance(client, DelegatingChatClient) and seen < 100:
-        client, seen = client.inner_client, seen + 1
+    while isinstance(client, DelegatingChatClient):
+        client = client.inner_client
     return client
 
 
 def _server_of(client: object) -> tuple[str | None, int | None]:
-    """The host and port a client talks to, if it says (``base_url`` of its SDK client, or
-    an ``endpoint``)."""
+    """The host and port a client talks to (its ``endpoint``, or its SDK's ``base_url``)."""
     url: object = getattr(client, "endpoint", None)
     sdk = getattr(client, "_client", None)
     if url is None and sdk is not None:

@@ -20,8 +20,6 @@ class ConfigureOptionsChatClient(DelegatingChatClient):
 
     def __init__(self, inner_client: ChatClient, configure: Callable[[ChatOptions], None]) -> None:
         super().__init__(inner_client)
-        if not callable(configure):
-            raise TypeError("configure must be a callable taking ChatOptions")
         self.configure = configure
 
     def _options(self, options: ChatOptions | None) -> ChatOptions:

@@ -24,8 +24,6 @@ class DelegatingChatClient(BaseChatClient):
     """
 
     def __init__(self, inner_client: ChatClient) -> None:
-        if not isinstance(inner_client, ChatClient):
-            raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
         self.inner_client = inner_client
 
     async def _get_response(

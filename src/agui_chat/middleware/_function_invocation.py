@@ -1,20 +1,19 @@
 """``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person.
 
-Each round trip sends the history to the inner client; the tool calls it answers with are
-run and their results sent back, until the model answers without calling a tool. A call to a
-tool wrapped with ``approval_required`` is not run: it comes back to the caller as a
-``ToolApprovalRequestContent``. A tool that calls ``request_input`` pauses the run with an
-``InterruptRequestContent``. The caller answers on the next request, and the loop re-pairs
-each answer with its request by id (see ``_resume.py``).
+Each round trip sends the history to the inner client and runs the tool calls it answers
+with, until the model answers without calling a tool. A call to an ``approval_required``
+tool comes back as a ``ToolApprovalRequestContent``; a tool that calls ``request_input``
+pauses the run with an ``InterruptRequestContent``; the next request's answers are paired
+with their requests by ``_resume.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -52,12 +51,11 @@ from ._resume import (
     input_request_id,
     plan_resume,
 )
-from ._tool_tracing import tool_tracing_of
+from ._tool_tracing import ToolTracing
 from ._turns import (
     TurnRecorder,
     bad_arguments,
-    duplicate_id_results,
-    duplicated_call_ids,
+    duplicate_ids,
     gate_approvals,
     hold_unrun,
     new_id,
@@ -72,41 +70,25 @@ __all__ = ["FunctionInvokingChatClient"]
 
 _log = logging.getLogger("agui_chat.tools")
 
-_SETTINGS = (
-    "max_iterations",
-    "max_consecutive_errors",
-    "allow_concurrent_invocation",
-    "include_detailed_errors",
-    "terminate_on_unknown_calls",
-    "additional_tools",
-    "function_invoker",
-)
-
 
 class FunctionInvokingChatClient(DelegatingChatClient):
     """Runs the tools the model calls, and pauses for a person where a tool needs one.
 
-    - ``max_iterations`` (40): round trips whose tool calls run, per request (MEAI's
-      ``MaximumIterationsPerRequest``); one more round trip follows for the answer, with the
-      function tools withdrawn (hosted tools stay).
-    - ``max_consecutive_errors`` (3): round trips in a row with a failed call (a tool that
-      raised, arguments that cannot be parsed) before the failure is raised to the caller:
-      the exception itself, or an ``ExceptionGroup`` of all of the batch's.
+    - ``max_iterations`` (40): round trips whose calls run, per request; one more follows
+      for the answer, with the function tools withdrawn (hosted tools stay).
+    - ``max_consecutive_errors`` (3): round trips in a row with a failed call before the
+      failure is raised: the exception itself, or an ``ExceptionGroup`` of the batch's.
     - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
-    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller instead of
-      telling the model the tool does not exist.
-    - ``additional_tools``: tools that can run but are not advertised to the model; tool
-      sources (an ``MCPToolset``) among them are read again on every round trip. A name may
-      be used once across these and ``ChatOptions.tools`` (``DuplicateToolError``, naming
-      both; the same tool object in both is fine).
+    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller.
+    - ``additional_tools``: tools that can run but are not advertised; tool sources (an
+      ``MCPToolset``) are read again on every round trip. A name may be used once across
+      these and ``ChatOptions.tools`` (``DuplicateToolError``).
     - ``function_invoker``: replaces how every function is invoked (MEAI's
-      ``FunctionInvoker``; for sandboxes, auditing): called with the
-      ``FunctionInvocationContext``, it returns the result (or an awaitable of it); call
-      ``context.function.invoke(context.arguments)`` to run the function itself.
+      ``FunctionInvoker``): called with the ``FunctionInvocationContext``, it returns the
+      result or an awaitable of it.
 
-    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller:
-    the loop stops and the response holds the calls (that is how client-side tools work).
+    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller.
     """
 
     def __init__(
@@ -122,7 +104,8 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
-        self.telemetry = tool_tracing_of(inner_client)  # its spans and the person's events
+        # An OpenTelemetryChatClient below lends its providers and capture_content.
+        self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
         if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
@@ -141,26 +124,21 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self.terminate_on_unknown_calls = terminate_on_unknown_calls
         self.additional_tools = check_tools(additional_tools, "additional_tools")
         tool_map(self.additional_tools, None)  # two tools of one name: refused here
-        if function_invoker is not None and not callable(function_invoker):
-            raise TypeError("function_invoker must be a callable taking the invocation context")
         self.function_invoker = function_invoker
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
         """Raise ``TypeError`` for a keyword this class does not take."""
-        unknown = set(settings) - set(_SETTINGS)
+        known = set(inspect.signature(cls).parameters) - {"inner_client"}
+        unknown = set(settings) - known
         if unknown:
             raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
 
-    # -- public API ----------------------------------------------------------------------
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
-        output: list[ChatMessage] = []
-        async for item in loop.run():
-            if isinstance(item, ChatMessage):
-                output.append(item)
+        output = [item async for item in loop.run() if isinstance(item, ChatMessage)]
         last = loop.last_response
         return ChatResponse(
             output,
@@ -179,19 +157,6 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         loop = _Loop(self, as_messages(messages), check_options(options), streaming=True)
         return loop.run()  # type: ignore[return-value]
-
-
-@dataclass(slots=True)
-class _Batch:
-    """What one turn's calls come to: the calls to run, the results known before any runs
-    (errors), whether the turn asks a person (an approval request) or hands calls to the
-    caller, and whether the loop pauses after it."""
-
-    requested: bool
-    results: list[AIContent]
-    to_run: list[ScheduledCall] = field(default_factory=list)
-    handed_off: bool = False
-    paused: bool = False
 
 
 class _Loop:
@@ -237,10 +202,8 @@ class _Loop:
         )
 
     async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        """The request: answer the paused run, then round trips until the model answers.
-
-        A streamed turn's updates pass inline here: one async-generator hop per update, no
-        more (bench/README.md (d)); every other step is a method below."""
+        """Answer the paused run, then round trips until the model answers. A streamed
+        turn's updates pass inline here: one generator hop per update (bench/README.md)."""
         async with aclosing(self._resume_paused()) as resumed:
             async for item in resumed:
                 yield item
@@ -293,23 +256,14 @@ class _Loop:
                     return  # the model answered: the caller has every update already
                 turn = recorder.build()
             self._record(turn)
-            batch = self._schedule(turn, last_round)
-            if batch is None:
-                return
-            outcomes, out = await self._run_batch(turn, batch, iteration)
-            for item in out:
+            for item in await self._act_on(turn, last_round, iteration):
                 yield item
-            self.stopped = not self._carry_on(turn, batch, outcomes)
 
     # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
-        """Pair the request's answers with the paused calls and answer the paused run.
-
-        Answers a caller verified (AGUIServer: from the ids it signed) stand for the
-        history's; the same pairing function checks and schedules either. MEAI's transcript
-        shape: the rebuilt call messages first, then the rejections' results, then the
-        approved calls' results; the model's history gets the same block at the plan's
-        anchor (without the calls when the service keeps the history: it holds them)."""
+        """Answer the paused run, with MEAI's transcript shape: the rebuilt call messages,
+        the rejections' results, the approved calls' results; the model's history gets the
+        same block at the plan's anchor (without the calls when the service keeps them)."""
         verified = take_verified_pairs()
         try:
             plan = plan_resume(self.history, self.tools, verified)
@@ -317,7 +271,7 @@ class _Loop:
             self.owner.telemetry.expired(exc.request_ids)
             raise
         history = self.history_sent = plan.model_history
-        if not plan.has_work:
+        if not (plan.to_run or plan.rejected):
             return
         answered_in = self.history
         if verified is not None:
@@ -325,7 +279,8 @@ class _Loop:
                 ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
                 ChatMessage(ChatRole.USER, [p.answer for p in verified]),
             ]
-        self.owner.telemetry.resumed(answered_in, plan)
+        resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
+        self.owner.telemetry.resumed(answered_in, resumed)
         at = plan.anchor
         options = self.options
         if not (options is not None and options.conversation_id):
@@ -356,9 +311,8 @@ class _Loop:
         self.stopped = any(o.terminate for o in outcomes)
 
     def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
-        """Whether this is the last round trip, and its options. MEAI's semantics: up to
-        ``max_iterations`` round trips whose calls run, then one more for the answer, with
-        the function tools withdrawn (hosted tools stay)."""
+        """Whether this is the last round trip (its function tools withdrawn), and its
+        options."""
         last_round = iteration == self.owner.max_iterations
         options = self.current_options
         if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
@@ -368,8 +322,7 @@ class _Loop:
     async def _whole_turn(
         self, options: ChatOptions | None, last_round: bool
     ) -> tuple[ChatResponse, list[ChatResponseUpdate | ChatMessage]]:
-        """A non-streamed round trip: the turn, and its messages (their calls screened) as
-        the caller gets them."""
+        """A non-streamed round trip: the turn, and its screened messages for the caller."""
         turn = await self.owner.inner_client.get_response(self.history_sent, options)
         screen = self._screen(last_round)
         out: list[ChatResponseUpdate | ChatMessage] = []
@@ -379,8 +332,8 @@ class _Loop:
         return turn, out
 
     def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
-        """What a turn's contents pass: calls on the last round trip are never run, so
-        never gated either (they are marked informational instead)."""
+        """What a turn's contents pass: the last round trip's calls never run, so they are
+        marked informational instead of gated."""
         if last_round:
             return partial(hold_unrun, tools=self.tools)
         return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
@@ -392,14 +345,16 @@ class _Loop:
         self.last_response = turn
         self.finish_reason = turn.finish_reason
 
-    def _schedule(self, turn: ChatResponse, last_round: bool) -> _Batch | None:
-        """What the loop does with the turn's calls: run it, answer it (an error), or hand
-        it to the caller; ``None`` when the loop ends here (the last round trip, or nothing
-        to act on).
-
-        A call id used twice in one turn is ambiguous (an answer or a result could go to
-        either call): every call with that id gets an error and none runs."""
-        duplicated = duplicated_call_ids(turn.messages)
+    async def _act_on(
+        self, turn: ChatResponse, last_round: bool, iteration: int
+    ) -> list[ChatResponseUpdate | ChatMessage]:
+        """Act on the turn's calls: run them, answer them with an error, or hand them to the
+        caller; returns what the caller receives (the results, the tools' questions and,
+        streaming, why the loop pauses). ``self.stopped`` says whether the loop ends here;
+        past the error limit this raises. Every call whose id the turn uses twice gets an
+        error and none runs (an answer could go to either)."""
+        self.stopped = True
+        duplicated, results = duplicate_ids(turn.messages)
         requested = any(
             isinstance(c, ToolApprovalRequestContent) and c.tool_call.call_id not in duplicated
             for m in turn.messages
@@ -407,78 +362,56 @@ class _Loop:
         )
         calls = pending_calls(turn.messages)  # marks the calls the service ran itself
         if last_round or (not calls and not requested and not duplicated):
-            return None
-        batch = _Batch(requested, duplicate_id_results(turn.messages, duplicated))
+            return []
+        to_run: list[ScheduledCall] = []
+        handed_off = False
         for call in calls:
             if call.call_id in duplicated:
                 continue
             tool = self.tools.get(call.name)
             if isinstance(tool, AIFunction):
                 if call.unparseable:
-                    batch.results.append(bad_arguments(call))
+                    results.append(bad_arguments(call))
                 else:
-                    batch.to_run.append(ScheduledCall(call, tool))
+                    to_run.append(ScheduledCall(call, tool))
             elif isinstance(tool, AIFunctionDeclaration) or (
                 tool is None and self.owner.terminate_on_unknown_calls
             ):
-                batch.handed_off = True
+                handed_off = True
             else:
                 _log.warning("model called unknown tool %r", call.name)
-                batch.results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
+                results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
                 self.owner.telemetry.tool_not_found(call)
-        return batch
-
-    async def _run_batch(
-        self, turn: ChatResponse, batch: _Batch, iteration: int
-    ) -> tuple[list[InvocationOutcome], list[ChatResponseUpdate | ChatMessage]]:
-        """Run the batch's calls; its results join the history. Returns the outcomes and
-        what the caller receives: the results' message, the questions the tools ask, and
-        (streaming) why the loop pauses, if it does: for a person, or for the caller's tools."""
         history = self.history_sent = [*self.history_sent, *turn.messages]
-        outcomes = await self._invoke(
-            batch.to_run, history, iteration=iteration, early=batch.results
-        )
+        outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
         for o in outcomes:
             if o.result is not None:  # ran: a stacked loop or a replay must not run it
                 o.call.informational_only = True
-        batch.results += [o.result for o in outcomes if o.result is not None]
+                results.append(o.result)
         questions = self._questions(outcomes)
         out: list[ChatResponseUpdate | ChatMessage] = []
-        if batch.results:
-            message = tool_message(batch.results)
-            history.append(message)
+        if results:
+            history.append(message := tool_message(results))
             out.append(self._out(message))
         if questions:
-            message = ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())
-            out.append(self._out(message))
-        if questions or batch.requested or batch.handed_off:
-            batch.paused = True
+            out.append(self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())))
+        if questions or requested or handed_off:
+            for_a_person = bool(questions or requested)
             reason = (
-                ChatFinishReason.INPUT_REQUIRED
-                if questions or batch.requested
-                else ChatFinishReason.TOOL_CALLS
+                ChatFinishReason.INPUT_REQUIRED if for_a_person else ChatFinishReason.TOOL_CALLS
             )
             if done := self._finish(reason):
                 out.append(done)
-        return outcomes, out
-
-    def _carry_on(
-        self, turn: ChatResponse, batch: _Batch, outcomes: Sequence[InvocationOutcome]
-    ) -> bool:
-        """Whether another round trip follows (not paused, no call ended the request; past
-        the error limit this raises), and if so its options and, when the service keeps the
-        history, what it sends: only what is new (the results' message, if any)."""
-        if batch.paused:
-            return False
-        self._count_errors(batch.results)
+            return out
+        self._count_errors(results)
         if any(o.terminate for o in outcomes):
-            return False
+            return out
         options = self.current_options = next_options(self.current_options, turn)
         if options is not None and options.conversation_id:
-            self.history_sent = [self.history_sent[-1]] if batch.results else []
-        return True
+            self.history_sent = [history[-1]] if results else []
+        self.stopped = False
+        return out
 
-    # -- helpers -------------------------------------------------------------------------
     async def _invoke(
         self,
         scheduled: Sequence[ScheduledCall],
@@ -487,13 +420,13 @@ class _Loop:
         iteration: int,
         early: Sequence[AIContent] = (),
     ) -> list[InvocationOutcome]:
-        """Run a batch. Serially, once the error limit is reached, the first failure is
-        raised at once (with ``early``'s, the batch's results so far) and later calls do
-        not run, as MEAI does; concurrently, every call runs first."""
+        """Run a batch. Serially at the error limit, the first failure is raised at once
+        (with ``early``, the batch's results so far), as MEAI does; concurrently, every call
+        runs first."""
         count = len(scheduled)
 
-        def context(index: int, item: ScheduledCall) -> FunctionInvocationContext:
-            return FunctionInvocationContext(
+        async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
+            context = FunctionInvocationContext(
                 function=item.function,
                 arguments=dict(item.call.arguments or {}),
                 call=item.call,
@@ -504,13 +437,11 @@ class _Loop:
                 function_count=count,
                 is_streaming=self.streaming,
             )
-
-        async def one(index: int, item: ScheduledCall) -> InvocationOutcome:
             invocation = invoke_call(
                 item.function,
                 item.call,
                 item.call.arguments,
-                context(index, item),
+                context,
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,
                 invoker=self.owner.function_invoker,
@@ -533,11 +464,8 @@ class _Loop:
     def _questions(self, outcomes: Sequence[InvocationOutcome]) -> list[AIContent]:
         questions: list[AIContent] = []
         for o in outcomes:
-            q = o.input_required
-            if q is None:
-                continue
-            questions.append(
-                InterruptRequestContent(
+            if (q := o.input_required) is not None:
+                question = InterruptRequestContent(
                     input_request_id(o.call.call_id, q.digest),  # a new question, a new id
                     reason=q.reason,
                     message=q.message,
@@ -547,14 +475,13 @@ class _Loop:
                     metadata=q.metadata,
                     key=q.key,
                 )
-            )
-            self.owner.telemetry.requested(questions[-1])  # type: ignore[arg-type]
+                self.owner.telemetry.requested(question)
+                questions.append(question)
         return questions
 
     def _count_errors(self, results: Sequence[AIContent]) -> None:
-        """MEAI's rule: a round trip with any failed result (a tool that raised, arguments
-        that cannot be parsed, a duplicate call id) counts; a clean one resets the count;
-        past ``max_consecutive_errors`` the batch's exceptions are raised."""
+        """MEAI's rule: a round trip with a failed result counts, a clean one resets the
+        count; past ``max_consecutive_errors`` the batch's exceptions are raised."""
         failures = [
             r.exception
             for r in results

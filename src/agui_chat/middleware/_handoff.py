@@ -1,10 +1,6 @@
-"""``HandoffStream``: a stream that needs its middleware only for the first update.
-
-Retrying matters only before anything has streamed. A ``HandoffStream`` runs an async
-``start()`` for the first update and then forwards to the inner stream; a consumer that
-knows the protocol (the tool loop) reads ``handed_over`` after the first update and iterates
-the inner stream directly, so the middleware costs nothing per update from then on.
-"""
+"""``HandoffStream``: a stream that needs its middleware only for the first update (a retry
+matters only before anything streamed). A consumer that knows it (the tool loop) reads
+``handed_over`` after the first update and iterates the inner stream directly."""
 
 from __future__ import annotations
 

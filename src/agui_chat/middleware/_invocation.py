@@ -41,9 +41,7 @@ def not_found_text(name: str) -> str:
     return f'Error: Requested function "{name}" not found.'
 
 
-#: What .NET's ``char.IsWhiteSpace`` counts besides the space, line and paragraph
-#: separators (Unicode Zs, Zl, Zp): tab, line feed, vertical tab, form feed, carriage
-#: return and next line.
+#: What .NET's ``char.IsWhiteSpace`` counts besides Unicode Zs, Zl and Zp.
 _NET_CONTROL_SPACES = frozenset("\t\n\v\f\r\x85")
 
 
@@ -55,17 +53,15 @@ def _blank(reason: str | None) -> bool:
 
 
 def rejected_text(reason: str | None) -> str:
-    """MEAI's text for a rejected call: ``"Tool call invocation rejected."``, then a space
-    and the person's reason exactly as given when it is not blank (no capitalising, no
-    added period, nothing trimmed: a reason may be a path or a command)."""
+    """MEAI's text for a rejected call, then a space and the person's reason exactly as
+    given when it is not blank (DESIGN §3 rule 7)."""
     if _blank(reason):
         return REJECTED_TEXT
     return f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
-    """Raise what a batch of calls failed with once the error limit is past: the exception
-    itself when there is one, else an ``ExceptionGroup`` of all of them (MEAI's
+    """Raise the batch's one exception, or an ``ExceptionGroup`` of them (MEAI's
     ``AggregateException``)."""
     if len(exceptions) == 1:
         raise exceptions[0]
@@ -82,11 +78,9 @@ def _exception_group() -> Any:
 
 @dataclass
 class FunctionInvocationContext:
-    """What a running tool can learn about its call (see :func:`current_invocation`).
-
-    Set ``terminate = True`` to end the tool loop after this batch of calls: the model is
-    not called again and the response goes back to the caller.
-    """
+    """What a running tool can learn about its call (see :func:`current_invocation`). Set
+    ``terminate = True`` to end the tool loop after this batch: the model is not called
+    again."""
 
     function: AIFunction
     arguments: dict[str, Any]
@@ -100,9 +94,8 @@ class FunctionInvocationContext:
     terminate: bool = False
 
 
-#: Replaces how every function is invoked (MEAI's ``FunctionInvoker``): called with the
-#: invocation context, returns the function's result (or an awaitable of it). The default
-#: is ``context.function.invoke(context.arguments)``.
+#: Replaces how every function is invoked (MEAI's ``FunctionInvoker``): returns the result,
+#: or an awaitable of it. The default is ``context.function.invoke(context.arguments)``.
 FunctionInvoker = Callable[[FunctionInvocationContext], "Awaitable[Any] | Any"]
 
 
@@ -138,12 +131,11 @@ async def invoke_call(
     include_detailed_errors: bool = False,
     invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:
-    """Run ``function`` for ``call`` and turn what happens into an ``InvocationOutcome``.
+    """Run ``function`` for ``call`` after the tool-start hook (what that raises propagates).
 
-    Tool failures never escape: they become an error result for the model (the reason is
-    named for invalid arguments; the exception text only with ``include_detailed_errors``).
-    ``InputRequired`` becomes a question; cancellation propagates. A tool-start hook (see
-    ``agui_chat._tool_start``) is awaited first; what it raises propagates.
+    Tool failures become an error result for the model (the exception text only with
+    ``include_detailed_errors``, the reason always for invalid arguments); ``InputRequired``
+    becomes a question; cancellation propagates.
     """
     await tool_starting(call)
     token = _current.set(context)

@@ -24,15 +24,9 @@ def check_logger(logger: object) -> None:
 
 
 class LoggingChatClient(DelegatingChatClient):
-    """Logs each call: at INFO only counts, timings and finish reasons (never message text);
-    at DEBUG the messages and the response text as well; failures at WARNING.
-
-    Like MEAI's, it is active only while its logger is enabled for INFO: otherwise calls
-    and streams pass through untouched, at no cost per update (failures still reach the
-    caller as exceptions).
-
-    The logger defaults to ``logging.getLogger("agui_chat")``.
-    """
+    """Logs each call to ``logger`` (default ``agui_chat``): at INFO counts, timings and
+    finish reasons (never message text), at DEBUG the messages and response text too,
+    failures at WARNING. Below INFO, calls and streams pass through untouched."""
 
     def __init__(self, inner_client: ChatClient, logger: logging.Logger | None = None) -> None:
         super().__init__(inner_client)
@@ -76,7 +70,6 @@ class LoggingChatClient(DelegatingChatClient):
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         if not self.logger.isEnabledFor(logging.INFO):
-            # Nothing to log: hand the stream over untouched (no cost per update).
             return self.inner_client.get_streaming_response(messages, options)
         self._log_request("get_streaming_response", messages)
         return self._logged_stream(messages, options)

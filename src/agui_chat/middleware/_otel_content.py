@@ -36,23 +36,15 @@ def to_json(value: Any) -> str:
 
 
 def _part(content: AIContent) -> dict[str, Any] | None:
-    if isinstance(content, TextContent):
-        return {"type": "text", "content": content.text}
-    if isinstance(content, TextReasoningContent):
-        return {"type": "reasoning", "content": content.text}
-    if isinstance(content, FunctionCallContent):
-        return {
-            "type": "tool_call",
-            "id": content.call_id,
-            "name": content.name,
-            "arguments": content.arguments,
-        }
-    if isinstance(content, FunctionResultContent):
-        return {"type": "tool_call_response", "id": content.call_id, "response": content.result}
-    if isinstance(content, ToolApprovalRequestContent):
-        call = content.tool_call
+    if isinstance(content, (TextContent, TextReasoningContent)):
+        kind = "text" if isinstance(content, TextContent) else "reasoning"
+        return {"type": kind, "content": content.text}
+    if isinstance(content, (FunctionCallContent, ToolApprovalRequestContent)):
+        call = content.tool_call if isinstance(content, ToolApprovalRequestContent) else content
         return {"type": "tool_call", "id": call.call_id, "name": call.name,
                 "arguments": call.arguments}  # fmt: skip
+    if isinstance(content, FunctionResultContent):
+        return {"type": "tool_call_response", "id": content.call_id, "response": content.result}
     if isinstance(content, ToolApprovalResponseContent):
         return {"type": "approval", "id": content.request_id, "approved": content.approved,
                 "reason": content.reason}  # fmt: skip

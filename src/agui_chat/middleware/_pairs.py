@@ -1,9 +1,6 @@
-"""The pairs of a resume: what a history holds for it (calls, and each request with the
-answers given to it, paired by id), or what a caller that verified the answers itself hands
-over (:class:`VerifiedPair`). The collect step of the consent engine's pairing function
-(``_resume.py`` checks and schedules them); ``AGUIChatClient`` pairs a remote pause's
-answers with :func:`pair_by_id` too.
-"""
+"""The collect step of the consent engine's pairing function: the pairs of a resume, read
+from a history (calls, and each request with its answers, paired by id) or handed over by a
+caller that verified the answers itself (:class:`VerifiedPair`)."""
 
 from __future__ import annotations
 
@@ -44,11 +41,8 @@ _Answer = TypeVar("_Answer", bound=InputResponseContent)
 
 @dataclass
 class CallRecord:
-    """Every different call the history holds under one call id, and what it says of them.
-
-    ``variants`` are the different calls that use the id (more than one is ambiguous);
-    ``handled`` the call objects of its requests and answers, marked ``informational_only``
-    once the call has its result."""
+    """What the history holds under one call id: its different calls (more than one is
+    ambiguous), and the call objects of its requests and answers (``handled``)."""
 
     variants: list[FunctionCallContent] = field(default_factory=list)
     informational: bool = False  # some copy of the call is informational_only
@@ -57,11 +51,9 @@ class CallRecord:
     handled: list[FunctionCallContent] = field(default_factory=list)
 
     def add(self, call: FunctionCallContent) -> None:
-        """Record ``call``, once per different call that uses the id."""
         if not any(same_call(call, c) for c in self.variants):
             self.variants.append(call)
-        if call.informational_only:
-            self.informational = True
+        self.informational = self.informational or call.informational_only
 
 
 @dataclass
@@ -92,17 +84,15 @@ class QuestionPair:
 
 @dataclass
 class Pairs:
-    """Everything a history holds for resuming: its calls by id, its approval requests and
-    questions by request id with their answers, and the ids of answers with no request.
-    ``end`` stands after every message (an answer never given); ``verified`` holds the calls
-    of :class:`VerifiedPair` s by id (they stand for the history's copies)."""
+    """A history's calls by id, its approval requests and questions by request id with their
+    answers, and the ids of answers with no request; ``verified`` holds the calls of
+    :class:`VerifiedPair` s by id (they stand for the history's copies)."""
 
     calls: dict[str, CallRecord] = field(default_factory=dict)
     approvals: dict[str, ApprovalPair] = field(default_factory=dict)
     questions: dict[str, QuestionPair] = field(default_factory=dict)
     unknown_approvals: list[str] = field(default_factory=list)
     unknown_questions: list[str] = field(default_factory=list)
-    end: int = 0
     verified: dict[str, FunctionCallContent] = field(default_factory=dict)
 
     def call(self, call_id: str) -> CallRecord:
@@ -112,7 +102,7 @@ class Pairs:
 def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
     """One pass over ``history``: its calls, results, requests and the answers a person gave
     (answers count only in user messages), paired by id."""
-    pairs = Pairs(end=len(history))
+    pairs = Pairs()
     approval_answers: list[ToolApprovalResponseContent] = []
     approved_at: dict[str, int] = {}
     question_answers: list[InterruptResponseContent] = []
@@ -127,7 +117,7 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
                 _collect_approval_request(pairs, c)
             elif isinstance(c, InterruptRequestContent):
                 asked = pairs.questions.setdefault(c.request_id, QuestionPair(c, index))
-                asked.ambiguous = asked.ambiguous or not _same_question(asked.request, c)
+                asked.ambiguous = asked.ambiguous or asked.request.to_dict() != c.to_dict()
             elif not from_person:
                 continue  # an answer only a person gives: never one in a model's message
             elif isinstance(c, ToolApprovalResponseContent):
@@ -170,10 +160,8 @@ def _note_handled(record: CallRecord, call: FunctionCallContent) -> None:
 def pair_by_id(
     request_ids: Iterable[str], answers: Iterable[_Answer]
 ) -> tuple[dict[str, list[_Answer]], list[str]]:
-    """Pair ``answers`` with their requests by id: the answers of each request (every id of
-    ``request_ids`` has an entry, in that order) and the ids the other answers name (once
-    each, in order: answers with no request). The tool loop pairs with it, and so does
-    ``AGUIChatClient`` for the requests of a remote run."""
+    """The answers of each request of ``request_ids`` (each has an entry, in that order), and
+    the ids the other answers name (once each, in order: answers with no request)."""
     paired: dict[str, list[_Answer]] = {rid: [] for rid in request_ids}
     unknown: list[str] = []
     for answer in answers:
@@ -195,8 +183,8 @@ def same_call(a: FunctionCallContent, b: FunctionCallContent) -> bool:
 
 
 def _forget_edited_copies(pairs: Pairs) -> None:
-    """Drop the rebuilt copy of an approved, edited call (the loop returned it with the
-    edited arguments): it is that call, not another call with the same id."""
+    """Drop the copy of an approved, edited call the loop returned with the edit: it is that
+    call, not another call with the same id."""
     for approval in pairs.approvals.values():
         request = approval.call
         for answer in approval.answers:
@@ -211,20 +199,11 @@ def _forget_edited_copies(pairs: Pairs) -> None:
             ]
 
 
-def _same_question(a: InterruptRequestContent, b: InterruptRequestContent) -> bool:
-    return a.to_dict() == b.to_dict()
-
-
 @dataclass(frozen=True)
 class VerifiedPair:
-    """A request, the one answer given to it and the call it is about, all three vouched for
-    by the caller: ``AGUIServer`` builds them from the interrupt ids it signed, never from
-    what a client wrote in its history.
-
-    ``call`` is the call as it runs (for an approval: before the person's edit, which the
-    answer carries); ``request`` is a ``ToolApprovalRequestContent`` for that call or an
-    ``InterruptRequestContent`` its tool asked (``tool_call_id`` = the call's id), and
-    ``answer`` the matching response (same ``request_id``)."""
+    """A request, its one answer and the call it is about, all vouched for by the caller
+    (``AGUIServer`` builds them from the interrupt ids it signed). ``call`` is the call as
+    it runs (for an approval: before the person's edit, which the answer carries)."""
 
     call: FunctionCallContent
     request: ToolApprovalRequestContent | InterruptRequestContent
@@ -232,13 +211,12 @@ class VerifiedPair:
 
 
 def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair]) -> Pairs:
-    """The pairs of a resume whose answers were verified elsewhere: the calls and results of
-    ``history`` (nothing else in it counts: no request, no answer), each verified call in
-    place of the history's copy of it, and each verified request with its answer.
+    """The pairs of a resume whose answers were verified elsewhere: only the calls and
+    results of ``history`` count, each verified call standing for the history's copy.
 
     A pair whose parts do not belong together is refused (``InvalidResponseError``); two
     answers to one request stay two, and the check refuses them."""
-    pairs = Pairs(end=2)
+    pairs = Pairs()
     for message in history:
         for c in message.contents:
             if isinstance(c, FunctionResultContent):
@@ -289,10 +267,9 @@ _HANDED: ContextVar[_Handed | None] = ContextVar("agui_chat_verified_pairs", def
 
 @contextmanager
 def resume_with(pairs: Sequence[VerifiedPair]) -> Iterator[None]:
-    """Within this block, the next tool loop that starts resumes with ``pairs`` (answers
-    its caller verified, see :class:`VerifiedPair`) instead of pairing the answers it finds
-    in its history; a loop started later in the block (a nested one) pairs from its history
-    as usual. ``AGUIServer`` uses it for the answers of a checked resume."""
+    """Within this block, the next tool loop that starts resumes with ``pairs`` instead of
+    the answers in its history; a loop started later in the block (a nested one) pairs from
+    its history as usual."""
     token = _HANDED.set(_Handed(pairs))
     try:
         yield

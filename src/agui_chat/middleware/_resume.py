@@ -1,22 +1,11 @@
-"""Pairing a person's answers with the requests of a paused run: the consent engine's one
-pairing function (DESIGN §1, §3).
+"""The consent engine's one pairing function (DESIGN §1, §3): given the history a caller
+sends back, work out before anything runs which approved calls to run, which rejected calls
+to answer, which tools to invoke again with their answers, and what history the model sees.
+A bad answer raises a typed error and nothing is half applied.
 
-Given the history a caller sends back, work out — before anything runs — which approved
-calls to run, which rejected calls to answer, which tools to invoke again with their
-answers, and what history the model should see (requests turned back into calls, answers
-removed). Every rule of DESIGN §3 that can be checked up front is checked here, so a bad
-answer raises a typed error and nothing is half applied. Three steps:
-
-- collect (``_pairs.py``): ``collect_pairs`` reads the history once into ``Pairs`` (calls,
-  and requests with their answers, paired by id); a caller that verified the answers
-  itself (``AGUIServer``, from the interrupt ids it signed) builds them from
-  ``VerifiedPair`` s with ``verified_pairs`` instead, and hands them to the tool loop with
-  ``resume_with``;
-- check: :func:`check_pairs` (unknown answers, ambiguous ids, missing and second answers);
-- schedule: :func:`schedule` (rejections, expiry, edits, the answers a tool asked for, the
-  model's history).
-
-:func:`pair_answers` is check + schedule; :func:`plan_resume` the whole of it.
+Steps: collect (``_pairs.py``: :func:`collect_pairs`, or :func:`verified_pairs` for answers
+a caller verified), :func:`check_pairs`, :func:`schedule`; :func:`pair_answers` is check +
+schedule, :func:`plan_resume` the whole of it.
 """
 
 from __future__ import annotations
@@ -24,7 +13,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .._contents import (
     AIContent,
@@ -98,12 +86,10 @@ class ScheduledCall:
 class ResumePlan:
     """What to do with the answers found in a history.
 
-    ``rebuilt`` are the assistant messages that hold the approved and rejected calls again
-    (one per message that held their requests, keeping its id and metadata), as MEAI
-    rebuilds them; they open the resumed transcript and go into the model's history at
-    ``anchor`` (before the tool results), unless the service keeps the history.
-    ``handled`` maps each call id to the call objects of its request and answer, which are
-    marked ``informational_only`` once the call has its result.
+    ``rebuilt`` are the assistant messages that hold the answered calls again, as MEAI
+    rebuilds them (one per message that held their requests, keeping its id and metadata);
+    they go into the model's history at ``anchor``, unless the service keeps the history.
+    ``handled`` maps each call id to the call objects to mark once it has its result.
     """
 
     model_history: list[ChatMessage]
@@ -113,14 +99,9 @@ class ResumePlan:
     rebuilt: list[ChatMessage] = field(default_factory=list)
     handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
 
-    @property
-    def has_work(self) -> bool:
-        return bool(self.to_run or self.rejected)
-
     def mark_handled(self, call_ids: Sequence[str]) -> None:
-        """Mark the request's and the answer's calls of each of ``call_ids`` (which now have
-        a result) ``informational_only``, in place, as MEAI does: a stacked loop or a replay
-        then skips them by flag."""
+        """Mark the calls of ``call_ids`` (which now have a result) ``informational_only`` in
+        place, as MEAI does: a stacked loop or a replay then skips them."""
         for call_id in call_ids:
             for call in self.handled.get(call_id, ()):
                 call.informational_only = True
@@ -136,18 +117,14 @@ def plan_resume(
     tools: Mapping[str, AITool],
     verified: Sequence[VerifiedPair] | None = None,
 ) -> ResumePlan:
-    """Pair the answers in ``history`` with their requests and plan what runs; with
-    ``verified``, the answers are those pairs (see :func:`verified_pairs`), not the history's.
+    """Pair the answers in ``history`` (or the ``verified`` pairs) with their requests and
+    plan what runs.
 
-    Only requests for tools this pipeline can run are handled here; requests that came from
-    elsewhere (a remote agent's approvals) are left in the history for the inner client.
-
-    Answers count only in user messages (a model cannot answer its own requests). A question
-    resumes a call only if its tool could have asked it: one call of a local tool, not
-    ``informational_only``, with arguments, and, if the call was gated, approved (by an
-    answer given before the question). Any other question is left for the inner client.
-    Requests of a pending call that share an id with a different call or request are
-    ambiguous: the resume is refused (``InvalidResponseError``) and nothing runs.
+    Only requests for tools in ``tools`` are handled; others (a remote agent's) are left for
+    the inner client. Answers count only in user messages. A question resumes a call only
+    if its tool could have asked it: one parseable, not ``informational_only`` call of a
+    local tool, approved before the question if it was gated. Ids shared by different calls
+    or requests are refused (``InvalidResponseError``) and nothing runs.
     """
     pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
     return pair_answers(pairs, tools, history)
@@ -156,9 +133,8 @@ def plan_resume(
 def pair_answers(
     pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
 ) -> ResumePlan:
-    """The one pairing function of the consent engine: check ``pairs`` (every DESIGN §3
-    rule; a typed ``HumanInTheLoopError`` and nothing runs) and schedule what they decide.
-    ``history`` is what the model saw; the plan's ``model_history`` is built from it."""
+    """Check ``pairs`` (a typed ``HumanInTheLoopError`` and nothing runs) and schedule what
+    they decide; the plan's ``model_history`` is built from ``history``."""
     return schedule(pairs, check_pairs(pairs, tools), tools, history)
 
 
@@ -167,9 +143,8 @@ def pair_answers(
 
 @dataclass
 class Pending:
-    """The requests a resume answers now (by request id), checked: each has exactly one
-    answer. ``local_questions`` also holds the questions of calls answered before (their
-    contents leave the model's history too)."""
+    """The requests a resume answers now, each with exactly one answer; the ``local_``
+    ones also hold those of calls answered before (they leave the model's history too)."""
 
     approvals: dict[str, ApprovalPair]
     questions: dict[str, QuestionPair]
@@ -178,15 +153,12 @@ class Pending:
 
 
 def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
-    """The DESIGN §3 rules that need no answer's content: no answer without a request
-    (``UnknownResponseError``), no ambiguous ids (``InvalidResponseError``), every pending
-    request answered (``UnansweredRequestError``), and once (``DuplicateResponseError``)."""
+    """Refuse an answer without a request (``UnknownResponseError``), ambiguous ids
+    (``InvalidResponseError``), and a pending request not answered exactly once
+    (:func:`check_answered_once`)."""
 
-    def local_call(call_id: str | None) -> bool:
-        record = pairs.calls.get(call_id) if call_id is not None else None
-        return record is not None and any(
-            _local_function(tools, c.name) is not None for c in record.variants
-        )
+    def answered(question: QuestionPair) -> bool:
+        return pairs.calls[question.request.tool_call_id or ""].answered
 
     local_approvals = {
         rid: a
@@ -200,12 +172,15 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
         for rid, a in local_approvals.items()
         if not (pairs.calls[a.call.call_id].answered or pairs.calls[a.call.call_id].flagged)
     }
-    candidates = {
+    local_questions = {
         rid: q
         for rid, q in pairs.questions.items()
-        if local_call(q.request.tool_call_id)
-        and not pairs.calls[q.request.tool_call_id or ""].answered
+        if any(
+            _local_function(tools, c.name) is not None
+            for c in pairs.calls.get(q.request.tool_call_id or "", CallRecord()).variants
+        )
     }
+    candidates = {rid: q for rid, q in local_questions.items() if not answered(q)}
     _check_ambiguous(
         [(rid, a.call.call_id, a.ambiguous) for rid, a in approvals.items()]
         + [(rid, q.request.tool_call_id or "", q.ambiguous) for rid, q in candidates.items()],
@@ -213,13 +188,7 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
     )
     questions = {rid: q for rid, q in candidates.items() if _asked_by_its_tool(pairs, q)}
     local_questions = {
-        rid: q
-        for rid, q in pairs.questions.items()
-        if rid in questions
-        or (
-            local_call(q.request.tool_call_id)
-            and pairs.calls[q.request.tool_call_id or ""].answered
-        )
+        rid: q for rid, q in local_questions.items() if rid in questions or answered(q)
     }
     given: dict[str, list[InputResponseContent]] = {
         rid: [*a.answers] for rid, a in approvals.items()
@@ -231,8 +200,8 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
 
 
 def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
-    """Whether ``question`` may resume its call: the loop ran that call and its tool asked
-    (never for a call that was not approved, or that no invoker runs)."""
+    """Whether the loop ran ``question``'s call and its tool asked (a gated call must have
+    been approved first)."""
     call_id = question.request.tool_call_id
     assert call_id is not None
     record = pairs.calls[call_id]
@@ -241,15 +210,14 @@ def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
         return False
     gated = [a for a in pairs.approvals.values() if a.call.call_id == call_id]
     return not gated or any(
-        (a.approved_at if a.approved_at is not None else pairs.end) < question.asked_at
-        for a in gated
+        a.approved_at is not None and a.approved_at < question.asked_at for a in gated
     )
 
 
 def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -> None:
-    """DESIGN §3 rules 2 and 4 for the pending requests in ``answers`` (request id -> its
-    answers): each is answered (``UnansweredRequestError`` names those that are not: a
-    pause is answered in one go), and once (``DuplicateResponseError``)."""
+    """Each request of ``answers`` (request id -> its answers) is answered
+    (``UnansweredRequestError``: a pause is answered in one go), and once
+    (``DuplicateResponseError``)."""
     missing = [rid for rid, given in answers.items() if not given]
     if missing:
         raise UnansweredRequestError(
@@ -272,10 +240,9 @@ def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -
 def schedule(
     pairs: Pairs, pending: Pending, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
 ) -> ResumePlan:
-    """What runs (approved calls, tools asked again with their answers), what is answered
-    as rejected, and the history the model sees. Refuses an approved expired request
-    (``ExpiredRequestError``) and an edit the request did not offer (``InvalidResponseError``).
-    """
+    """What runs, what is answered as rejected, and the history the model sees. Refuses an
+    approved expired request (``ExpiredRequestError``) and an edit the request did not offer
+    (``InvalidResponseError``)."""
     plan = ResumePlan(
         model_history=[], handled={cid: r.handled for cid, r in pairs.calls.items() if r.handled}
     )
@@ -289,7 +256,14 @@ def schedule(
             [call] = pairs.calls[call_id].variants
             function = _local_function(tools, call.name)
             assert function is not None
-            arguments = _approved_arguments(call_id, pairs, call)
+            edits = (  # an approved edit an earlier approval made
+                answer.edited_arguments
+                for approval in pairs.approvals.values()
+                if approval.call.call_id == call_id
+                for answer in approval.answers
+                if answer.approved and answer.edited_arguments is not None
+            )
+            arguments = next(edits, call.arguments)
             scheduled = ScheduledCall(FunctionCallContent(call_id, call.name, arguments), function)
             to_run[call_id] = scheduled
         scheduled.answers = answers
@@ -353,10 +327,9 @@ def _approved_calls(
 def _answers_by_call(
     questions: Mapping[str, QuestionPair],
 ) -> dict[str, dict[str, InterruptResponseContent]]:
-    """The answers each call's tool finds when it runs again (by the question it answers:
-    its key, message and schema, so another question under the same key is asked again),
-    checked: a resolved answer to an expired question is refused, and every resolved
-    answer must fit the question's schema."""
+    """The answers each call's tool finds when it runs again, keyed by the question's key,
+    message and schema (another question under the same key is asked again). A resolved
+    answer must fit its schema and its question must not have expired."""
     per_call: dict[str, dict[str, InterruptResponseContent]] = {}
     for rid, pair in questions.items():
         question, reply = pair.request, pair.answers[0]
@@ -379,9 +352,8 @@ def _answers_by_call(
 def _check_ambiguous(
     pending: Sequence[tuple[str, str, bool]], calls: Mapping[str, CallRecord]
 ) -> None:
-    """Refuse a resume whose pending requests cannot be told apart: a request id used by two
-    different requests, or a call id used by two different calls (a model may send the same
-    id twice); an answer could then run a call the person never saw."""
+    """Refuse pending requests that cannot be told apart (a request id or a call id used
+    twice): an answer could then run a call the person never saw."""
     call_ids = sorted(
         {
             cid
@@ -399,18 +371,6 @@ def _check_ambiguous(
         "run (each tool call needs its own id)",
         request_ids=dict.fromkeys(request_ids),
     )
-
-
-def _approved_arguments(
-    call_id: str, pairs: Pairs, call: FunctionCallContent
-) -> dict[str, Any] | None:
-    """The arguments a call runs with: its approved edit, if an earlier approval made one."""
-    for approval in pairs.approvals.values():
-        if approval.call.call_id == call_id:
-            for answer in approval.answers:
-                if answer.approved and answer.edited_arguments is not None:
-                    return answer.edited_arguments
-    return call.arguments
 
 
 def _check_unknown(unknown: Sequence[str], what: str) -> None:
@@ -435,19 +395,15 @@ def _model_history(
     *,
     at_end: bool = False,
 ) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
-    """The history as the model must see it, where the resumed block goes, and the
-    rebuilt call messages (MEAI's placement, ``ProcessFunctionApprovalResponses``).
+    """The history as the model sees it, where the resumed block goes, and the rebuilt call
+    messages (MEAI's ``ProcessFunctionApprovalResponses``).
 
-    Local approval requests and their answers, and local questions and theirs, are removed
-    (a message left empty goes). The calls of the requests handled now (``shown``, by call
-    id) are rebuilt as assistant messages, one per message that held the requests (its
-    id, author and metadata kept); a call the history already holds as a plain call is not
-    rebuilt. A request whose call was answered before is turned back into its call in place
-    (so its result follows a call). The block is anchored just before the last message that
-    held such content if something of it survives, else where it stood: tool results stay
-    next to their calls, ahead of anything the caller sent after the answers. A call that
-    appears twice is kept once. With ``at_end`` (verified answers, given after everything
-    the caller sent) the block goes at the end.
+    Local requests and their answers are removed (a message left empty goes). The calls
+    handled now (``shown``) are rebuilt, one message per message that held their requests,
+    unless the history holds them as plain calls; a request whose call was answered before
+    becomes its call in place. The block is anchored just before the last message that held
+    such content if something of it survives, else where it stood, so results stay next to
+    their calls; with ``at_end`` (verified answers) it goes at the end. A call is kept once.
     """
     plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
@@ -463,7 +419,10 @@ def _model_history(
                 call_id = c.tool_call.call_id
                 if call_id in shown and call_id not in plain:
                     if call_id not in seen_calls:
-                        _rebuilt_message(rebuilt, message).contents.append(shown[call_id])
+                        # One rebuilt message per message id (one for those without).
+                        if message.message_id not in rebuilt:
+                            rebuilt[message.message_id] = _copy_message(message, [])
+                        rebuilt[message.message_id].contents.append(shown[call_id])
                         seen_calls.add(call_id)
                     continue
                 assert isinstance(c.tool_call, FunctionCallContent)
@@ -498,10 +457,9 @@ def _model_history(
 
 
 def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[ChatMessage]:
-    """``history`` with each verified call where the model will see it: an approved or
-    rejected call as its request (so it is rebuilt like any answered request), a question's
-    call as the verified call, in place of the client's copy; the calls the client did not
-    send back (Agent Framework's client does not) in one assistant message at the end."""
+    """``history`` with each verified call in place of the client's copy: an approval's as
+    its request (so it is rebuilt like any answered request), a question's as the call; the
+    calls the client did not send back (Agent Framework's does not) in a message at the end."""
     requests = {a.call.call_id: a.request for a in pairs.approvals.values()}
 
     def verified(call_id: str) -> AIContent:
@@ -524,20 +482,6 @@ def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[C
 
 
 def _copy_message(message: ChatMessage, contents: list[AIContent]) -> ChatMessage:
-    return ChatMessage(
-        message.role,
-        contents,
-        author_name=message.author_name,
-        message_id=message.message_id,
-        additional_properties=message.additional_properties,
-        raw_representation=message.raw_representation,
-    )
-
-
-def _rebuilt_message(rebuilt: dict[str | None, ChatMessage], source: ChatMessage) -> ChatMessage:
-    """The rebuilt call message for the requests of ``source``: one per message id (one in
-    all for requests whose message had none), with ``source``'s metadata."""
-    key = source.message_id
-    if key not in rebuilt:
-        rebuilt[key] = _copy_message(source, [])
-    return rebuilt[key]
+    copy = message.clone()
+    copy.contents = contents
+    return copy

@@ -6,6 +6,7 @@ import logging
 import random
 import warnings
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from tenacity import (
@@ -41,8 +42,8 @@ def check_retry_settings(**settings: object) -> None:
 
 
 def _wraps_a_tool_loop(client: ChatClient, loop_type: type) -> bool:
-    """Whether the delegation chain below ``client`` holds a tool loop (a client's own,
-    private loop — like ``AGUIChatClient``'s for client-side tools — does not count)."""
+    """Whether the delegation chain below ``client`` holds a tool loop (a client's private
+    one, like ``AGUIChatClient``'s, does not count)."""
     while isinstance(client, DelegatingChatClient):
         if isinstance(client, loop_type):
             return True
@@ -53,9 +54,8 @@ def _wraps_a_tool_loop(client: ChatClient, loop_type: type) -> bool:
 def backoff_delay(
     state: RetryCallState, *, initial_delay: float, max_delay: float, max_retry_after: float
 ) -> float:
-    """How long to wait before the next attempt: exponential backoff capped at
-    ``max_delay``, with up to one ``initial_delay`` of jitter (so many clients spread out),
-    or the failure's ``retry_after`` when that says more (capped at ``max_retry_after``)."""
+    """Exponential backoff capped at ``max_delay`` plus up to one ``initial_delay`` of
+    jitter, or the failure's longer ``retry_after`` (capped at ``max_retry_after``)."""
     exponent = min(max(state.attempt_number - 1, 0), 32)
     backoff = min(max_delay, initial_delay * 2**exponent) + random.uniform(0, initial_delay)
     exc = state.outcome.exception() if state.outcome else None
@@ -69,13 +69,9 @@ class RetryingChatClient(DelegatingChatClient):
     """Retries a call that failed with a ``TransientError`` (connection failures, 429,
     502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
 
-    Put it inside the tool loop (``.use_function_invocation().use_retry()``), so that a retry
-    re-sends one model request and never runs a tool again; wrapping a
-    ``FunctionInvokingChatClient`` warns.
-
-    A streamed call is retried only if it failed before its first update: once anything
-    has reached the caller, the failure is raised as it is. A ``retry_after`` longer than the
-    backoff is honoured, up to ``max_retry_after`` seconds.
+    Put it inside the tool loop (``.use_function_invocation().use_retry()``) so a retry never
+    runs a tool again; wrapping a ``FunctionInvokingChatClient`` warns. A stream is retried
+    only if it failed before its first update.
     """
 
     def __init__(
@@ -109,18 +105,15 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_delay = max_delay
         self.max_retry_after = max_retry_after
 
-    def _wait(self, state: RetryCallState) -> float:
-        return backoff_delay(
-            state,
-            initial_delay=self.initial_delay,
-            max_delay=self.max_delay,
-            max_retry_after=self.max_retry_after,
-        )
-
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
+            wait=partial(
+                backoff_delay,
+                initial_delay=self.initial_delay,
+                max_delay=self.max_delay,
+                max_retry_after=self.max_retry_after,
+            ),
             retry=retry_if_exception_type(TransientError),
             reraise=True,
             before_sleep=lambda s: _log.info(
@@ -152,5 +145,4 @@ class RetryingChatClient(DelegatingChatClient):
                         return stream, None
             raise AssertionError("unreachable")  # pragma: no cover
 
-        # Nothing is retried after the first update: from then on the stream is handed over.
-        return HandoffStream(start)
+        return HandoffStream(start)  # after the first update, the inner stream is handed over

@@ -1,19 +1,11 @@
-"""The tool loop's tracing: a span per tool execution, the person's part as events, and their
-metrics, with ``opentelemetry-api`` (a base dependency: no-op without an SDK).
+"""The tool loop's tracing with ``opentelemetry-api`` (no-op without an SDK): an
+``execute_tool {name}`` span per tool call, the person's part as events on the current span
+(inside ``AGUIServer``, the run's SERVER span), and their metrics.
 
-Tool spans are ``execute_tool {name}`` (INTERNAL), children of the span current when the loop
-runs them. The human-in-the-loop events go on the span current when the loop sees the request
-or the answer: inside ``AGUIServer``, the run's SERVER span. ``FunctionInvokingChatClient``
-traces through the global providers, or through those of an ``OpenTelemetryChatClient`` below
-it (which also says whether content is captured): it asks its inner pipeline for a
-:class:`ToolTracing` once, when it is built. Nothing here runs per streamed update, and with
-nothing recording each method returns after one check.
-
-Two keys of a request's ``additional_properties`` carry a pause across requests (and, inside
-the AG-UI server's signed interrupt ids, across workers): :data:`REQUESTED_AT` (epoch seconds
-when the request was made, for the time-to-decision) and :data:`TRACEPARENT` (the W3C
-``traceparent`` of the span that was current when the run paused, so the resumed run's span
-can link to it). They are set only while something records.
+Two keys of a request's ``additional_properties``, set only while something records, carry a
+pause across requests (and, inside the server's signed interrupt ids, across workers):
+:data:`REQUESTED_AT` for the time-to-decision and :data:`TRACEPARENT` for the resumed run's
+span link.
 """
 
 from __future__ import annotations
@@ -21,12 +13,12 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .._contents import FunctionCallContent, FunctionResultContent
+from .._contents import FunctionCallContent
 from .._exceptions import AGUIChatError
 from .._hitl_contents import (
     InputRequestContent,
@@ -103,10 +95,8 @@ def error_type(exc: BaseException) -> str:
 
 def metrics_enabled() -> bool:
     """Whether a meter provider other than the API's no-op default has been set (read from
-    the API's global, not through ``get_meter_provider()``, which reads the environment).
-
-    The metrics API is imported on the first answer or request, not with ``agui_chat``
-    (about half of what the API adds to the import time; DESIGN §6)."""
+    the API's global: ``get_meter_provider()`` reads the environment). The metrics API is
+    imported here, not with ``agui_chat`` (half the API's import time; DESIGN §6)."""
     from opentelemetry.metrics import _internal
 
     provider = getattr(_internal, "_METER_PROVIDER", None)
@@ -137,34 +127,24 @@ class _Instruments:
         )
 
 
-#: The instruments on each global meter provider that has been set (made on first record, so
-#: nothing is created while metrics are off).
+#: The instruments on each global meter provider, made on first record.
 _GLOBAL_INSTRUMENTS: weakref.WeakKeyDictionary[MeterProvider, _Instruments] = (
     weakref.WeakKeyDictionary()
 )
 
 
-class _Scheduled(Protocol):
-    @property
-    def call(self) -> FunctionCallContent: ...
-
-
-class ResumeWork(Protocol):
-    """What a resume does: the calls it runs now and the rejected calls it answers."""
-
-    @property
-    def to_run(self) -> Sequence[_Scheduled]: ...
-    @property
-    def rejected(self) -> Sequence[FunctionResultContent]: ...
+def _failed(span: Span, error: BaseException | None) -> None:
+    span.set_attribute(TOOL_OUTCOME, "failed")
+    span.set_attribute(ERROR_TYPE, error_type(error) if error is not None else "_OTHER")
+    span.set_status(Status(StatusCode.ERROR, type(error).__name__ if error else None))
 
 
 class ToolTracing:
     """Tool spans, human-in-the-loop events and their metrics (see ``docs/observability.md``).
 
-    ``tracer_provider`` / ``meter_provider`` default to the global ones (read when a span or a
-    metric is recorded, so an SDK configured after the pipeline was built is used);
-    ``capture_content`` records tool arguments and results, the person's reasons, edits and
-    answers.
+    ``tracer_provider`` / ``meter_provider`` default to the global ones, read when something
+    is recorded (so an SDK configured later is used); ``capture_content`` records tool
+    arguments and results, the person's reasons, edits and answers.
     """
 
     def __init__(
@@ -179,12 +159,9 @@ class ToolTracing:
         self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, SCHEMA_URL)
         self._own = _Instruments(meter_provider) if meter_provider is not None else None
 
-    # -- is anything recording ---------------------------------------------------------------
     def _instruments(self) -> _Instruments | None:
-        if self._own is not None:
+        if self._own is not None or not metrics_enabled():
             return self._own
-        if not metrics_enabled():
-            return None
         from opentelemetry.metrics import get_meter_provider
 
         provider = get_meter_provider()
@@ -206,8 +183,7 @@ class ToolTracing:
             or trace.get_current_span().is_recording()
         )
 
-    # -- tools -------------------------------------------------------------------------------
-    def _tool_attributes(self, call: FunctionCallContent, tool: AITool | None) -> dict[str, Any]:
+    def _tool_span(self, call: FunctionCallContent, tool: AITool | None, **extra: Any) -> Span:
         attributes: dict[str, Any] = {
             OPERATION_NAME: "execute_tool",
             TOOL_NAME: call.name,
@@ -219,19 +195,17 @@ class ToolTracing:
             attributes[TOOL_DESCRIPTION] = description
         if self.capture_content and call.arguments is not None:
             attributes[TOOL_CALL_ARGUMENTS] = to_json(call.arguments)
-        return attributes
+        return self._tracer.start_span(
+            f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes={**attributes, **extra}
+        )
 
     async def tool(
         self, call: FunctionCallContent, tool: AITool, invocation: Awaitable[InvocationOutcome]
     ) -> InvocationOutcome:
         """Run ``invocation`` (the tool's execution) in its span and return its outcome."""
-        if not self._traces():  # no SDK: no span to make (one check per call)
+        if not self._traces():  # no SDK: one check per call
             return await invocation
-        span = self._tracer.start_span(
-            f"execute_tool {call.name}",
-            kind=SpanKind.INTERNAL,
-            attributes=self._tool_attributes(call, tool),
-        )
+        span = self._tool_span(call, tool)
         if not span.is_recording():  # sampled out: no span to keep current
             span.end()
             return await invocation
@@ -239,42 +213,28 @@ class ToolTracing:
             with trace.use_span(span, end_on_exit=False, record_exception=False):
                 outcome = await invocation
         except BaseException as exc:
-            span.set_attribute(TOOL_OUTCOME, "failed")
-            span.set_attribute(ERROR_TYPE, error_type(exc))
-            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            _failed(span, exc)
             span.end()
             raise
         if outcome.input_required is not None:
             span.set_attribute(TOOL_OUTCOME, "input_required")
         elif outcome.failed:
-            span.set_attribute(TOOL_OUTCOME, "failed")
-            error = outcome.exception
-            span.set_attribute(ERROR_TYPE, error_type(error) if error is not None else "_OTHER")
-            span.set_status(Status(StatusCode.ERROR, type(error).__name__ if error else None))
+            _failed(span, outcome.exception)
         else:
             span.set_attribute(TOOL_OUTCOME, "ran")
-        result = outcome.result
-        if self.capture_content and result is not None:
-            span.set_attribute(TOOL_CALL_RESULT, to_json(result.result))
+        if self.capture_content and outcome.result is not None:
+            span.set_attribute(TOOL_CALL_RESULT, to_json(outcome.result.result))
         span.end()
         return outcome
 
-    def _unrun_tool(self, call: FunctionCallContent, outcome: str, **extra: Any) -> None:
-        if not self._traces():
-            return
-        attributes = {**self._tool_attributes(call, None), TOOL_OUTCOME: outcome, **extra}
-        span = self._tracer.start_span(
-            f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes=attributes
-        )
-        if outcome == "not_found":
-            span.set_status(Status(StatusCode.ERROR, "tool not found"))
-        span.end()
-
     def tool_not_found(self, call: FunctionCallContent) -> None:
         """The model called a tool nobody has: a span that says so."""
-        self._unrun_tool(call, "not_found", **{ERROR_TYPE: "tool_not_found"})
+        if self._traces():
+            extra = {TOOL_OUTCOME: "not_found", ERROR_TYPE: "tool_not_found"}
+            span = self._tool_span(call, None, **extra)
+            span.set_status(Status(StatusCode.ERROR, "tool not found"))
+            span.end()
 
-    # -- the person --------------------------------------------------------------------------
     def requested(self, request: InputRequestContent) -> None:
         """The run pauses on ``request`` (an approval or a question): stamp it and record the
         event on the current span."""
@@ -287,21 +247,18 @@ class ToolTracing:
         parent = traceparent_of_current()
         if parent is not None:
             properties.setdefault(TRACEPARENT, parent)
-        attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+        attributes = _about(request)
         if isinstance(request, ToolApprovalRequestContent):
-            attributes[TOOL_CALL_ID] = request.tool_call.call_id
-            attributes[TOOL_NAME] = request.tool_call.name
-            name = EVENT_APPROVAL_REQUESTED
-            if self.capture_content and request.tool_call.arguments is not None:
-                attributes[TOOL_CALL_ARGUMENTS] = to_json(request.tool_call.arguments)
+            arguments = request.tool_call.arguments
+            if self.capture_content and arguments is not None:
+                attributes[TOOL_CALL_ARGUMENTS] = to_json(arguments)
+            event = EVENT_APPROVAL_REQUESTED
         else:
             assert isinstance(request, InterruptRequestContent)
-            if request.tool_call_id is not None:
-                attributes[TOOL_CALL_ID] = request.tool_call_id
-            name = EVENT_INPUT_REQUESTED
             if self.capture_content and request.message is not None:
                 attributes[QUESTION] = request.message
-        trace.get_current_span().add_event(name, attributes)
+            event = EVENT_INPUT_REQUESTED
+        trace.get_current_span().add_event(event, attributes)
 
     def expired(self, request_ids: Sequence[str]) -> None:
         """Answers came for requests past their expiry (and were refused)."""
@@ -309,11 +266,11 @@ class ToolTracing:
         for request_id in request_ids:
             span.add_event(EVENT_EXPIRED, {REQUEST_ID: request_id})
 
-    def resumed(self, history: Sequence[ChatMessage], work: ResumeWork) -> None:
-        """A person's answers in ``history`` resume the calls in ``work``."""
+    def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
+        """The person's answers in ``history`` (its last user message that answers) resume
+        the calls ``call_ids``: an event per answer, and the metrics."""
         if not self._records():
             return
-        call_ids = {s.call.call_id for s in work.to_run} | {r.call_id for r in work.rejected}
         requests: dict[str, InputRequestContent] = {}
         answers: list[ToolApprovalResponseContent | InterruptResponseContent] = []
         for message in history:
@@ -326,7 +283,7 @@ class ToolTracing:
                     for c in message.contents
                     if isinstance(c, (ToolApprovalResponseContent, InterruptResponseContent))
                 ]
-                answers = found or answers  # the latest message that answers
+                answers = found or answers
         stamped = any(_requested_at(requests.get(a.request_id)) is not None for a in answers)
         seen: set[str] = set()
         now = time.time()
@@ -338,28 +295,22 @@ class ToolTracing:
             if stamped and at is None:
                 continue  # an earlier answer carried along (a tool that asked twice)
             seen.add(answer.request_id)
-            call_id = (
-                request.tool_call.call_id
-                if isinstance(request, ToolApprovalRequestContent)
-                else request.tool_call_id  # type: ignore[attr-defined]
-            )
-            if call_id not in call_ids:
-                continue
-            self._decided(request, answer, None if at is None else max(0.0, now - at))
+            attributes = _about(request)
+            if attributes.get(TOOL_CALL_ID) in call_ids:
+                seconds = None if at is None else max(0.0, now - at)
+                self._decided(request, answer, attributes, seconds)
 
     def _decided(
         self,
         request: InputRequestContent,
         answer: ToolApprovalResponseContent | InterruptResponseContent,
+        attributes: dict[str, Any],
         seconds: float | None,
     ) -> None:
         instruments = self._instruments()
-        attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
         if isinstance(answer, ToolApprovalResponseContent):
             assert isinstance(request, ToolApprovalRequestContent)
             call = request.tool_call
-            attributes[TOOL_CALL_ID] = call.call_id
-            attributes[TOOL_NAME] = call.name
             attributes[REASON_GIVEN] = bool(answer.reason and answer.reason.strip())
             if self.capture_content and answer.reason:
                 attributes[REASON] = answer.reason
@@ -374,11 +325,9 @@ class ToolTracing:
             kind = "approval"
             if instruments is not None:
                 instruments.approvals.add(1, {DECISION: decision})
-            if decision == "rejected" and isinstance(call, FunctionCallContent):
-                self._unrun_tool(call, "rejected")
+            if decision == "rejected" and isinstance(call, FunctionCallContent) and self._traces():
+                self._tool_span(call, None, **{TOOL_OUTCOME: "rejected"}).end()
         else:
-            if request.tool_call_id is not None:  # type: ignore[attr-defined]
-                attributes[TOOL_CALL_ID] = request.tool_call_id  # type: ignore[attr-defined]
             cancelled = answer.status == "cancelled"
             decision = "cancelled" if cancelled else "answered"
             event = EVENT_CANCELLED if cancelled else EVENT_ANSWERED
@@ -388,22 +337,23 @@ class ToolTracing:
         if seconds is not None:
             attributes[DECISION_SECONDS] = seconds
             if instruments is not None:
-                instruments.decisions.record(seconds, {REQUEST_KIND: kind, DECISION: decision})
+                metric = {REQUEST_KIND: kind, DECISION: decision}
+                instruments.decisions.record(seconds, metric)
         trace.get_current_span().add_event(event, attributes)
+
+
+def _about(request: InputRequestContent) -> dict[str, Any]:
+    """The attributes of a request: its id and the call it is about."""
+    attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+    if isinstance(request, ToolApprovalRequestContent):
+        attributes[TOOL_CALL_ID] = request.tool_call.call_id
+        attributes[TOOL_NAME] = request.tool_call.name
+    elif isinstance(request, InterruptRequestContent) and request.tool_call_id is not None:
+        attributes[TOOL_CALL_ID] = request.tool_call_id
+    return attributes
 
 
 def _requested_at(request: InputRequestContent | None) -> float | None:
     properties = request.additional_properties if request is not None else None
     value = (properties or {}).get(REQUESTED_AT)
     return float(value) if isinstance(value, (int, float)) else None
-
-
-class _HasServices(Protocol):
-    def get_service(self, kind: type[ToolTracing]) -> ToolTracing | None: ...
-
-
-def tool_tracing_of(client: _HasServices) -> ToolTracing:
-    """The tracing settings of ``client``'s pipeline (an ``OpenTelemetryChatClient`` in it
-    lends its providers and ``capture_content``), else the global providers'."""
-    found = client.get_service(ToolTracing)
-    return found if found is not None else ToolTracing()

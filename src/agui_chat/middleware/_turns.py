@@ -1,11 +1,10 @@
-"""A model's turn as the tool loop reads it: the recorder of a streamed turn, the screens
-its calls pass (a request for a person's approval, or marked never to run), the calls still
-to run and the ids used twice (none of those calls runs), answers a model wrote itself
-(dropped: only a person answers), the round trip's tools, and the options of the next and of
-the last round trip."""
+"""A model's turn as the tool loop reads it: the recorder of a streamed turn, the screens its
+calls pass (gated for a person's approval, or marked never to run), the calls still to run,
+the ids used twice, and the tools and options of each round trip."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,9 +24,7 @@ __all__ = [
     "ADDITIONAL_TOOLS",
     "TurnRecorder",
     "bad_arguments",
-    "drop_answers",
-    "duplicate_id_results",
-    "duplicated_call_ids",
+    "duplicate_ids",
     "gate_approvals",
     "hold_unrun",
     "new_id",
@@ -44,15 +41,10 @@ _log = logging.getLogger("agui_chat.tools")
 class TurnRecorder:
     """Remembers a streamed turn cheaply, in case it ends with tool calls.
 
-    The loop appends to ``deltas`` each text delta (the ``TextContent``) that continues the
-    last recorded update's message (same id, role and author, or none given); every other
-    update goes through :meth:`add` and is kept whole. :meth:`build` folds them into the
-    turn's messages exactly as ``ChatResponse.from_updates`` would; the turn's response-level
-    fields (response and conversation ids, finish reason) come from the updates kept whole.
-
-    The deltas are kept as the contents that arrived, not as their strings: reaching into
-    each one for its string touches memory the caller may never touch, and costs about 5%
-    of a stream (bench/README.md).
+    The loop appends to ``deltas`` each ``TextContent`` that continues the last recorded
+    update's message; every other update goes through :meth:`add`. :meth:`build` folds them
+    as ``ChatResponse.from_updates`` would. The deltas are kept as the contents that arrived:
+    reading their strings would cost about 5% of a stream (bench/README.md).
     """
 
     __slots__ = ("deltas", "updates")
@@ -66,8 +58,8 @@ class TurnRecorder:
         update: ChatResponseUpdate,
         gate: Callable[[list[AIContent]], bool] | None,
     ) -> bool:
-        """Keep ``update`` whole, after ``gate`` (if any) turned its approval-needing calls
-        into requests. Returns whether the update holds a tool call."""
+        """Keep ``update`` whole, after ``gate`` (if any) screened its contents; whether it
+        holds a tool call."""
         self._flush()
         self.updates.append(update)
         return gate is not None and bool(update.contents) and gate(update.contents)
@@ -85,7 +77,6 @@ class TurnRecorder:
         return ChatResponse.from_updates(self.updates)
 
 
-#: How a clash names the tool loop's own tools.
 #: Where the tool loop's own tools come from, as a tool clash names it.
 ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 
@@ -93,26 +84,13 @@ ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 def tool_map(
     additional: Sequence[AITool | ToolSource], options: ChatOptions | None
 ) -> dict[str, AITool]:
-    """The round trip's tools by name: ``additional`` (each source's current tools) and
-    ``options.tools``; ``DuplicateToolError`` when two different tools share a name."""
+    """The round trip's tools by name (each source's current tools);
+    ``DuplicateToolError`` when two different tools share a name."""
     registry = ToolRegistry()
     registry.add(additional, ADDITIONAL_TOOLS)
     if options is not None and options.tools:
         registry.add(options.tools, "ChatOptions.tools")
     return registry.by_name
-
-
-def _informational(call: FunctionCallContent) -> FunctionCallContent:
-    return FunctionCallContent(
-        call.call_id,
-        call.name,
-        call.arguments,
-        raw_arguments=call.raw_arguments,
-        informational_only=True,
-        exception=call.exception,
-        additional_properties=call.additional_properties,
-        raw_representation=call.raw_representation,
-    )
 
 
 def bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
@@ -147,11 +125,8 @@ def without_functions(options: ChatOptions | None) -> ChatOptions | None:
 def next_options(options: ChatOptions | None, turn: ChatResponse) -> ChatOptions | None:
     """Options for the next round trip: a required tool mode is relaxed (or the model would
     call tools forever) and a conversation id the service reported is kept."""
-    needs_mode_reset = (
-        options is not None
-        and options.tool_mode is not None
-        and (options.tool_mode.mode == "required")
-    )
+    tool_mode = options.tool_mode if options is not None else None
+    needs_mode_reset = tool_mode is not None and tool_mode.mode == "required"
     new_conversation = turn.conversation_id and (
         options is None or options.conversation_id != turn.conversation_id
     )
@@ -166,9 +141,9 @@ def next_options(options: ChatOptions | None, turn: ChatResponse) -> ChatOptions
 
 
 def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
-    """Calls in a turn that still need running: not informational, not already answered in
-    the same turn. A call the turn answers itself (the service ran the tool) is marked
-    ``informational_only`` in place, as MEAI marks it (``MarkServerHandledFunctionCalls``)."""
+    """Calls in a turn that still need running. A call the turn answers itself (the service
+    ran it) is marked ``informational_only`` in place, as MEAI's
+    ``MarkServerHandledFunctionCalls`` does."""
     answered = {
         c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
     }
@@ -184,13 +159,24 @@ def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
     return pending
 
 
-def duplicated_call_ids(messages: Sequence[ChatMessage]) -> set[str]:
-    """Ids used by more than one call (or approval request) the loop would act on."""
+def duplicate_ids(messages: Sequence[ChatMessage]) -> tuple[set[str], list[AIContent]]:
+    """The ids more than one call (or approval request) of the turn uses, and an error
+    result for each of those calls: none of them runs."""
+    acted = _acted_on(messages)
     seen: set[str] = set()
     duplicated: set[str] = set()
-    for call in _acted_on(messages):
+    for call in acted:
         (duplicated if call.call_id in seen else seen).add(call.call_id)
-    return duplicated
+    results: list[AIContent] = []
+    for call in acted:
+        if call.call_id in duplicated:
+            _log.warning("model used tool call id %r for more than one call", call.call_id)
+            why = ValueError(
+                f"duplicate tool call id {call.call_id!r}: several calls in one turn use it, so "
+                "none of them was run; give each call its own id"
+            )
+            results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
+    return duplicated, results
 
 
 def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
@@ -207,25 +193,8 @@ def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
     return calls
 
 
-def duplicate_id_results(messages: Sequence[ChatMessage], duplicated: set[str]) -> list[AIContent]:
-    """One error result for each call whose id another call of the turn also uses."""
-    if not duplicated:
-        return []
-    results: list[AIContent] = []
-    for call in _acted_on(messages):
-        if call.call_id in duplicated:
-            _log.warning("model used tool call id %r for more than one call", call.call_id)
-            why = ValueError(
-                f"duplicate tool call id {call.call_id!r}: several calls in one turn use it, so "
-                "none of them was run; give each call its own id"
-            )
-            results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
-    return results
-
-
-def drop_answers(contents: list[AIContent]) -> None:
-    """Remove, in place, answers to approval requests or questions from a model's turn:
-    only a person answers those, in the next request."""
+def _drop_answers(contents: list[AIContent]) -> None:
+    """Remove, in place, answers a model sent itself: only a person answers."""
     kept = [c for c in contents if not isinstance(c, InputResponseContent)]
     if len(kept) != len(contents):
         _log.warning("dropped %d answer(s) the model sent itself", len(contents) - len(kept))
@@ -235,11 +204,8 @@ def drop_answers(contents: list[AIContent]) -> None:
 def gate_approvals(
     contents: list[AIContent], tools: dict[str, AITool], telemetry: ToolTracing
 ) -> bool:
-    """Replace, in place, each call that needs a person's approval with a request, and
-    drop answers the model sent itself (only a person answers a request).
-
-    Returns whether ``contents`` holds any tool call.
-    """
+    """Replace, in place, each call that needs a person's approval with a request, and drop
+    answers the model sent itself; whether ``contents`` holds any tool call."""
     saw_call = answers = False
     for i, c in enumerate(contents):
         if c.__class__ is not FunctionCallContent:
@@ -260,21 +226,21 @@ def gate_approvals(
             )
             telemetry.requested(request)
     if answers:
-        drop_answers(contents)
+        _drop_answers(contents)
     return saw_call
 
 
 def hold_unrun(contents: list[AIContent], tools: dict[str, AITool]) -> bool:
-    """The last round trip's screen: its calls are never run, so each call of a local
-    tool is marked ``informational_only`` (in place) and no later answer can run it
-    (a question the model sent along would otherwise resume it). Returns ``False``: the
-    loop ends after this round trip whatever it holds."""
-    drop_answers(contents)
+    """The last round trip's screen: each call of a local tool is marked
+    ``informational_only`` (in place), so no later answer can run it. Returns ``False``: the
+    loop ends after this round trip."""
+    _drop_answers(contents)
     for i, c in enumerate(contents):
         if (
             c.__class__ is FunctionCallContent
             and not c.informational_only
             and isinstance(tools.get(c.name), AIFunction)
         ):
-            contents[i] = _informational(c)
+            contents[i] = held = copy.copy(c)
+            held.informational_only = True
     return False
