@@ -48,3 +48,33 @@ def test_each_adapter_without_its_extra_names_it(blocked: str, module: str, mess
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == f"{message}pip install 'agui-chat[{blocked}]'"
+
+
+def _server_name_import_error(blocked: str) -> str:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules[{blocked!r}] = None
+        import agui_chat.agui
+        try:
+            agui_chat.agui.AGUIServer
+        except ImportError as exc:
+            print(exc)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return done.stdout.strip()
+
+
+def test_a_server_name_without_starlette_names_the_server_extra() -> None:
+    assert _server_name_import_error("starlette") == (
+        "agui_chat.agui.AGUIServer needs Starlette: pip install 'agui-chat[server]'"
+    )
+
+
+def test_a_broken_module_of_ours_is_not_blamed_on_the_server_extra() -> None:
+    message = _server_name_import_error("agui_chat.agui.server._signing")
+    assert "agui_chat.agui.server._signing" in message
+    assert "pip install" not in message

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._extras import needs_extra
 from .client._client import AGUIChatClient
 from .client._reducer import AGUIStateTracker, AGUIThreadReducer
 
@@ -52,9 +53,7 @@ def __getattr__(name: str) -> Any:
     module = _SERVER_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
+    with needs_extra(
+        "server", by=f"agui_chat.agui.{name}", module="starlette", package="Starlette"
+    ):
         return getattr(importlib.import_module(f".server.{module}", __name__), name)
-    except ImportError as exc:
-        raise ImportError(
-            f"agui_chat.agui.{name} needs the server extra: pip install 'agui-chat[server]' ({exc})"
-        ) from exc

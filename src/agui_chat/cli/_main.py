@@ -379,6 +379,8 @@ def _server_extra() -> Any:
         from .. import agui as server
         from ..agui.server import _server  # noqa: F401 - fail here if the extra is missing
     except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("starlette", "uvicorn"):
+            raise
         raise CommandError(
             f"this command needs the server extra ({exc}): pip install 'agui-chat[server]'"
         ) from None

@@ -7,8 +7,6 @@ from typing import Any, Final, NamedTuple
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["ChunkExpander"]
-
 Event = dict[str, Any]
 
 # What ends open chunk streams besides another chunk: every lane's, the subagent's own, or

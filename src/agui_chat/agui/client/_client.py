@@ -41,8 +41,6 @@ from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
 
-__all__ = ["AGUIChatClient"]
-
 logger = logging.getLogger("agui_chat.agui")
 
 _T = TypeVar("_T")

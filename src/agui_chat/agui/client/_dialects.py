@@ -22,9 +22,6 @@ from ..._responses import ChatResponseUpdate
 from ._resume import resume_entries
 from ._updates import INTERRUPT_KEY
 
-__all__ = ["DialectReader", "check_dialect", "outgoing_resume"]
-
-
 AGUI = "agui"
 LANGGRAPH = "langgraph"
 LANGCHAIN_HITL = "langchain-hitl"

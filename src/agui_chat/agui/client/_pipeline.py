@@ -23,8 +23,6 @@ from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 from ._chunks import ChunkExpander
 from ._verify import StreamVerifier
 
-__all__ = ["AGUIEventPipeline"]
-
 logger = logging.getLogger("agui_chat.agui")
 
 Event = dict[str, Any]

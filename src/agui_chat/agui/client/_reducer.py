@@ -16,8 +16,6 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-__all__ = ["AGUIStateTracker", "AGUIThreadReducer"]
-
 logger = logging.getLogger("agui_chat.agui")
 
 Event = Mapping[str, Any]

@@ -27,8 +27,6 @@ from ...middleware._resume import check_answered_once
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 
-__all__ = ["resume_entries"]
-
 ResumeEntry = dict[str, Any]
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import codecs
 from collections.abc import AsyncIterable, AsyncIterator
 
-__all__ = ["SSEDecoder", "aiter_sse_data"]
-
 _BOM = "\ufeff"
 
 

@@ -13,8 +13,6 @@ from ..._role_and_finish_reason import ChatFinishReason
 from ..._streams import close_stream
 from ..wire._tracing import RunSpan, start_run_span
 
-__all__ = ["traced_stream"]
-
 Run = Callable[[RunSpan | None], AsyncIterator[ChatResponseUpdate]]
 
 

@@ -32,8 +32,6 @@ from ..._exceptions import (
 from ...middleware._retry import backoff_delay
 from ._sse import SSEDecoder
 
-__all__ = ["AGUITransport", "EventStream", "map_transport_error"]
-
 logger = logging.getLogger("agui_chat.agui")
 
 _SSE_MEDIA_TYPE = "text/event-stream"

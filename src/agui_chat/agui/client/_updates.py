@@ -34,8 +34,6 @@ from ..wire._messages import (
 )
 from ._reducer import AGUIStateTracker, AGUIThreadReducer
 
-__all__ = ["INTERRUPT_KEY", "MESSAGES_KEY", "UpdateMapper"]
-
 #: On a request content: the AG-UI ``Interrupt`` it was made from.
 INTERRUPT_KEY = "agui_interrupt"
 #: On a ``MESSAGES_SNAPSHOT`` update (and so on the response): the reconciled thread.

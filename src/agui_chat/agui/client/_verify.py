@@ -12,8 +12,6 @@ from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
 
-__all__ = ["StreamVerifier"]
-
 Event = dict[str, Any]
 
 _NONE: Final = 0  # no event yet
