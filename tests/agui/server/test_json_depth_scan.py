@@ -1,6 +1,6 @@
-"""The JSON depth limit is checked on the body's text, before ``json.loads`` builds anything:
-a body nested deeper than ``MAX_JSON_DEPTH`` is refused with 400 ``JSON_TOO_DEEP``, one
-exactly that deep is read (brackets inside strings do not count), whatever its shape."""
+"""The JSON depth limit: a body nested deeper than ``MAX_JSON_DEPTH`` is refused with 400
+``JSON_TOO_DEEP`` (also one too deep for ``json.loads`` to build), one exactly that deep is
+read (brackets inside strings do not count), whatever its shape."""
 
 from __future__ import annotations
 
