@@ -46,6 +46,7 @@ __all__ = [
     "ANSWER_RETENTION",
     "CLAIM_LEASE",
     "RESUME_ERRORS",
+    "TOKEN_REFUSALS",
     "CheckedResume",
     "ResumeRejected",
     "check_resume",
@@ -199,27 +200,28 @@ def _verify(
     return answer
 
 
+#: How a token that is not this server's is refused, by ``TokenError.reason``: the code
+#: (``{kind}``: ``APPROVAL`` or ``INTERRUPT``) and what the message says of the token.
+TOKEN_REFUSALS: dict[str, tuple[str, str]] = {
+    "audience": (
+        "{kind}_AUDIENCE_MISMATCH",
+        "was issued by another server (another audience) that shares this server's signing "
+        "key; only the server that asked can take the answer",
+    ),
+    "other_key": (
+        "{kind}_KEY_CHANGED",
+        "was issued under another signing key (the server was restarted with a new key, or "
+        "its key changed); ask the person again",
+    ),
+    "forged": ("{kind}_FORGED", "was altered or not issued by this server"),
+    "unknown": ("RESUME_UNKNOWN_INTERRUPT", "names no interrupt this server issued"),
+}
+
+
 def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
-    prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
-    if exc.reason == "audience":
-        return ResumeRejected(
-            f"{prefix}_AUDIENCE_MISMATCH",
-            f"{what} was issued by another server (another audience) that shares this "
-            "server's signing key; only the server that asked can take the answer",
-        )
-    if exc.reason == "other_key":
-        return ResumeRejected(
-            f"{prefix}_KEY_CHANGED",
-            f"{what} was issued under another signing key (the server was restarted with a "
-            "new key, or its key changed); ask the person again",
-        )
-    if exc.reason == "forged":
-        return ResumeRejected(
-            f"{prefix}_FORGED", f"{what} was altered or not issued by this server"
-        )
-    return ResumeRejected(
-        "RESUME_UNKNOWN_INTERRUPT", f"{what} names no interrupt this server issued"
-    )
+    code, problem = TOKEN_REFUSALS[exc.reason]
+    kind = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
+    return ResumeRejected(code.format(kind=kind), f"{what} {problem}")
 
 
 def _answerable_until(claims: InterruptClaims) -> float | None:
