@@ -197,7 +197,10 @@ class RunEncoder:
                 if content.call_id not in self.known_calls:
                     self._call(update, content)
             elif isinstance(content, FunctionResultContent):
-                self._result(content.call_id, _result_text(content.result))
+                result = content.result  # text as is, anything else as JSON
+                self._result(
+                    content.call_id, result if isinstance(result, str) else dump_json(result)
+                )
             elif isinstance(content, TextReasoningContent):
                 self._reasoning(content)
             elif isinstance(content, ToolApprovalRequestContent) and isinstance(
@@ -359,10 +362,3 @@ def _request_call_id(request: InputRequestContent) -> str | None:
     if isinstance(request, ToolApprovalRequestContent):
         return request.tool_call.call_id
     return request.tool_call_id if isinstance(request, InterruptRequestContent) else None
-
-
-def _result_text(result: Any) -> str:
-    """A tool result as ``TOOL_CALL_RESULT.content``: text as is, anything else as JSON."""
-    if isinstance(result, str):
-        return result
-    return dump_json(result)

@@ -46,8 +46,6 @@ __all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
 ENCRYPTED_VALUE = "agui_encrypted_value"
 TOOL_ERROR = "agui_error"
 
-_MAX_REPORTED_ERRORS = 10
-
 _log = logging.getLogger("agui_chat.agui")
 
 
@@ -106,8 +104,9 @@ def parse_run_input(data: Any) -> RunAgentInput:
     1.0 media parts. An unknown ``resume`` status is refused, not stripped."""
     if not isinstance(data, dict):
         raise _invalid("(body)", "must be a JSON object (a RunAgentInput)")
-    data = apply_client_rules(data)
-    for message in data.get("messages") if isinstance(data.get("messages"), list) else []:
+    apply_client_rules(data)
+    messages = data.get("messages")
+    for message in messages if isinstance(messages, list) else []:
         parts = message.get("content") if isinstance(message, dict) else None
         if isinstance(parts, list):
             message["content"] = [
@@ -127,19 +126,9 @@ def parse_run_input(data: Any) -> RunAgentInput:
     try:
         return RunAgentInput.model_validate({**data, "resume": resume})
     except ValidationError as exc:
-        errors = [
-            {"field": _field_path(e["loc"]), "message": e["msg"]}
-            for e in exc.errors(include_url=False, include_input=False)[:_MAX_REPORTED_ERRORS]
-        ]
-        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:3])
-        raise InputError(
-            422, "INVALID_INPUT", f"the body is not a valid RunAgentInput: {summary}", errors
-        ) from None
-
-
-def _field_path(loc: Iterable[int | str]) -> str:
-    """``("resume", 0, "status")`` -> ``"resume[0].status"``."""
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        error = exc.errors(include_url=False, include_input=False)[0]
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        raise _invalid(field.lstrip(".") or "(body)", error["msg"]) from None
 
 
 def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
