@@ -55,7 +55,7 @@ async def exactly_at_the_limit_is_read(text: bytes, real: int) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(json_values)
-def test_the_scan_reads_the_real_depth(value: Any) -> None:
+def test_the_check_reads_the_real_depth(value: Any) -> None:
     asyncio.run(exactly_at_the_limit_is_read(json.dumps(value).encode(), depth(value)))
 
 
@@ -74,7 +74,7 @@ def test_the_scan_reads_the_real_depth(value: Any) -> None:
     ],
     ids=["deep array", "deep object", "unclosed and deep", "brackets in a string", "unbalanced"],
 )
-async def test_deep_bodies_are_refused_before_parsing(
+async def test_deep_bodies_are_refused(
     body: bytes, status: int, code: str | None
 ) -> None:
     async with agui_server(scripted()).client() as client:
@@ -86,7 +86,7 @@ async def test_deep_bodies_are_refused_before_parsing(
         assert response.json()["code"] == code
 
 
-async def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+async def test_a_body_exactly_at_the_limit_passes_the_check() -> None:
     """Nested exactly as deep as the server reads, the body is parsed (and refused only as
     not being a run input); one level deeper is ``JSON_TOO_DEEP`` (the cases above)."""
     at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH

@@ -111,7 +111,7 @@ class RunEncoder:
         self.issue_interrupts = issue_interrupts
         self.calls: dict[str, FunctionCallContent] = {}
         self.results: dict[str, str] = {}
-        self._out: list[str] = []  # the frames of the call under way
+        self._out: list[str] = []  # frames not yet returned
         self._text_id: str | None = None
         self._text_prefix = ""
         self._reasoning_id: str | None = None

@@ -148,22 +148,15 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
             raise _invalid(f"messages[{index}]", str(exc)) from None
         if message is None:
             continue
-        previous = out[-1] if out else None
-        if (
-            previous is not None
-            and message.role == ChatRole.ASSISTANT
-            and previous.role == ChatRole.ASSISTANT
-            and _has_calls(message)
-            and _has_calls(previous)
+        if out and all(
+            m.role == ChatRole.ASSISTANT
+            and any(isinstance(c, FunctionCallContent) for c in m.contents)
+            for m in (out[-1], message)
         ):
-            previous.contents.extend(message.contents)
-            continue
-        out.append(message)
+            out[-1].contents.extend(message.contents)
+        else:
+            out.append(message)
     return out
-
-
-def _has_calls(message: ChatMessage) -> bool:
-    return any(isinstance(c, FunctionCallContent) for c in message.contents)
 
 
 def _to_chat_message(wire: Any) -> ChatMessage | None:

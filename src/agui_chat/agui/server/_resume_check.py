@@ -50,6 +50,7 @@ __all__ = [
     "CheckedResume",
     "ResumeRejected",
     "check_resume",
+    "resume_error",
 ]
 
 #: How long past its expiry an interrupt may still be cancelled (an approval rejected);
@@ -373,6 +374,11 @@ RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
 )
 
 
+def resume_error(exc: Exception) -> tuple[str, str] | None:
+    """The code and message of a tool-loop refusal of a resume (``None``: not one)."""
+    return next(((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), None)
+
+
 def _check_pairs(
     messages: Sequence[ChatMessage],
     pairs: Sequence[VerifiedPair],
@@ -383,10 +389,7 @@ def _check_pairs(
     try:
         plan_resume(messages, functions, pairs)
     except HumanInTheLoopError as exc:
-        code, message = next(
-            ((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), RESUME_ERRORS[-1][1:]
-        )
-        raise ResumeRejected(code, message) from None
+        raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
 
 
 def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:

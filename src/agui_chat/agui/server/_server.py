@@ -38,7 +38,7 @@ from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
-from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, ResumeRejected, check_resume
+from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
@@ -443,9 +443,8 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 def _safe_error(exc: Exception) -> tuple[str, str]:
     """A message and code for ``RUN_ERROR`` that reveal nothing of the exception."""
-    for kind, code, message in RESUME_ERRORS:
-        if isinstance(exc, kind):
-            return message, code
+    if found := resume_error(exc):
+        return found[1], found[0]
     if isinstance(exc, ChatClientError):
         return "The model service failed.", "MODEL_ERROR"
     if isinstance(exc, ToolError):
