@@ -102,7 +102,7 @@ async def test_camel_case_wins_when_both_spellings_are_sent(
 ) -> None:
     events = await agui_server(scripted("Hello.")).post({**FIRST, "threadId": "t-camel"})
     assert events[0]["threadId"] == "t-camel"
-    assert "unknown property /thread_id" in caplog.text  # stripped as unknown, with the ordinary warning
+    assert "unknown property /thread_id" in caplog.text  # stripped as unknown, with a warning
 
 
 async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools: Tools) -> None:

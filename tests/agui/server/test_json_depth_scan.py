@@ -74,9 +74,7 @@ def test_the_check_reads_the_real_depth(value: Any) -> None:
     ],
     ids=["deep array", "deep object", "unclosed and deep", "brackets in a string", "unbalanced"],
 )
-async def test_deep_bodies_are_refused(
-    body: bytes, status: int, code: str | None
-) -> None:
+async def test_deep_bodies_are_refused(body: bytes, status: int, code: str | None) -> None:
     async with agui_server(scripted()).client() as client:
         response = await client.post(
             "/", content=body, headers={"content-type": "application/json"}
