@@ -1,12 +1,13 @@
 """docs/errors.md is the stable table of the server's error codes: every code the server can
-send (read from its source) has a row, every row is a code the server sends, and every code
-the CLI explains in its own words is one of them."""
+send (read from its source, and from its table of token refusals) has a row, every row is a
+code the server sends, and every code the CLI explains in its own words is one of them."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from agui_chat.agui.server._resume_check import TOKEN_REFUSALS
 from agui_chat.cli import _errors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +20,11 @@ _RETURNED = re.compile(r"return \"[^\"]*\", \"([A-Z_]+)\"")  # _safe_error
 
 
 def server_codes() -> set[str]:
-    codes: set[str] = set()
+    codes = {
+        code.format(kind=kind)
+        for code, _ in TOKEN_REFUSALS.values()
+        for kind in ("APPROVAL", "INTERRUPT")
+    }
     for module in SERVER.glob("*.py"):
         text = module.read_text()
         for found in [*_RAISED.findall(text), *_TABLED.findall(text), *_RETURNED.findall(text)]:

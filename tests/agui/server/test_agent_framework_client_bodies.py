@@ -94,7 +94,7 @@ async def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_st
     assert (call.call_id, call.name) == ("call_del_1", "delete_file")
     assert call.arguments == {"path": "x.txt"}
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["stripped unknown members of the run input: 'extra_member'"]
+    assert warnings == ["RunAgentInput: stripped unknown property /extra_member"]
 
 
 async def test_camel_case_wins_when_both_spellings_are_sent(
@@ -102,7 +102,7 @@ async def test_camel_case_wins_when_both_spellings_are_sent(
 ) -> None:
     events = await agui_server(scripted("Hello.")).post({**FIRST, "threadId": "t-camel"})
     assert events[0]["threadId"] == "t-camel"
-    assert "'thread_id'" in caplog.text  # stripped as unknown, with the ordinary warning
+    assert "unknown property /thread_id" in caplog.text  # stripped as unknown, with a warning
 
 
 async def test_its_approval_round_trip_runs_the_approved_call_exactly_once(tools: Tools) -> None:

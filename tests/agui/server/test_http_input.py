@@ -107,7 +107,7 @@ async def test_a_missing_required_field_gets_422_naming_it() -> None:
     del body["threadId"]
     response = await post(make_server(), json.dumps(body).encode())
     error = assert_refused(response, 422, "INVALID_INPUT")
-    assert {"field": "threadId", "message": "Field required"} in error["errors"]
+    assert {"field": "threadId", "message": "is required but missing"} in error["errors"]
 
 
 async def test_a_malformed_message_gets_422_naming_the_message_field() -> None:

@@ -1,6 +1,6 @@
-"""The JSON depth limit is checked on the body's text, before ``json.loads`` builds anything:
-a body nested deeper than ``MAX_JSON_DEPTH`` is refused with 400 ``JSON_TOO_DEEP``, one
-exactly that deep is read (brackets inside strings do not count), whatever its shape."""
+"""The JSON depth limit: a body nested deeper than ``MAX_JSON_DEPTH`` is refused with 400
+``JSON_TOO_DEEP`` (also one too deep for ``json.loads`` to build), one exactly that deep is
+read (brackets inside strings do not count), whatever its shape."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ async def exactly_at_the_limit_is_read(text: bytes, real: int) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(json_values)
-def test_the_scan_reads_the_real_depth(value: Any) -> None:
+def test_the_check_reads_the_real_depth(value: Any) -> None:
     asyncio.run(exactly_at_the_limit_is_read(json.dumps(value).encode(), depth(value)))
 
 
@@ -74,9 +74,7 @@ def test_the_scan_reads_the_real_depth(value: Any) -> None:
     ],
     ids=["deep array", "deep object", "unclosed and deep", "brackets in a string", "unbalanced"],
 )
-async def test_deep_bodies_are_refused_before_parsing(
-    body: bytes, status: int, code: str | None
-) -> None:
+async def test_deep_bodies_are_refused(body: bytes, status: int, code: str | None) -> None:
     async with agui_server(scripted()).client() as client:
         response = await client.post(
             "/", content=body, headers={"content-type": "application/json"}
@@ -86,7 +84,7 @@ async def test_deep_bodies_are_refused_before_parsing(
         assert response.json()["code"] == code
 
 
-async def test_a_body_exactly_at_the_limit_passes_the_scan() -> None:
+async def test_a_body_exactly_at_the_limit_passes_the_check() -> None:
     """Nested exactly as deep as the server reads, the body is parsed (and refused only as
     not being a run input); one level deeper is ``JSON_TOO_DEEP`` (the cases above)."""
     at_limit = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH

@@ -1,6 +1,6 @@
 """Streamed updates → AG-UI 1.0 events → SSE bytes, for one run: :class:`RunEncoder` keeps
-the wire well formed (which text, reasoning and tool calls are open) and writes each event as
-one ``data:`` line of compact JSON; text deltas, the hot path, from a prepared prefix."""
+the wire well formed (which text, reasoning and tool calls are open); each event is one
+``data:`` line of compact JSON, text deltas (the hot path) written from a prepared prefix."""
 
 from __future__ import annotations
 
@@ -85,14 +85,6 @@ def _delta_prefix(event_type: str, message_id: str) -> str:
     return f'data: {{"type":"{event_type}","messageId":{encode_basestring(message_id)},"delta":'
 
 
-class _Call:
-    __slots__ = ("args_sent", "ended")
-
-    def __init__(self) -> None:
-        self.args_sent = False
-        self.ended = False
-
-
 class RunEncoder:
     """Encodes one run: ``start()``, then ``update()`` per streamed update (``event()`` for
     events a tool emits), then ``finish()`` or ``error()``; each returns the bytes to write.
@@ -119,12 +111,15 @@ class RunEncoder:
         self.issue_interrupts = issue_interrupts
         self.calls: dict[str, FunctionCallContent] = {}
         self.results: dict[str, str] = {}
+        self._out: list[str] = []  # frames not yet returned
         self._text_id: str | None = None
         self._text_prefix = ""
         self._reasoning_id: str | None = None
         self._reasoning_prefix = ""
         self._last_message_id: str | None = None
-        self._open_calls: dict[str, _Call] = {}
+        self._started: dict[str, None] = {}  # the calls whose TOOL_CALL_START is out, in order
+        self._args_sent: set[str] = set()
+        self._ended: set[str] = set()
         self._held: dict[str, list[str]] = {}
         self._pending_client_calls: list[str] = []
         self._requests: list[InputRequestContent] = []
@@ -144,13 +139,12 @@ class RunEncoder:
         }
         if self.parent_run_id is not None:
             event["parentRunId"] = self.parent_run_id
-        return _bytes([frame(event)])
+        return self.event(event)
 
     def finish(self) -> bytes:
         """Close what is open and end the run: interrupted on the open requests (not those
         whose call got a result), cancelled, or a success listing the client's calls."""
-        out: list[str] = []
-        self._close_all(out)
+        self._close_all()
         requests = [r for r in self._requests if _request_call_id(r) not in self.results]
         outcome: dict[str, Any]
         if requests:
@@ -174,43 +168,45 @@ class RunEncoder:
                 {**({"model": model} if model else {}), **counts}
                 for model, counts in self._usage.items()
             ]
-        out.append(frame(event))
-        return _bytes(out)
+        return self.event(event)
 
     def error(self, message: str, code: str) -> bytes:
-        """``RUN_ERROR`` (it abandons whatever is open)."""
+        """``RUN_ERROR`` (it abandons whatever is open, and the frames of a failed update)."""
         self.outcome, self.error_code = "error", code
-        return _bytes([frame({"type": "RUN_ERROR", "message": message, "code": code})])
+        self._out.clear()
+        return self.event({"type": "RUN_ERROR", "message": message, "code": code})
 
     def event(self, event: Mapping[str, Any]) -> bytes:
         """An event a tool or middleware emits, sent as it is."""
-        return _bytes([frame(event)])
+        self._emit(event)
+        return self._flush()
 
     def replayed_result(self, call_id: str, content: str) -> bytes:
         """The ``TOOL_CALL_RESULT`` kept from an earlier run of the same approved call."""
-        out: list[str] = []
-        self._result(call_id, content, out)
-        return _bytes(out)
+        self._result(call_id, content)
+        return self._flush()
 
     def update(self, update: ChatResponseUpdate) -> bytes:
-        out: list[str] = []
         for content in update.contents:
             kind = content.__class__
             if kind is TextContent:
-                self._text(update, content.text, out)  # type: ignore[attr-defined]
+                self._text(update, content.text)  # type: ignore[attr-defined]
             elif kind is FunctionCallUpdateContent:
-                self._call_update(update, content, out)  # type: ignore[arg-type]
+                self._call_update(update, content)  # type: ignore[arg-type]
             elif isinstance(content, FunctionCallContent):
                 if content.call_id not in self.known_calls:
-                    self._call(update, content, out)
+                    self._call(update, content)
             elif isinstance(content, FunctionResultContent):
-                self._result(content.call_id, _result_text(content.result), out)
+                result = content.result  # text as is, anything else as JSON
+                self._result(
+                    content.call_id, result if isinstance(result, str) else dump_json(result)
+                )
             elif isinstance(content, TextReasoningContent):
-                self._reasoning(content, out)
+                self._reasoning(content)
             elif isinstance(content, ToolApprovalRequestContent) and isinstance(
                 content.tool_call, FunctionCallContent
             ):  # not a call the service runs itself
-                self._call(update, content.tool_call, out)
+                self._call(update, content.tool_call)
                 self._requests.append(content)
             elif isinstance(content, InterruptRequestContent):
                 self._requests.append(content)
@@ -219,49 +215,51 @@ class RunEncoder:
         if update.model_id is not None:
             self._model_id = update.model_id
         raw = update.raw_representation
-        if raw is not None:
-            self._pass_through(raw, out)
+        if isinstance(raw, Mapping) or (hasattr(raw, "model_dump") and hasattr(raw, "type")):
+            event = raw if isinstance(raw, Mapping) else event_to_wire(raw)
+            if event.get("type") in PASS_THROUGH_TYPES:
+                self._emit(event)
         if update.finish_reason is not None:
             self._cancelled = update.finish_reason == ChatFinishReason.CANCELLED
-        return _bytes(out) if out else b""
+        return self._flush()
 
-    def _text(self, update: ChatResponseUpdate, text: str, out: list[str]) -> None:
+    def _emit(self, event: Mapping[str, Any]) -> None:
+        self._out.append(frame(event))
+
+    def _flush(self) -> bytes:
+        # A lone surrogate (invalid text from a model) must not break the whole stream.
+        data = "".join(self._out).encode("utf-8", "replace")
+        self._out.clear()
+        return data
+
+    def _text(self, update: ChatResponseUpdate, text: str) -> None:
         if not text:
             return
         message_id = update.message_id
         if self._text_id is None or (message_id is not None and message_id != self._text_id):
-            self._close_all(out, calls=False)  # calls still streaming arguments stay open
-            self._open_text(message_id or _new_id(), update, out)
-        out.append(self._text_prefix + encode_basestring(text) + "}\n\n")
+            self._close_all(calls=False)  # calls still streaming arguments stay open
+            self._text_id = self._last_message_id = message_id = message_id or _new_id()
+            role = update.role.value.lower() if update.role is not None else "assistant"
+            event: dict[str, Any] = {
+                "type": "TEXT_MESSAGE_START",
+                "messageId": message_id,
+                "role": role if role in TEXT_ROLES else "assistant",
+            }
+            if update.author_name:
+                event["name"] = update.author_name
+            self._emit(event)
+            self._text_prefix = _delta_prefix("TEXT_MESSAGE_CONTENT", message_id)
+        self._out.append(self._text_prefix + encode_basestring(text) + "}\n\n")
 
-    def _open_text(self, message_id: str, update: ChatResponseUpdate, out: list[str]) -> None:
-        role = update.role.value.lower() if update.role is not None else "assistant"
-        event: dict[str, Any] = {
-            "type": "TEXT_MESSAGE_START",
-            "messageId": message_id,
-            "role": role if role in TEXT_ROLES else "assistant",
-        }
-        if update.author_name:
-            event["name"] = update.author_name
-        out.append(frame(event))
-        self._text_id = self._last_message_id = message_id
-        self._text_prefix = _delta_prefix("TEXT_MESSAGE_CONTENT", message_id)
-
-    def _close_text(self, out: list[str]) -> None:
-        if self._text_id is not None:
-            out.append(frame({"type": "TEXT_MESSAGE_END", "messageId": self._text_id}))
-            self._text_id = None
-
-    def _reasoning(self, content: TextReasoningContent, out: list[str]) -> None:
+    def _reasoning(self, content: TextReasoningContent) -> None:
         if self._reasoning_id is None:
-            self._close_all(out, calls=False)
+            self._close_all(calls=False)
             self._reasoning_id = rid = _new_id()
-            out.append(frame({"type": "REASONING_START", "messageId": rid}))
-            start = {"type": "REASONING_MESSAGE_START", "messageId": rid, "role": "reasoning"}
-            out.append(frame(start))
+            self._emit({"type": "REASONING_START", "messageId": rid})
+            self._emit({"type": "REASONING_MESSAGE_START", "messageId": rid, "role": "reasoning"})
             self._reasoning_prefix = _delta_prefix("REASONING_MESSAGE_CONTENT", rid)
         if content.text:
-            out.append(self._reasoning_prefix + encode_basestring(content.text) + "}\n\n")
+            self._out.append(self._reasoning_prefix + encode_basestring(content.text) + "}\n\n")
         if content.protected_data is not None:
             event = {
                 "type": "REASONING_ENCRYPTED_VALUE",
@@ -269,18 +267,10 @@ class RunEncoder:
                 "entityId": self._reasoning_id,
                 "encryptedValue": content.protected_data,
             }
-            out.append(frame(event))
+            self._emit(event)
 
-    def _close_reasoning(self, out: list[str]) -> None:
-        if self._reasoning_id is not None:
-            out.append(frame({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning_id}))
-            out.append(frame({"type": "REASONING_END", "messageId": self._reasoning_id}))
-            self._reasoning_id = None
-
-    def _start_call(
-        self, update: ChatResponseUpdate, call_id: str, name: str, out: list[str]
-    ) -> _Call:
-        self._close_all(out, calls=False)
+    def _start_call(self, update: ChatResponseUpdate, call_id: str, name: str) -> None:
+        self._close_all(calls=False)
         event: dict[str, Any] = {
             "type": "TOOL_CALL_START",
             "toolCallId": call_id,
@@ -289,53 +279,45 @@ class RunEncoder:
         parent = update.message_id or self._last_message_id
         if parent is not None:
             event["parentMessageId"] = parent
-        out.append(frame(event))
-        state = self._open_calls[call_id] = _Call()
+        self._emit(event)
+        self._started[call_id] = None
         if name in self.client_tools:
             self._pending_client_calls.append(call_id)
-        return state
 
-    def _args(self, call_id: str, state: _Call, delta: str, out: list[str]) -> None:
-        if delta:
-            out.append(frame({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": delta}))
-            state.args_sent = True
+    def _args(self, call_id: str, delta: str) -> None:
+        if delta and call_id not in self._ended:
+            self._emit({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": delta})
+            self._args_sent.add(call_id)
 
-    def _call_update(
-        self, update: ChatResponseUpdate, content: FunctionCallUpdateContent, out: list[str]
-    ) -> None:
-        state = self._open_calls.get(content.call_id)
-        if state is None:
+    def _call_update(self, update: ChatResponseUpdate, content: FunctionCallUpdateContent) -> None:
+        call_id = content.call_id
+        if call_id not in self._started:
             if not content.name:  # hold the pieces until a name arrives (START needs it)
-                self._held.setdefault(content.call_id, []).append(content.arguments_delta)
+                self._held.setdefault(call_id, []).append(content.arguments_delta)
                 return
-            state = self._start_call(update, content.call_id, content.name, out)
-            for held in self._held.pop(content.call_id, []):
-                self._args(content.call_id, state, held, out)
-        if not state.ended:
-            self._args(content.call_id, state, content.arguments_delta, out)
+            self._start_call(update, call_id, content.name)
+            for held in self._held.pop(call_id, []):
+                self._args(call_id, held)
+        self._args(call_id, content.arguments_delta)
 
-    def _call(self, update: ChatResponseUpdate, call: FunctionCallContent, out: list[str]) -> None:
+    def _call(self, update: ChatResponseUpdate, call: FunctionCallContent) -> None:
         self.calls[call.call_id] = call
-        state = self._open_calls.get(call.call_id)
-        if state is None:
-            state = self._start_call(update, call.call_id, call.name, out)
-        if state.ended:
-            return
-        if not state.args_sent:
+        if call.call_id not in self._started:
+            self._start_call(update, call.call_id, call.name)
+        if call.call_id not in self._args_sent:
             text = call.raw_arguments if call.arguments is None else dump_json(call.arguments)
-            self._args(call.call_id, state, text or "{}", out)
-        self._end(call.call_id, state, out)
+            self._args(call.call_id, text or "{}")
+        self._end(call.call_id)
 
-    def _end(self, call_id: str, state: _Call, out: list[str]) -> None:
-        if not state.ended:
-            out.append(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
-            state.ended = True
+    def _end(self, call_id: str) -> None:
+        if call_id not in self._ended:
+            self._emit({"type": "TOOL_CALL_END", "toolCallId": call_id})
+            self._ended.add(call_id)
 
-    def _result(self, call_id: str, content: str, out: list[str]) -> None:
-        self._close_all(out, calls=False)
-        state = self._open_calls.get(call_id)
-        if state is not None:  # a result means the call was complete
-            self._end(call_id, state, out)
+    def _result(self, call_id: str, content: str) -> None:
+        self._close_all(calls=False)
+        if call_id in self._started:  # a result means the call was complete
+            self._end(call_id)
         event = {
             "type": "TOOL_CALL_RESULT",
             "messageId": _new_id(),
@@ -343,33 +325,27 @@ class RunEncoder:
             "content": content,
             "role": "tool",
         }
-        out.append(frame(event))
+        self._emit(event)
         self.results[call_id] = content
 
-    def _close_all(self, out: list[str], *, calls: bool = True) -> None:
-        self._close_text(out)
-        self._close_reasoning(out)
+    def _close_all(self, *, calls: bool = True) -> None:
+        if self._text_id is not None:
+            self._emit({"type": "TEXT_MESSAGE_END", "messageId": self._text_id})
+            self._text_id = None
+        if self._reasoning_id is not None:
+            self._emit({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning_id})
+            self._emit({"type": "REASONING_END", "messageId": self._reasoning_id})
+            self._reasoning_id = None
         if calls:
-            for call_id, state in self._open_calls.items():
-                self._end(call_id, state, out)
+            for call_id in self._started:
+                self._end(call_id)
 
     def _add_usage(self, model_id: str | None, content: UsageContent) -> None:
         counts = self._usage.setdefault(model_id, {})
-        details = content.details
         for attribute, wire in _USAGE_FIELDS:
-            value = getattr(details, attribute)
+            value = getattr(content.details, attribute)
             if value is not None:
                 counts[wire] = counts.get(wire, 0) + value
-
-    def _pass_through(self, raw: Any, out: list[str]) -> None:
-        if isinstance(raw, Mapping):
-            event: Any = raw
-        elif hasattr(raw, "model_dump") and hasattr(raw, "type"):
-            event = event_to_wire(raw)
-        else:
-            return
-        if event.get("type") in PASS_THROUGH_TYPES:
-            out.append(frame(event))
 
 
 def known_call_ids(messages: Iterable[ChatMessage]) -> frozenset[str]:
@@ -386,15 +362,3 @@ def _request_call_id(request: InputRequestContent) -> str | None:
     if isinstance(request, ToolApprovalRequestContent):
         return request.tool_call.call_id
     return request.tool_call_id if isinstance(request, InterruptRequestContent) else None
-
-
-def _result_text(result: Any) -> str:
-    """A tool result as ``TOOL_CALL_RESULT.content``: text as is, anything else as JSON."""
-    if isinstance(result, str):
-        return result
-    return dump_json(result)
-
-
-def _bytes(parts: list[str]) -> bytes:
-    # A lone surrogate (invalid text from a model) must not break the whole stream.
-    return "".join(parts).encode("utf-8", "replace")

@@ -5,6 +5,7 @@ and its tools as declaration-only tools. Problems are an :class:`InputError`."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,12 +31,12 @@ from ..._contents import (
     TextReasoningContent,
     UriContent,
 )
-from ..._exceptions import ToolError
+from ..._exceptions import ProtocolError, ToolError
 from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ..._tools import AIFunctionDeclaration
 from ..wire._compat import upgrade_binary_part
-from ..wire._event_schema import ROLES
+from ..wire._event_schema import RUN_INPUT, EventEnforcer
 from ..wire._messages import ENCRYPTED_FOR_KEY
 from ._peer_compat import apply_client_rules
 
@@ -44,8 +45,6 @@ __all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
 #: Where a wire value that has no field of its own is kept, in ``additional_properties``.
 ENCRYPTED_VALUE = "agui_encrypted_value"
 TOOL_ERROR = "agui_error"
-
-_MAX_REPORTED_ERRORS = 10
 
 _log = logging.getLogger("agui_chat.agui")
 
@@ -81,104 +80,55 @@ def _invalid(field: str, message: str) -> InputError:
     )
 
 
+class _Malformed(ProtocolError):
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(problem)
+        self.path = path
+
+
+class _InputChecker(EventEnforcer):
+    """The wire schema's checks, reporting the path of what is malformed."""
+
+    __slots__ = ()
+
+    def malformed(self, path: str, problem: str) -> ProtocolError:
+        return _Malformed(path, problem)
+
+
 def parse_run_input(data: Any) -> RunAgentInput:
-    """``data`` (parsed JSON) as a ``RunAgentInput``; ``InputError`` (422) naming the
-    fields that fail. Members known clients misspell are read under their spec names
-    (``_peer_compat``), legacy ``binary`` parts upgraded to 1.0 media parts."""
+    """``data`` (parsed JSON, changed in place) as a ``RunAgentInput``; ``InputError`` (422)
+    naming the field that fails. Unknown members (top-level keys, messages of an unknown
+    role, content parts of an unknown type or source, members of a known object) are
+    stripped with a warning, not refused (agui-wire §2, §5.3); members known clients misspell
+    are read under their spec names (``_peer_compat``), legacy ``binary`` parts upgraded to
+    1.0 media parts. An unknown ``resume`` status is refused, not stripped."""
     if not isinstance(data, dict):
         raise _invalid("(body)", "must be a JSON object (a RunAgentInput)")
-    data = _strip_unknown(apply_client_rules(data))
-    try:
-        return RunAgentInput.model_validate(data)
-    except ValidationError as exc:
-        errors = [
-            {"field": _field_path(e["loc"]), "message": e["msg"]}
-            for e in exc.errors(include_url=False, include_input=False)[:_MAX_REPORTED_ERRORS]
-        ]
-        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:3])
-        raise InputError(
-            422, "INVALID_INPUT", f"the body is not a valid RunAgentInput: {summary}", errors
-        ) from None
-
-
-_INPUT_KEYS = frozenset(f.alias or name for name, f in RunAgentInput.model_fields.items())
-_ROLES = frozenset(ROLES)
-_PART_TYPES = frozenset({"text", "image", "audio", "video", "document", "binary"})
-_SOURCE_TYPES = frozenset({"data", "url", "file"})
-
-
-def _strip_unknown(data: dict[str, Any]) -> dict[str, Any]:
-    """Unknown members stripped with a warning, not refused (agui-wire §2, §5.3): top-level
-    keys, messages of an unknown role, content parts of an unknown type or source; and
-    legacy ``binary`` parts upgraded. What is malformed is left for validation to refuse."""
-    dropped: list[str] = []
-    out = {k: v for k, v in data.items() if k in _INPUT_KEYS}
-    dropped += [f"'{k}'" for k in data if k not in _INPUT_KEYS]
+    apply_client_rules(data)
     messages = data.get("messages")
-    if isinstance(messages, list):
-        kept = []
-        for i, message in enumerate(messages):
-            role = message.get("role") if isinstance(message, dict) else None
-            if isinstance(role, str) and role not in _ROLES:
-                dropped.append(f"messages[{i}] (role {role!r})")
-                continue
-            if isinstance(message, dict) and isinstance(message.get("content"), list):
-                parts = []
-                for j, part in enumerate(message["content"]):
-                    unknown = _unknown_part(part)
-                    if unknown:
-                        dropped.append(f"messages[{i}].content[{j}] ({unknown})")
-                    elif isinstance(part, dict) and part.get("type") == "binary":
-                        parts.append(upgrade_binary_part(part) or part)  # or validation says
-                    else:
-                        parts.append(part)
-                message = {**message, "content": parts}
-            kept.append(message)
-        out["messages"] = kept
-    if dropped:
-        _log.warning("stripped unknown members of the run input: %s", ", ".join(dropped))
-    return out
-
-
-def _unknown_part(part: Any) -> str | None:
-    """What makes a content part unknown (its type, or its source's type), if anything."""
-    if not isinstance(part, dict):
-        return None
-    kind = part.get("type")
-    if isinstance(kind, str) and kind not in _PART_TYPES:
-        return f"type {kind!r}"
-    source = part.get("source")
-    source_kind = source.get("type") if isinstance(source, dict) else None
-    if isinstance(source_kind, str) and source_kind not in _SOURCE_TYPES:
-        return f"source type {source_kind!r}"
-    return None
-
-
-def _field_path(loc: Iterable[int | str]) -> str:
-    """``("messages", 0, "user", "content")`` -> ``"messages[0].content"`` (the segments
-    pydantic adds for union members are not fields)."""
-    out = ""
-    previous: int | str | None = None
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _is_union_segment(part, previous):
-            continue
-        else:
-            out += f".{part}" if out else part
-        previous = part
-    return out or "(body)"
-
-
-def _is_union_segment(part: str, previous: int | str | None) -> bool:
-    if "[" in part or part in _TYPE_NAMES:
-        return True
-    return part in _UNION_TAGS and (isinstance(previous, int) or previous == "source")
-
-
-_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "none"})
-# The discriminator values of the message, content-part and part-source unions.
-_UNION_TAGS = _ROLES | _PART_TYPES | _SOURCE_TYPES
+    for message in messages if isinstance(messages, list) else []:
+        parts = message.get("content") if isinstance(message, dict) else None
+        if isinstance(parts, list):
+            message["content"] = [
+                upgrade_binary_part(p) or p
+                if isinstance(p, dict) and p.get("type") == "binary"
+                else p
+                for p in parts
+            ]
+    resume = data.pop("resume", None)  # an answer is never dropped as unrecognised
+    checker = _InputChecker(_log.warning)
+    checker.event_type = "RunAgentInput"  # what the warnings name
+    try:
+        RUN_INPUT.check(data, "", checker)
+    except _Malformed as exc:
+        path = re.sub(r"/(\d+)", r"[\1]", exc.path).replace("/", ".").lstrip(".")
+        raise _invalid(path or "(body)", str(exc)) from None
+    try:
+        return RunAgentInput.model_validate({**data, "resume": resume})
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        raise _invalid(field.lstrip(".") or "(body)", error["msg"]) from None
 
 
 def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
@@ -198,22 +148,15 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
             raise _invalid(f"messages[{index}]", str(exc)) from None
         if message is None:
             continue
-        previous = out[-1] if out else None
-        if (
-            previous is not None
-            and message.role == ChatRole.ASSISTANT
-            and previous.role == ChatRole.ASSISTANT
-            and _has_calls(message)
-            and _has_calls(previous)
+        if out and all(
+            m.role == ChatRole.ASSISTANT
+            and any(isinstance(c, FunctionCallContent) for c in m.contents)
+            for m in (out[-1], message)
         ):
-            previous.contents.extend(message.contents)
-            continue
-        out.append(message)
+            out[-1].contents.extend(message.contents)
+        else:
+            out.append(message)
     return out
-
-
-def _has_calls(message: ChatMessage) -> bool:
-    return any(isinstance(c, FunctionCallContent) for c in message.contents)
 
 
 def _to_chat_message(wire: Any) -> ChatMessage | None:

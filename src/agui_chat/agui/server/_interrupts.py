@@ -27,7 +27,7 @@ from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_o
 from ..wire._messages import QUESTION_METADATA_KEY
 from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
 
-__all__ = ["APPROVAL_REASON", "InterruptIssuer", "format_expiry", "question_key"]
+__all__ = ["APPROVAL_REASON", "InterruptIssuer"]
 
 #: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
@@ -36,17 +36,6 @@ _clock: Callable[[], float] = time.time
 APPROVAL_REASON = "tool_call"
 
 Slot = tuple[str, str | None]
-
-
-def format_expiry(epoch_seconds: int) -> str:
-    """ISO 8601 in UTC, as ``expiresAt`` carries it."""
-    moment = datetime.fromtimestamp(epoch_seconds, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def question_key(request: InterruptRequestContent) -> str:
-    """The key that tells apart the questions of one tool call."""
-    return request.key or request.message or request.request_id
 
 
 class InterruptIssuer:
@@ -77,46 +66,45 @@ class InterruptIssuer:
         tool may ask several questions."""
         now = _clock()
         slots = _distinct_slots(requests)
-        pause: dict[str, Any] = {
-            "pause": pause_digest(slots) if len(slots) > 1 else None,
-            "pause_size": len(slots),
-        }
         out: list[dict[str, Any]] = []
         for request, (_, key) in zip(requests, slots, strict=True):
+            deadlines = [request.expires_at.timestamp()] if request.expires_at else []
+            if self.ttl is not None:
+                deadlines.append(now + self.ttl.total_seconds())
+            expires_at = math.ceil(min(deadlines)) if deadlines else None
+            common: dict[str, Any] = {
+                "thread_id": self.thread_id,
+                "expires_at": expires_at,
+                "nonce": new_nonce(),
+                "pause": pause_digest(slots) if len(slots) > 1 else None,
+                "pause_size": len(slots),
+                **_trace_claims(request, now),
+            }
             if isinstance(request, ToolApprovalRequestContent):
-                out.append(self._approval(request, pause, now))
-            elif isinstance(request, InterruptRequestContent):
-                assert key is not None
-                out.append(self._question(request, key, pause, now, calls, answers))
+                interrupt = self._approval(request, common)
+            else:
+                assert isinstance(request, InterruptRequestContent) and key is not None
+                interrupt = self._question(request, key, common, calls, answers)
+            if expires_at is not None:
+                moment = datetime.fromtimestamp(expires_at, tz=timezone.utc)
+                interrupt["expiresAt"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")  # ISO 8601
+            out.append(interrupt)
         return out
 
-    def _expiry(self, requested: datetime | None, now: float) -> int | None:
-        candidates: list[float] = []
-        if self.ttl is not None:
-            candidates.append(now + self.ttl.total_seconds())
-        if requested is not None:
-            candidates.append(requested.timestamp())
-        return math.ceil(min(candidates)) if candidates else None
-
     def _approval(
-        self, request: ToolApprovalRequestContent, pause: dict[str, Any], now: float
+        self, request: ToolApprovalRequestContent, common: dict[str, Any]
     ) -> dict[str, Any]:
         call = request.tool_call
         function = self.functions.get(call.name)
         wrapper = function.get_service(ApprovalRequiredAIFunction) if function else None
         allow_edits = request.allow_edits and (wrapper is None or wrapper.allow_edits)
-        expires_at = self._expiry(request.expires_at, now)
         claims = InterruptClaims(
             kind="approval",
-            thread_id=self.thread_id,
             call_id=call.call_id,
             tool_name=call.name,
             arguments=dict(call.arguments or {}),
-            expires_at=expires_at,
             allow_edits=allow_edits,
-            nonce=new_nonce(),
-            **pause,
-            **_trace_claims(request, now),
+            **common,
         )
         edits: Mapping[str, Any] | None = None
         if allow_edits:
@@ -131,15 +119,13 @@ class InterruptIssuer:
             message=request.message or f"Approve {call.name}?",
             toolCallId=call.call_id,
             responseSchema=approval_response_schema(edits),
-            expiresAt=format_expiry(expires_at) if expires_at is not None else None,
         )
 
     def _question(
         self,
         request: InterruptRequestContent,
         key: str,
-        pause: dict[str, Any],
-        now: float,
+        common: dict[str, Any],
         calls: Mapping[str, FunctionCallContent],
         answers: Mapping[str, list[list[Any]]],
     ) -> dict[str, Any]:
@@ -151,19 +137,14 @@ class InterruptIssuer:
             reason=request.reason,
             schema=request.response_schema,
         )
-        expires_at = self._expiry(request.expires_at, now)
         claims = InterruptClaims(
             kind="question",
-            thread_id=self.thread_id,
             call_id=call_id,
             tool_name=call.name if call is not None else None,
             arguments=dict(call.arguments or {}) if call is not None else None,
-            expires_at=expires_at,
             question=question,
             answers=list(answers.get(call_id, [])) if call_id is not None else [],
-            nonce=new_nonce(),
-            **pause,
-            **_trace_claims(request, now),
+            **common,
         )
         marker = _present(key=key, toolCallId=call_id)
         return _present(
@@ -171,7 +152,6 @@ class InterruptIssuer:
             reason=request.reason or "input_required",
             message=request.message,
             responseSchema=request.response_schema,
-            expiresAt=format_expiry(expires_at) if expires_at is not None else None,
             metadata={**(request.metadata or {}), QUESTION_METADATA_KEY: marker},
         )
 
@@ -195,7 +175,7 @@ def _slot(request: InputRequestContent) -> Slot:
     if isinstance(request, ToolApprovalRequestContent):
         return (request.tool_call.call_id, None)
     assert isinstance(request, InterruptRequestContent)
-    return (request.tool_call_id or "", question_key(request))
+    return (request.tool_call_id or "", request.key or request.message or request.request_id)
 
 
 def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[Slot]:

@@ -23,17 +23,29 @@ _TOP_LEVEL = (("thread_id", "threadId"), ("run_id", "runId"))
 _log = logging.getLogger("agui_chat.agui")
 
 
-def apply_client_rules(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (a copy) with the members known clients misspell read under their spec names."""
+def apply_client_rules(data: dict[str, Any]) -> None:
+    """Read, in ``data``, the members known clients misspell under their spec names."""
     read: list[str] = []
-    out = dict(data)
     for snake, camel in _TOP_LEVEL:
-        if snake in out and camel not in out:
-            out[camel] = out.pop(snake)
+        if snake in data and camel not in data:
+            data[camel] = data.pop(snake)
             read.append(snake)
-    messages = out.get("messages")
-    if isinstance(messages, list):
-        out["messages"] = [_assistant_tool_calls(m, i, read) for i, m in enumerate(messages)]
+    messages = data.get("messages")
+    for index, message in enumerate(messages if isinstance(messages, list) else []):
+        if (
+            isinstance(message, dict)
+            and message.get("role") == "assistant"
+            and "tool_calls" in message
+            and "toolCalls" not in message
+        ):
+            calls = message["toolCalls"] = message.pop("tool_calls")
+            for call in calls if isinstance(calls, list) else []:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict) and isinstance(function.get("arguments"), dict):
+                    function["arguments"] = json.dumps(
+                        function["arguments"], ensure_ascii=False, separators=(",", ":")
+                    )
+            read.append(f"messages[{index}].tool_calls")
     if read:
         _log.debug(
             "compatibility rule %s: read %s as camelCase (Agent Framework's AGUIChatClient "
@@ -41,28 +53,3 @@ def apply_client_rules(data: dict[str, Any]) -> dict[str, Any]:
             AGENT_FRAMEWORK_SNAKE_CASE,
             ", ".join(read),
         )
-    return out
-
-
-def _assistant_tool_calls(message: Any, index: int, read: list[str]) -> Any:
-    if (
-        not isinstance(message, dict)
-        or message.get("role") != "assistant"
-        or "tool_calls" not in message
-        or "toolCalls" in message
-    ):
-        return message
-    fixed = {k: v for k, v in message.items() if k != "tool_calls"}
-    calls = message["tool_calls"]
-    fixed["toolCalls"] = [_text_arguments(c) for c in calls] if isinstance(calls, list) else calls
-    read.append(f"messages[{index}].tool_calls")
-    return fixed
-
-
-def _text_arguments(call: Any) -> Any:
-    """A tool call whose ``function.arguments`` is an object, with them as JSON text."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("arguments"), dict):
-        return call
-    text = json.dumps(function["arguments"], ensure_ascii=False, separators=(",", ":"))
-    return {**call, "function": {**function, "arguments": text}}

@@ -46,9 +46,11 @@ __all__ = [
     "ANSWER_RETENTION",
     "CLAIM_LEASE",
     "RESUME_ERRORS",
+    "TOKEN_REFUSALS",
     "CheckedResume",
     "ResumeRejected",
     "check_resume",
+    "resume_error",
 ]
 
 #: How long past its expiry an interrupt may still be cancelled (an approval rejected);
@@ -199,27 +201,28 @@ def _verify(
     return answer
 
 
+#: How a token that is not this server's is refused, by ``TokenError.reason``: the code
+#: (``{kind}``: ``APPROVAL`` or ``INTERRUPT``) and what the message says of the token.
+TOKEN_REFUSALS: dict[str, tuple[str, str]] = {
+    "audience": (
+        "{kind}_AUDIENCE_MISMATCH",
+        "was issued by another server (another audience) that shares this server's signing "
+        "key; only the server that asked can take the answer",
+    ),
+    "other_key": (
+        "{kind}_KEY_CHANGED",
+        "was issued under another signing key (the server was restarted with a new key, or "
+        "its key changed); ask the person again",
+    ),
+    "forged": ("{kind}_FORGED", "was altered or not issued by this server"),
+    "unknown": ("RESUME_UNKNOWN_INTERRUPT", "names no interrupt this server issued"),
+}
+
+
 def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
-    prefix = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
-    if exc.reason == "audience":
-        return ResumeRejected(
-            f"{prefix}_AUDIENCE_MISMATCH",
-            f"{what} was issued by another server (another audience) that shares this "
-            "server's signing key; only the server that asked can take the answer",
-        )
-    if exc.reason == "other_key":
-        return ResumeRejected(
-            f"{prefix}_KEY_CHANGED",
-            f"{what} was issued under another signing key (the server was restarted with a "
-            "new key, or its key changed); ask the person again",
-        )
-    if exc.reason == "forged":
-        return ResumeRejected(
-            f"{prefix}_FORGED", f"{what} was altered or not issued by this server"
-        )
-    return ResumeRejected(
-        "RESUME_UNKNOWN_INTERRUPT", f"{what} names no interrupt this server issued"
-    )
+    code, problem = TOKEN_REFUSALS[exc.reason]
+    kind = "APPROVAL" if exc.kind == "approval" else "INTERRUPT"
+    return ResumeRejected(code.format(kind=kind), f"{what} {problem}")
 
 
 def _answerable_until(claims: InterruptClaims) -> float | None:
@@ -371,6 +374,11 @@ RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
 )
 
 
+def resume_error(exc: Exception) -> tuple[str, str] | None:
+    """The code and message of a tool-loop refusal of a resume (``None``: not one)."""
+    return next(((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), None)
+
+
 def _check_pairs(
     messages: Sequence[ChatMessage],
     pairs: Sequence[VerifiedPair],
@@ -381,10 +389,7 @@ def _check_pairs(
     try:
         plan_resume(messages, functions, pairs)
     except HumanInTheLoopError as exc:
-        code, message = next(
-            ((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), RESUME_ERRORS[-1][1:]
-        )
-        raise ResumeRejected(code, message) from None
+        raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
 
 
 def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:

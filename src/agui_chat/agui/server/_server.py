@@ -38,7 +38,7 @@ from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
 from ._interrupts import InterruptIssuer
-from ._resume_check import CLAIM_LEASE, RESUME_ERRORS, ResumeRejected, check_resume
+from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
@@ -178,9 +178,12 @@ class AGUIServer:
             registry, offered, failure = ToolRegistry(), [], exc
         functions = registry.by_name
         declared = client_tools(run_input.tools, functions)
+        context = [f"- {c.description}: {c.value}" for c in run_input.context or []]
         options = ChatOptions(
             tools=[*offered, *declared] or None,
-            instructions=_context_instructions(run_input),
+            instructions="Context from the application:\n" + "\n".join(context)
+            if context
+            else None,
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
@@ -211,8 +214,8 @@ class AGUIServer:
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
             while not disconnected.done():
-                if not outbox.ready:
-                    waiter = asyncio.ensure_future(outbox.wait())
+                if not outbox.ready.is_set():
+                    waiter = asyncio.ensure_future(outbox.ready.wait())
                     done, _ = await asyncio.wait(
                         {waiter, disconnected},
                         timeout=self.keepalive_seconds,
@@ -367,20 +370,16 @@ class _Outbox:
     def __init__(self) -> None:
         self._parts: list[bytes] = []
         self._size = 0
-        self._ready = asyncio.Event()
+        self.ready = asyncio.Event()  # set while something waits to be drained
         self._room = asyncio.Event()
         self._room.set()
         self.closed = False
-
-    @property
-    def ready(self) -> bool:
-        return self._ready.is_set()
 
     def push(self, data: bytes) -> None:
         if data:
             self._parts.append(data)
             self._size += len(data)
-            self._ready.set()
+            self.ready.set()
 
     async def put(self, data: bytes) -> None:
         self.push(data)
@@ -390,10 +389,7 @@ class _Outbox:
 
     def close(self) -> None:
         self.closed = True
-        self._ready.set()
-
-    async def wait(self) -> None:
-        await self._ready.wait()
+        self.ready.set()
 
     def drain(self) -> tuple[bytes, bool]:
         """Everything waiting, and whether the run has ended."""
@@ -401,7 +397,7 @@ class _Outbox:
         self._parts.clear()
         self._size = 0
         if not self.closed:
-            self._ready.clear()
+            self.ready.clear()
         self._room.set()
         return data, self.closed
 
@@ -422,14 +418,6 @@ def _signer(key: bytes | str | None, audience: str) -> InterruptSigner:
         SIGNING_KEY_ENV,
     )
     return InterruptSigner.ephemeral(audience=audience)
-
-
-def _context_instructions(run_input: RunAgentInput) -> str | None:
-    """The client's ``context`` entries as instructions for the model."""
-    if not run_input.context:
-        return None
-    lines = [f"- {c.description}: {c.value}" for c in run_input.context]
-    return "Context from the application:\n" + "\n".join(lines)
 
 
 def _body(data: bytes, *, more: bool = True) -> Message:
@@ -455,9 +443,8 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 def _safe_error(exc: Exception) -> tuple[str, str]:
     """A message and code for ``RUN_ERROR`` that reveal nothing of the exception."""
-    for kind, code, message in RESUME_ERRORS:
-        if isinstance(exc, kind):
-            return message, code
+    if found := resume_error(exc):
+        return found[1], found[0]
     if isinstance(exc, ChatClientError):
         return "The model service failed.", "MODEL_ERROR"
     if isinstance(exc, ToolError):

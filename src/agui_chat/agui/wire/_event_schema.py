@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "ROLES", "TEXT_ROLES", "EventEnforcer"]
+__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "RUN_INPUT", "TEXT_ROLES", "EventEnforcer"]
 
 Event = dict[str, Any]
 Warn = Callable[[str], None]
@@ -377,6 +377,8 @@ _KIND["run_input"] = _obj(
     "threadId runId protocolVersion? parentRunId? state?:json messages:messages tools?:tools"
     " context?:context forwardedProps?:json resume?:resume"
 )
+#: The ``RunAgentInput`` shape (``RUN_STARTED.input``; a server holds its request body to it).
+RUN_INPUT: Final = _KIND["run_input"]
 
 #: Each event's own fields. Every event has ``type`` and the base fields; all but the run
 #: events, ``MESSAGES_SNAPSHOT`` and the subagent events also take ``subagentRunId?``.
