@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import scripted
 
-from agui_chat.agui.server._server import MAX_JSON_DEPTH
+from agui_chat.agui.server._body import MAX_JSON_DEPTH
 from agui_server import agui_server
 
 TOO_DEEP = (400, "JSON_TOO_DEEP")

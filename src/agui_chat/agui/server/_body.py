@@ -11,8 +11,6 @@ from starlette.requests import Request
 
 from ._from_wire import InputError
 
-__all__ = ["MAX_JSON_DEPTH", "parse_json", "read_body"]
-
 #: How deeply a request body may nest (deeper bodies are refused).
 MAX_JSON_DEPTH = 100
 

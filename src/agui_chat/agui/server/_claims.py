@@ -13,8 +13,6 @@ from ..._exceptions import ApprovalStoreError
 from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
 from ._resume_check import ResumeRejected
 
-__all__ = ["ClaimGuard", "open_store"]
-
 _log = logging.getLogger("agui_chat.server")
 
 _FIXED_KEY_NEEDS_A_STORE = (

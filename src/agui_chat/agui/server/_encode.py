@@ -29,8 +29,6 @@ from ..._role_and_finish_reason import ChatFinishReason
 from ..._schema import dump_json, to_jsonable
 from ..wire._event_schema import TEXT_ROLES
 
-__all__ = ["PASS_THROUGH_TYPES", "PROTOCOL_VERSION", "RunEncoder"]
-
 #: The protocol version this server speaks, announced on ``RUN_STARTED``.
 PROTOCOL_VERSION = "1.0"
 

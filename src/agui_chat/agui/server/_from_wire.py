@@ -40,8 +40,6 @@ from ..wire._event_schema import RUN_INPUT, EventEnforcer
 from ..wire._messages import ENCRYPTED_FOR_KEY
 from ._peer_compat import apply_client_rules
 
-__all__ = ["InputError", "client_tools", "parse_run_input", "to_chat_messages"]
-
 #: Where a wire value that has no field of its own is kept, in ``additional_properties``.
 ENCRYPTED_VALUE = "agui_encrypted_value"
 TOOL_ERROR = "agui_error"

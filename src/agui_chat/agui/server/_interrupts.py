@@ -27,8 +27,6 @@ from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_o
 from ..wire._messages import QUESTION_METADATA_KEY
 from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
 
-__all__ = ["APPROVAL_REASON", "InterruptIssuer"]
-
 #: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
 

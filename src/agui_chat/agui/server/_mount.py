@@ -15,8 +15,6 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["bearer_token", "fastapi_router", "protect"]
-
 #: A check of a request's headers: true lets the request through (may be async).
 HeaderCheck = Callable[[Headers], "bool | Awaitable[bool]"]
 

@@ -13,8 +13,6 @@ import json
 import logging
 from typing import Any
 
-__all__ = ["AGENT_FRAMEWORK_SNAKE_CASE", "apply_client_rules"]
-
 #: The name of the rule for Agent Framework's snake_case members.
 AGENT_FRAMEWORK_SNAKE_CASE = "agent-framework-snake-case"
 

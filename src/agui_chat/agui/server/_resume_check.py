@@ -42,17 +42,6 @@ from ...stores import ApprovalStore
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
 from ._verified_pairs import Answer, pairs_of, run_history
 
-__all__ = [
-    "ANSWER_RETENTION",
-    "CLAIM_LEASE",
-    "RESUME_ERRORS",
-    "TOKEN_REFUSALS",
-    "CheckedResume",
-    "ResumeRejected",
-    "check_resume",
-    "resume_error",
-]
-
 #: How long past its expiry an interrupt may still be cancelled (an approval rejected);
 #: after it every answer is refused as stale, and the store keeps each consumed record
 #: exactly that long. Interrupts without an expiry are never stale.

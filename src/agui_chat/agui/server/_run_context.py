@@ -13,8 +13,6 @@ from ag_ui.core import BaseEvent, RunAgentInput
 
 from ._encode import event_to_wire
 
-__all__ = ["AGUIRunContext", "current_run"]
-
 EventSink = Callable[[dict[str, Any]], None]
 
 

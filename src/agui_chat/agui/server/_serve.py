@@ -7,8 +7,6 @@ from typing import Any
 from ..._client import ChatClient
 from ._server import AGUIServer
 
-__all__ = ["serve"]
-
 
 def serve(
     app_or_server: Any,

@@ -33,7 +33,7 @@ from ...middleware._pairs import VerifiedPair, resume_with
 from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
 from ..wire._messages import forwarded_response_format
-from ._body import MAX_JSON_DEPTH, parse_json, read_body
+from ._body import parse_json, read_body
 from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
@@ -43,8 +43,6 @@ from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
 from ._ui import page
-
-__all__ = ["AUDIENCE_ENV", "MAX_JSON_DEPTH", "SIGNING_KEY_ENV", "AGUIServer", "default_audience"]
 
 _log = logging.getLogger("agui_chat.server")
 

@@ -20,16 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
-__all__ = [
-    "InterruptClaims",
-    "InterruptSigner",
-    "TokenError",
-    "audience_id",
-    "canonical_json",
-    "new_nonce",
-    "pause_digest",
-]
-
 _VERSION = "v1"
 _B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 #: Domain separation for the consumed-approvals store key (see ``InterruptSigner.fingerprint``).

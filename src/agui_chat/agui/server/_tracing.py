@@ -16,8 +16,6 @@ from ._signing import InterruptSigner, TokenError
 if TYPE_CHECKING:
     from ._encode import RunEncoder
 
-__all__ = ["traced_run"]
-
 _EXPIRED = ("APPROVAL_EXPIRED", "INTERRUPT_EXPIRED", "APPROVAL_STALE", "INTERRUPT_STALE")
 
 

@@ -15,8 +15,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["UIPage", "page"]
-
 _JS_MARK = "/*APP_JS*/"
 _CSS_MARK = "/*APP_CSS*/"
 

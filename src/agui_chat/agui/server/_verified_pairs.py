@@ -21,8 +21,6 @@ from ...middleware._pairs import VerifiedPair
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from ._signing import InterruptClaims
 
-__all__ = ["Answer", "pairs_of", "run_history"]
-
 
 @dataclass
 class Answer:

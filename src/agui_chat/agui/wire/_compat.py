@@ -9,17 +9,6 @@ from typing import Any, Final
 
 from ._messages import media_part
 
-__all__ = [
-    "RETIRED_TYPES",
-    "RetiredShapeTranslator",
-    "check_protocol_version",
-    "downgrade_input_messages",
-    "input_protocol_version",
-    "parse_version",
-    "peer_predates_subagents",
-    "upgrade_binary_part",
-]
-
 Event = dict[str, Any]
 Warn = Callable[[str], None]
 

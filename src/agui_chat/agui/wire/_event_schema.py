@@ -11,8 +11,6 @@ from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
 
-__all__ = ["EVENT_TYPES", "MAX_SAFE_INT", "RUN_INPUT", "TEXT_ROLES", "EventEnforcer"]
-
 Event = dict[str, Any]
 Warn = Callable[[str], None]
 

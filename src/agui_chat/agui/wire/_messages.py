@@ -31,21 +31,6 @@ from ..._schema import dump_json, to_jsonable
 from ..._structured import format_from_wire, format_to_wire, response_format_of
 from ..._tools import AIFunctionDeclaration
 
-__all__ = [
-    "CONTENT_PARTS_KEY",
-    "ENCRYPTED_FOR_KEY",
-    "RUN_ID_KEY",
-    "STATE_KEY",
-    "SUBAGENT_KEY",
-    "THREAD_ID_KEY",
-    "build_run_input",
-    "client_tool_names",
-    "forwarded_response_format",
-    "media_part",
-    "state_of",
-    "thread_id_of",
-]
-
 # ``additional_properties`` keys: on messages, ChatOptions (set explicitly) and contents.
 THREAD_ID_KEY = "agui_thread_id"  # messages (stamped), ChatOptions
 RUN_ID_KEY = "agui_run_id"  # messages: the run that produced them

@@ -14,8 +14,6 @@ from opentelemetry import context, propagate, trace
 from opentelemetry.trace import Span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-__all__ = ["RunSpan", "start_run_span"]
-
 _THREAD_ID = "agui.thread.id"
 _RUN_ID = "agui.run.id"
 _W3C = TraceContextTextMapPropagator()
