@@ -12,8 +12,6 @@ from ._configure import ConfigureOptionsChatClient
 from ._logging import LoggingChatClient, check_logger
 from ._retry import RetryingChatClient, check_retry_settings
 
-__all__ = ["ChatClientBuilder"]
-
 Middleware = Callable[[ChatClient], ChatClient]
 
 

@@ -59,8 +59,6 @@ from ._otel_names import (
 )
 from ._tool_tracing import ToolTracing, error_type, metrics_enabled
 
-__all__ = ["OpenTelemetryChatClient"]
-
 _T = TypeVar("_T")
 
 #: ``gen_ai.provider.name`` for the clients we know by class name (we may not import them).

@@ -9,8 +9,6 @@ from .._client import BaseChatClient, ChatClient, ChatMessages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 
-__all__ = ["DelegatingChatClient"]
-
 _T = TypeVar("_T")
 
 

@@ -66,8 +66,6 @@ from ._turns import (
     without_functions,
 )
 
-__all__ = ["FunctionInvokingChatClient"]
-
 _log = logging.getLogger("agui_chat.tools")
 
 

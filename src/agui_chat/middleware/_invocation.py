@@ -22,14 +22,6 @@ from .._options import ChatOptions
 from .._tool_start import tool_starting
 from .._tools import AIFunction
 
-__all__ = [
-    "FunctionInvocationContext",
-    "FunctionInvoker",
-    "InvocationOutcome",
-    "current_invocation",
-    "raise_failures",
-]
-
 _log = logging.getLogger("agui_chat.tools")
 
 COMPLETED_TEXT = "Success: Function completed."

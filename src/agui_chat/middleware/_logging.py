@@ -14,8 +14,6 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
 from ._delegating import DelegatingChatClient
 
-__all__ = ["LoggingChatClient", "check_logger"]
-
 
 def check_logger(logger: object) -> None:
     """Raise ``TypeError`` naming ``logger`` unless it is ``None`` or a stdlib logger."""

@@ -23,8 +23,6 @@ from .._hitl_contents import (
 )
 from .._messages import ChatMessage
 
-__all__ = ["input_messages", "output_messages", "system_instructions", "to_json"]
-
 
 def to_json(value: Any) -> str:
     """Compact JSON; what JSON cannot hold is written as its ``str`` (a value that holds

@@ -22,20 +22,6 @@ from .._hitl_contents import (
 from .._messages import ChatMessage
 from .._role_and_finish_reason import ChatRole
 
-__all__ = [
-    "ApprovalPair",
-    "CallRecord",
-    "Pairs",
-    "QuestionPair",
-    "VerifiedPair",
-    "collect_pairs",
-    "pair_by_id",
-    "resume_with",
-    "same_call",
-    "take_verified_pairs",
-    "verified_pairs",
-]
-
 _Answer = TypeVar("_Answer", bound=InputResponseContent)
 
 

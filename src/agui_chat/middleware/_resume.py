@@ -48,19 +48,6 @@ from ._pairs import (
     verified_pairs,
 )
 
-__all__ = [
-    "Pending",
-    "ResumePlan",
-    "ScheduledCall",
-    "approval_request_id",
-    "check_answered_once",
-    "check_pairs",
-    "input_request_id",
-    "pair_answers",
-    "plan_resume",
-    "schedule",
-]
-
 
 def approval_request_id(call_id: str) -> str:
     """The id of the approval request for a call (stable, so replays pair up)."""

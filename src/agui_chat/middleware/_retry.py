@@ -23,8 +23,6 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 from ._handoff import HandoffStream
 
-__all__ = ["RetryingChatClient", "backoff_delay", "check_retry_settings"]
-
 _log = logging.getLogger("agui_chat")
 
 

@@ -70,15 +70,6 @@ from ._otel_names import (
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
 
-__all__ = [
-    "REQUESTED_AT",
-    "TRACEPARENT",
-    "ToolTracing",
-    "error_type",
-    "metrics_enabled",
-    "traceparent_of_current",
-]
-
 #: ``additional_properties`` key of a request: when it was made (epoch seconds, a float).
 REQUESTED_AT = "agui_chat.requested_at"
 #: ``additional_properties`` key of a request: the W3C traceparent of the paused run's span.

@@ -20,21 +20,6 @@ from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequired
 from ._resume import approval_request_id
 from ._tool_tracing import ToolTracing
 
-__all__ = [
-    "ADDITIONAL_TOOLS",
-    "TurnRecorder",
-    "bad_arguments",
-    "duplicate_ids",
-    "gate_approvals",
-    "hold_unrun",
-    "new_id",
-    "next_options",
-    "pending_calls",
-    "tool_map",
-    "tool_message",
-    "without_functions",
-]
-
 _log = logging.getLogger("agui_chat.tools")
 
 
