@@ -9,7 +9,7 @@ from typing import Any
 from .._client import ChatClient
 from .._options import ChatOptions
 from ._configure import ConfigureOptionsChatClient
-from ._logging import LoggingChatClient, check_logger
+from ._logging import LoggingChatClient
 from ._retry import RetryingChatClient, check_retry_settings
 
 Middleware = Callable[[ChatClient], ChatClient]
@@ -30,8 +30,6 @@ class ChatClientBuilder:
     """
 
     def __init__(self, inner_client: ChatClient) -> None:
-        if not isinstance(inner_client, ChatClient):
-            raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
         self._inner = inner_client
         self._factories: list[Middleware] = []
 
@@ -50,7 +48,6 @@ class ChatClientBuilder:
 
     def use_logging(self, logger: logging.Logger | None = None) -> ChatClientBuilder:
         """Add a ``LoggingChatClient``."""
-        check_logger(logger)
         return self.use(lambda inner: LoggingChatClient(inner, logger))
 
     def use_retry(
@@ -83,8 +80,6 @@ class ChatClientBuilder:
 
     def configure_options(self, configure: Callable[[ChatOptions], None]) -> ChatClientBuilder:
         """Add a ``ConfigureOptionsChatClient`` running ``configure`` on each request's options."""
-        if not callable(configure):
-            raise TypeError("configure must be a callable taking ChatOptions")
         return self.use(lambda inner: ConfigureOptionsChatClient(inner, configure))
 
     def build(self) -> ChatClient:

@@ -104,19 +104,12 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         super().__init__(inner_client)
         # An OpenTelemetryChatClient below lends its providers and capture_content.
         self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
-        if not isinstance(max_iterations, int) or max_iterations < 1:
+        if max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
-        if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
+        if max_consecutive_errors < 0:
             raise ValueError("max_consecutive_errors must be an int >= 0")
         self.max_iterations = max_iterations
         self.max_consecutive_errors = max_consecutive_errors
-        for name, flag in (
-            ("allow_concurrent_invocation", allow_concurrent_invocation),
-            ("include_detailed_errors", include_detailed_errors),
-            ("terminate_on_unknown_calls", terminate_on_unknown_calls),
-        ):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         self.allow_concurrent_invocation = allow_concurrent_invocation
         self.include_detailed_errors = include_detailed_errors
         self.terminate_on_unknown_calls = terminate_on_unknown_calls

@@ -15,12 +15,6 @@ from .._streams import close_stream
 from ._delegating import DelegatingChatClient
 
 
-def check_logger(logger: object) -> None:
-    """Raise ``TypeError`` naming ``logger`` unless it is ``None`` or a stdlib logger."""
-    if logger is not None and not isinstance(logger, (logging.Logger, logging.LoggerAdapter)):
-        raise TypeError(f"logger must be a logging.Logger, got {type(logger).__name__}")
-
-
 class LoggingChatClient(DelegatingChatClient):
     """Logs each call to ``logger`` (default ``agui_chat``): at INFO counts, timings and
     finish reasons (never message text), at DEBUG the messages and response text too,
@@ -28,7 +22,6 @@ class LoggingChatClient(DelegatingChatClient):
 
     def __init__(self, inner_client: ChatClient, logger: logging.Logger | None = None) -> None:
         super().__init__(inner_client)
-        check_logger(logger)
         self.logger = logger or logging.getLogger("agui_chat")
 
     def _log_request(self, kind: str, messages: ChatMessages) -> None:

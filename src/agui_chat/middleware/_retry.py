@@ -26,14 +26,10 @@ from ._handoff import HandoffStream
 _log = logging.getLogger("agui_chat")
 
 
-def check_retry_settings(**settings: object) -> None:
-    """Raise ``TypeError`` / ``ValueError`` naming the first retry setting that is wrong."""
+def check_retry_settings(**settings: float) -> None:
+    """Raise ``ValueError`` naming the first retry setting out of range."""
     for name, value in settings.items():
-        whole = name == "max_attempts"
-        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
-            what = "an int" if whole else "a number of seconds"
-            raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-        if whole and value < 1:
+        if name == "max_attempts" and value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value}")
         if value < 0:
             raise ValueError(f"{name} must not be negative, got {value}")
