@@ -33,47 +33,28 @@ from .._tools import AITool
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
-from ._otel_names import (
-    DECISION,
-    DECISION_BUCKETS,
-    DECISION_SECONDS,
-    EDITED_ARGUMENTS,
-    ERROR_TYPE,
-    EVENT_ANSWERED,
-    EVENT_APPROVAL_REQUESTED,
-    EVENT_APPROVED,
-    EVENT_CANCELLED,
-    EVENT_EDITED,
-    EVENT_EXPIRED,
-    EVENT_INPUT_REQUESTED,
-    EVENT_REJECTED,
-    INPUT_PAYLOAD,
-    METRIC_APPROVALS,
-    METRIC_DECISION_DURATION,
-    OPERATION_NAME,
-    QUESTION,
-    REASON,
-    REASON_GIVEN,
-    REQUEST_ID,
-    REQUEST_KIND,
-    SCHEMA_URL,
-    SCOPE,
-    TOOL_CALL_ARGUMENTS,
-    TOOL_CALL_ID,
-    TOOL_CALL_RESULT,
-    TOOL_DESCRIPTION,
-    TOOL_NAME,
-    TOOL_OUTCOME,
-    TOOL_TYPE,
-)
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.metrics import Meter, MeterProvider
+
+#: The schema of every tracer and meter agui_chat uses (scope ``agui_chat``): the GenAI
+#: names are Semantic Conventions v1.44.0's (``tests/otel/test_otel_names.py`` checks them).
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
+TOOL_OUTCOME = "agui_chat.tool.outcome"  # ran | failed | input_required | rejected | not_found
+TOOL_CALL_ID = "gen_ai.tool.call.id"
 
 #: ``additional_properties`` key of a request: when it was made (epoch seconds, a float).
 REQUESTED_AT = "agui_chat.requested_at"
 #: ``additional_properties`` key of a request: the W3C traceparent of the paused run's span.
 TRACEPARENT = "agui_chat.traceparent"
+
+
+def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
+    return trace.get_tracer("agui_chat", __version__, provider, SCHEMA_URL)
+
+
+def meter(provider: MeterProvider) -> Meter:
+    return provider.get_meter("agui_chat", __version__, SCHEMA_URL)
 
 
 def error_type(exc: BaseException) -> str:
@@ -106,15 +87,29 @@ class _Instruments:
     """The person's metrics on one meter provider."""
 
     def __init__(self, provider: MeterProvider) -> None:
-        meter = provider.get_meter(SCOPE, __version__, SCHEMA_URL)
-        self.approvals = meter.create_counter(
-            METRIC_APPROVALS, unit="{approval}", description="Approval decisions by outcome"
+        made = meter(provider)
+        self.approvals = made.create_counter(
+            "agui_chat.approvals", unit="{approval}", description="Approval decisions by outcome"
         )
-        self.decisions = meter.create_histogram(
-            METRIC_DECISION_DURATION,
+        self.decisions = made.create_histogram(
+            "agui_chat.decision.duration",
             unit="s",
             description="Time from a request for a person to their answer",
-            explicit_bucket_boundaries_advisory=list(DECISION_BUCKETS),
+            explicit_bucket_boundaries_advisory=[
+                1,
+                5,
+                15,
+                30,
+                60,
+                120,
+                300,
+                600,
+                1800,
+                3600,
+                7200,
+                21600,
+                86400,
+            ],
         )
 
 
@@ -126,7 +121,7 @@ _GLOBAL_INSTRUMENTS: weakref.WeakKeyDictionary[MeterProvider, _Instruments] = (
 
 def _failed(span: Span, error: BaseException | None) -> None:
     span.set_attribute(TOOL_OUTCOME, "failed")
-    span.set_attribute(ERROR_TYPE, error_type(error) if error is not None else "_OTHER")
+    span.set_attribute("error.type", error_type(error) if error is not None else "_OTHER")
     span.set_status(Status(StatusCode.ERROR, type(error).__name__ if error else None))
 
 
@@ -147,7 +142,7 @@ class ToolTracing:
     ) -> None:
         self.capture_content = capture_content
         self._tracer_provider = tracer_provider
-        self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, SCHEMA_URL)
+        self._tracer = tracer(tracer_provider)
         self._own = _Instruments(meter_provider) if meter_provider is not None else None
 
     def _instruments(self) -> _Instruments | None:
@@ -176,16 +171,16 @@ class ToolTracing:
 
     def _tool_span(self, call: FunctionCallContent, tool: AITool | None, **extra: Any) -> Span:
         attributes: dict[str, Any] = {
-            OPERATION_NAME: "execute_tool",
-            TOOL_NAME: call.name,
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
             TOOL_CALL_ID: call.call_id,
-            TOOL_TYPE: "function",
+            "gen_ai.tool.type": "function",
         }
         description = getattr(tool, "description", None)
         if isinstance(description, str) and description:
-            attributes[TOOL_DESCRIPTION] = description
+            attributes["gen_ai.tool.description"] = description
         if self.capture_content and call.arguments is not None:
-            attributes[TOOL_CALL_ARGUMENTS] = to_json(call.arguments)
+            attributes["gen_ai.tool.call.arguments"] = to_json(call.arguments)
         return self._tracer.start_span(
             f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes={**attributes, **extra}
         )
@@ -214,14 +209,14 @@ class ToolTracing:
         else:
             span.set_attribute(TOOL_OUTCOME, "ran")
         if self.capture_content and outcome.result is not None:
-            span.set_attribute(TOOL_CALL_RESULT, to_json(outcome.result.result))
+            span.set_attribute("gen_ai.tool.call.result", to_json(outcome.result.result))
         span.end()
         return outcome
 
     def tool_not_found(self, call: FunctionCallContent) -> None:
         """The model called a tool nobody has: a span that says so."""
         if self._traces():
-            extra = {TOOL_OUTCOME: "not_found", ERROR_TYPE: "tool_not_found"}
+            extra = {TOOL_OUTCOME: "not_found", "error.type": "tool_not_found"}
             span = self._tool_span(call, None, **extra)
             span.set_status(Status(StatusCode.ERROR, "tool not found"))
             span.end()
@@ -242,20 +237,20 @@ class ToolTracing:
         if isinstance(request, ToolApprovalRequestContent):
             arguments = request.tool_call.arguments
             if self.capture_content and arguments is not None:
-                attributes[TOOL_CALL_ARGUMENTS] = to_json(arguments)
-            event = EVENT_APPROVAL_REQUESTED
+                attributes["gen_ai.tool.call.arguments"] = to_json(arguments)
+            event = "agui_chat.approval.requested"
         else:
             assert isinstance(request, InterruptRequestContent)
             if self.capture_content and request.message is not None:
-                attributes[QUESTION] = request.message
-            event = EVENT_INPUT_REQUESTED
+                attributes["agui_chat.input.message"] = request.message
+            event = "agui_chat.input.requested"
         trace.get_current_span().add_event(event, attributes)
 
     def expired(self, request_ids: Sequence[str]) -> None:
         """Answers came for requests past their expiry (and were refused)."""
         span = trace.get_current_span()
         for request_id in request_ids:
-            span.add_event(EVENT_EXPIRED, {REQUEST_ID: request_id})
+            span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
     def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
         """The person's answers in ``history`` (its last user message that answers) resume
@@ -302,43 +297,47 @@ class ToolTracing:
         if isinstance(answer, ToolApprovalResponseContent):
             assert isinstance(request, ToolApprovalRequestContent)
             call = request.tool_call
-            attributes[REASON_GIVEN] = bool(answer.reason and answer.reason.strip())
+            attributes["agui_chat.approval.reason_given"] = bool(
+                answer.reason and answer.reason.strip()
+            )
             if self.capture_content and answer.reason:
-                attributes[REASON] = answer.reason
+                attributes["agui_chat.approval.reason"] = answer.reason
             if not answer.approved:
-                decision, event = "rejected", EVENT_REJECTED
+                decision, event = "rejected", "agui_chat.approval.rejected"
             elif answer.edited_arguments is not None:
-                decision, event = "edited", EVENT_EDITED
+                decision, event = "edited", "agui_chat.approval.edited"
                 if self.capture_content:
-                    attributes[EDITED_ARGUMENTS] = to_json(answer.edited_arguments)
+                    attributes["agui_chat.approval.edited_arguments"] = to_json(
+                        answer.edited_arguments
+                    )
             else:
-                decision, event = "approved", EVENT_APPROVED
+                decision, event = "approved", "agui_chat.approval.approved"
             kind = "approval"
             if instruments is not None:
-                instruments.approvals.add(1, {DECISION: decision})
+                instruments.approvals.add(1, {"agui_chat.decision": decision})
             if decision == "rejected" and isinstance(call, FunctionCallContent) and self._traces():
                 self._tool_span(call, None, **{TOOL_OUTCOME: "rejected"}).end()
         else:
             cancelled = answer.status == "cancelled"
             decision = "cancelled" if cancelled else "answered"
-            event = EVENT_CANCELLED if cancelled else EVENT_ANSWERED
+            event = "agui_chat.input.cancelled" if cancelled else "agui_chat.input.answered"
             if self.capture_content and not cancelled:
-                attributes[INPUT_PAYLOAD] = to_json(answer.payload)
+                attributes["agui_chat.input.payload"] = to_json(answer.payload)
             kind = "input"
         if seconds is not None:
-            attributes[DECISION_SECONDS] = seconds
+            attributes["agui_chat.decision.seconds"] = seconds
             if instruments is not None:
-                metric = {REQUEST_KIND: kind, DECISION: decision}
+                metric = {"agui_chat.request.kind": kind, "agui_chat.decision": decision}
                 instruments.decisions.record(seconds, metric)
         trace.get_current_span().add_event(event, attributes)
 
 
 def _about(request: InputRequestContent) -> dict[str, Any]:
     """The attributes of a request: its id and the call it is about."""
-    attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+    attributes: dict[str, Any] = {"agui_chat.request.id": request.request_id}
     if isinstance(request, ToolApprovalRequestContent):
         attributes[TOOL_CALL_ID] = request.tool_call.call_id
-        attributes[TOOL_NAME] = request.tool_call.name
+        attributes["gen_ai.tool.name"] = request.tool_call.name
     elif isinstance(request, InterruptRequestContent) and request.tool_call_id is not None:
         attributes[TOOL_CALL_ID] = request.tool_call_id
     return attributes
