@@ -20,7 +20,7 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
 from .._usage import UsageDetails
 from ._delegating import DelegatingChatClient
-from ._otel_content import input_messages, output_messages, system_instructions
+from ._otel_content import messages_json, to_json
 from ._tool_tracing import ToolTracing, error_type, meter, metrics_enabled, tracer
 
 _T = TypeVar("_T")
@@ -211,11 +211,10 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             span.end()
             return None
         if self.capture_content and span.is_recording():
-            span.set_attribute("gen_ai.input.messages", input_messages(as_messages(messages)))
+            span.set_attribute("gen_ai.input.messages", messages_json(as_messages(messages)))
             if options is not None and options.instructions:
-                span.set_attribute(
-                    "gen_ai.system_instructions", system_instructions(options.instructions)
-                )
+                instructions = [{"type": "text", "content": options.instructions}]
+                span.set_attribute("gen_ai.system_instructions", to_json(instructions))
         return span, attributes, time.perf_counter()
 
     def _finish(
@@ -234,7 +233,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
                 span.set_attribute("gen_ai.response.finish_reasons", [str(finish)])
             if self.capture_content:
                 span.set_attribute(
-                    "gen_ai.output.messages", output_messages(response.messages, finish)
+                    "gen_ai.output.messages", messages_json(response.messages, finish)
                 )
         usage = response.usage
         if usage is not None:

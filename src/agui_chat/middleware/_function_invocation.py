@@ -1,11 +1,5 @@
-"""``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person.
-
-Each round trip sends the history to the inner client and runs the tool calls it answers
-with, until the model answers without calling a tool. A call to an ``approval_required``
-tool comes back as a ``ToolApprovalRequestContent``; a tool that calls ``request_input``
-pauses the run with an ``InterruptRequestContent``; the next request's answers are paired
-with their requests by ``_resume.py``.
-"""
+"""``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person
+(the next request's answers are paired with their requests by ``_resume.py``)."""
 
 from __future__ import annotations
 

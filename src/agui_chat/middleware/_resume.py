@@ -1,11 +1,7 @@
-"""The consent engine's one pairing function (DESIGN §1, §3): given the history a caller
-sends back, work out before anything runs which approved calls to run, which rejected calls
-to answer, which tools to invoke again with their answers, and what history the model sees.
-A bad answer raises a typed error and nothing is half applied.
-
-Steps: collect (``_pairs.py``: :func:`collect_pairs`, or :func:`verified_pairs` for answers
-a caller verified), :func:`check_pairs`, :func:`schedule`; :func:`pair_answers` is check +
-schedule, :func:`plan_resume` the whole of it.
+"""The consent engine's pairing function (DESIGN §3), :func:`plan_resume`: from the history
+a caller sends back, work out before anything runs which calls run (with which answers),
+which are answered as rejected, and what history the model sees. A bad answer raises a
+typed error and nothing is half applied. Steps: collect (``_pairs.py``), check, schedule.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The tool loop's tracing with ``opentelemetry-api`` (no-op without an SDK): an
 ``execute_tool {name}`` span per tool call, the person's part as events on the current span
-(inside ``AGUIServer``, the run's SERVER span), and their metrics.
-
-Two keys of a request's ``additional_properties``, set only while something records, carry a
-pause across requests (and, inside the server's signed interrupt ids, across workers):
-:data:`REQUESTED_AT` for the time-to-decision and :data:`TRACEPARENT` for the resumed run's
-span link.
-"""
+(inside ``AGUIServer``, the run's SERVER span), and their metrics. :data:`REQUESTED_AT` and
+:data:`TRACEPARENT`, stamped on a request only while something records, carry a pause
+across requests and workers."""
 
 from __future__ import annotations
 
@@ -42,6 +38,7 @@ if TYPE_CHECKING:
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
 TOOL_OUTCOME = "agui_chat.tool.outcome"  # ran | failed | input_required | rejected | not_found
 TOOL_CALL_ID = "gen_ai.tool.call.id"
+_DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400]  # seconds
 
 #: ``additional_properties`` key of a request: when it was made (epoch seconds, a float).
 REQUESTED_AT = "agui_chat.requested_at"
@@ -95,21 +92,7 @@ class _Instruments:
             "agui_chat.decision.duration",
             unit="s",
             description="Time from a request for a person to their answer",
-            explicit_bucket_boundaries_advisory=[
-                1,
-                5,
-                15,
-                30,
-                60,
-                120,
-                300,
-                600,
-                1800,
-                3600,
-                7200,
-                21600,
-                86400,
-            ],
+            explicit_bucket_boundaries_advisory=_DECISION_BUCKETS,
         )
 
 
