@@ -218,16 +218,15 @@ class ToolTracing:
             properties.setdefault(TRACEPARENT, parent)
         attributes = _about(request)
         if isinstance(request, ToolApprovalRequestContent):
-            arguments = request.tool_call.arguments
+            kind, arguments = "approval", request.tool_call.arguments
             if self.capture_content and arguments is not None:
                 attributes["gen_ai.tool.call.arguments"] = to_json(arguments)
-            event = "agui_chat.approval.requested"
         else:
             assert isinstance(request, InterruptRequestContent)
+            kind = "input"
             if self.capture_content and request.message is not None:
                 attributes["agui_chat.input.message"] = request.message
-            event = "agui_chat.input.requested"
-        trace.get_current_span().add_event(event, attributes)
+        trace.get_current_span().add_event(f"agui_chat.{kind}.requested", attributes)
 
     def expired(self, request_ids: Sequence[str]) -> None:
         """Answers came for requests past their expiry (and were refused)."""
@@ -279,40 +278,36 @@ class ToolTracing:
         instruments = self._instruments()
         if isinstance(answer, ToolApprovalResponseContent):
             assert isinstance(request, ToolApprovalRequestContent)
-            call = request.tool_call
-            attributes["agui_chat.approval.reason_given"] = bool(
-                answer.reason and answer.reason.strip()
-            )
-            if self.capture_content and answer.reason:
-                attributes["agui_chat.approval.reason"] = answer.reason
+            kind, reason = "approval", answer.reason
+            attributes["agui_chat.approval.reason_given"] = bool(reason and reason.strip())
+            if self.capture_content and reason:
+                attributes["agui_chat.approval.reason"] = reason
             if not answer.approved:
-                decision, event = "rejected", "agui_chat.approval.rejected"
-            elif answer.edited_arguments is not None:
-                decision, event = "edited", "agui_chat.approval.edited"
-                if self.capture_content:
-                    attributes["agui_chat.approval.edited_arguments"] = to_json(
-                        answer.edited_arguments
-                    )
+                decision = "rejected"
+            elif answer.edited_arguments is None:
+                decision = "approved"
             else:
-                decision, event = "approved", "agui_chat.approval.approved"
-            kind = "approval"
+                decision = "edited"
+                if self.capture_content:
+                    edited = to_json(answer.edited_arguments)
+                    attributes["agui_chat.approval.edited_arguments"] = edited
             if instruments is not None:
                 instruments.approvals.add(1, {"agui_chat.decision": decision})
+            call = request.tool_call
             if decision == "rejected" and isinstance(call, FunctionCallContent) and self._traces():
                 self._tool_span(call, None, **{TOOL_OUTCOME: "rejected"}).end()
         else:
-            cancelled = answer.status == "cancelled"
-            decision = "cancelled" if cancelled else "answered"
-            event = "agui_chat.input.cancelled" if cancelled else "agui_chat.input.answered"
-            if self.capture_content and not cancelled:
-                attributes["agui_chat.input.payload"] = to_json(answer.payload)
             kind = "input"
+            decision = "cancelled" if answer.status == "cancelled" else "answered"
+            if self.capture_content and decision == "answered":
+                attributes["agui_chat.input.payload"] = to_json(answer.payload)
         if seconds is not None:
             attributes["agui_chat.decision.seconds"] = seconds
             if instruments is not None:
                 metric = {"agui_chat.request.kind": kind, "agui_chat.decision": decision}
                 instruments.decisions.record(seconds, metric)
-        trace.get_current_span().add_event(event, attributes)
+        # agui_chat.approval.{approved,rejected,edited}, agui_chat.input.{answered,cancelled}
+        trace.get_current_span().add_event(f"agui_chat.{kind}.{decision}", attributes)
 
 
 def _about(request: InputRequestContent) -> dict[str, Any]:
