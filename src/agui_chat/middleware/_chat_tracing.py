@@ -81,7 +81,6 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             "gen_ai.client.operation.duration",
             unit="s",
             description="GenAI operation duration",
-            # the conventions' advisory boundaries
             explicit_bucket_boundaries_advisory=[0.01 * 2**i for i in range(14)],
         )
         self._tokens = made.create_histogram(
@@ -188,8 +187,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     def _start(
         self, messages: ChatMessages, options: ChatOptions | None, *, streaming: bool
     ) -> tuple[Span, dict[str, Any], float] | None:
-        """The span and the metric attributes of one call, or ``None`` when nothing would
-        record."""
+        """The span and metric attributes of a call; ``None`` when nothing would record."""
         model = (options.model_id if options is not None else None) or self.model
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",

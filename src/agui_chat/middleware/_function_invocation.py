@@ -96,7 +96,6 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
-        # An OpenTelemetryChatClient below lends its providers and capture_content.
         self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
         if max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
@@ -244,7 +243,6 @@ class _Loop:
             for item in await self._act_on(turn, last_round, iteration):
                 yield item
 
-    # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
         """Answer the paused run, with MEAI's transcript shape: the rebuilt call messages,
         the rejections' results, the approved calls' results; the model's history gets the
@@ -296,8 +294,7 @@ class _Loop:
         self.stopped = any(o.terminate for o in outcomes)
 
     def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
-        """Whether this is the last round trip (its function tools withdrawn), and its
-        options."""
+        """Whether this is the last round trip (function tools withdrawn); its options."""
         last_round = iteration == self.owner.max_iterations
         options = self.current_options
         if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
@@ -317,8 +314,7 @@ class _Loop:
         return turn, out
 
     def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
-        """What a turn's contents pass: the last round trip's calls never run, so they are
-        marked informational instead of gated."""
+        """The turn's screen: gated, or on the last round trip marked never to run."""
         if last_round:
             return partial(hold_unrun, tools=self.tools)
         return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)

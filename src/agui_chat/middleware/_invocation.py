@@ -124,11 +124,9 @@ async def invoke_call(
     invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:
     """Run ``function`` for ``call`` after the tool-start hook (what that raises propagates).
-
     Tool failures become an error result for the model (the exception text only with
     ``include_detailed_errors``, the reason always for invalid arguments); ``InputRequired``
-    becomes a question; cancellation propagates.
-    """
+    becomes a question; cancellation propagates."""
     await tool_starting(call)
     token = _current.set(context)
     try:

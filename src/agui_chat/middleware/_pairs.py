@@ -198,9 +198,8 @@ class VerifiedPair:
 
 def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair]) -> Pairs:
     """The pairs of a resume whose answers were verified elsewhere: only the calls and
-    results of ``history`` count, each verified call standing for the history's copy.
-
-    A pair whose parts do not belong together is refused (``InvalidResponseError``); two
+    results of ``history`` count, each verified call standing for the history's copy. A
+    pair whose parts do not belong together is refused (``InvalidResponseError``); two
     answers to one request stay two, and the check refuses them."""
     pairs = Pairs()
     for message in history:

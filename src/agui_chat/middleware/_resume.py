@@ -67,13 +67,11 @@ class ScheduledCall:
 
 @dataclass
 class ResumePlan:
-    """What to do with the answers found in a history.
-
-    ``rebuilt`` are the assistant messages that hold the answered calls again, as MEAI
-    rebuilds them (one per message that held their requests, keeping its id and metadata);
-    they go into the model's history at ``anchor``, unless the service keeps the history.
-    ``handled`` maps each call id to the call objects to mark once it has its result.
-    """
+    """What to do with the answers found in a history. ``rebuilt``: the assistant messages
+    holding the answered calls again, as MEAI rebuilds them (one per message that held their
+    requests, keeping its id and metadata), for the model's history at ``anchor`` unless the
+    service keeps the history. ``handled``: each call id's call objects to mark once it has
+    its result."""
 
     model_history: list[ChatMessage]
     to_run: list[ScheduledCall] = field(default_factory=list)
@@ -101,14 +99,12 @@ def plan_resume(
     verified: Sequence[VerifiedPair] | None = None,
 ) -> ResumePlan:
     """Pair the answers in ``history`` (or the ``verified`` pairs) with their requests and
-    plan what runs.
-
-    Only requests for tools in ``tools`` are handled; others (a remote agent's) are left for
-    the inner client. Answers count only in user messages. A question resumes a call only
-    if its tool could have asked it: one parseable, not ``informational_only`` call of a
-    local tool, approved before the question if it was gated. Ids shared by different calls
-    or requests are refused (``InvalidResponseError``) and nothing runs.
-    """
+    plan what runs. Only requests for tools in ``tools`` are handled; others (a remote
+    agent's) are left for the inner client. Answers count only in user messages. A question
+    resumes a call only if its tool could have asked it: one parseable, not
+    ``informational_only`` call of a local tool, approved before the question if it was
+    gated. Ids shared by different calls or requests are refused (``InvalidResponseError``)
+    and nothing runs."""
     pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
     return pair_answers(pairs, tools, history)
 
@@ -119,9 +115,6 @@ def pair_answers(
     """Check ``pairs`` (a typed ``HumanInTheLoopError`` and nothing runs) and schedule what
     they decide; the plan's ``model_history`` is built from ``history``."""
     return schedule(pairs, check_pairs(pairs, tools), tools, history)
-
-
-# -- check ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -215,9 +208,6 @@ def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -
             f"{_ids(duplicates)} answered more than once; answer each request exactly once",
             request_ids=duplicates,
         )
-
-
-# -- schedule ------------------------------------------------------------------------------
 
 
 def schedule(

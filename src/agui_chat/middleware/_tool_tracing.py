@@ -33,8 +33,7 @@ from ._otel_content import to_json
 if TYPE_CHECKING:
     from opentelemetry.metrics import Meter, MeterProvider
 
-#: The schema of every tracer and meter agui_chat uses (scope ``agui_chat``): the GenAI
-#: names are Semantic Conventions v1.44.0's (``tests/otel/test_otel_names.py`` checks them).
+#: Every tracer's and meter's schema: GenAI names are Semantic Conventions v1.44.0's.
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
 TOOL_OUTCOME = "agui_chat.tool.outcome"  # ran | failed | input_required | rejected | not_found
 TOOL_CALL_ID = "gen_ai.tool.call.id"
@@ -64,8 +63,7 @@ def error_type(exc: BaseException) -> str:
 
 def metrics_enabled() -> bool:
     """Whether a meter provider other than the API's no-op default has been set (read from
-    the API's global: ``get_meter_provider()`` reads the environment). The metrics API is
-    imported here, not with ``agui_chat`` (half the API's import time; DESIGN §6)."""
+    the API's global; the metrics API is imported here, not with ``agui_chat``: DESIGN §6)."""
     from opentelemetry.metrics import _internal
 
     provider = getattr(_internal, "_METER_PROVIDER", None)
@@ -109,12 +107,9 @@ def _failed(span: Span, error: BaseException | None) -> None:
 
 
 class ToolTracing:
-    """Tool spans, human-in-the-loop events and their metrics (see ``docs/observability.md``).
-
-    ``tracer_provider`` / ``meter_provider`` default to the global ones, read when something
-    is recorded (so an SDK configured later is used); ``capture_content`` records tool
-    arguments and results, the person's reasons, edits and answers.
-    """
+    """Tool spans, human-in-the-loop events and their metrics (``docs/observability.md``).
+    The providers default to the global ones, read when something is recorded (so an SDK
+    configured later is used)."""
 
     def __init__(
         self,
@@ -205,8 +200,7 @@ class ToolTracing:
             span.end()
 
     def requested(self, request: InputRequestContent) -> None:
-        """The run pauses on ``request`` (an approval or a question): stamp it and record the
-        event on the current span."""
+        """The run pauses on ``request``: stamp it, and an event on the current span."""
         if not self._records():
             return  # nothing would use the stamps: the request stays as it was made
         properties = request.additional_properties
@@ -235,8 +229,8 @@ class ToolTracing:
             span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
     def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
-        """The person's answers in ``history`` (its last user message that answers) resume
-        the calls ``call_ids``: an event per answer, and the metrics."""
+        """The answers in ``history``'s last user message that answers resume ``call_ids``:
+        an event per answer, and the metrics."""
         if not self._records():
             return
         requests: dict[str, InputRequestContent] = {}
