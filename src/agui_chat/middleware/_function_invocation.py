@@ -419,9 +419,6 @@ class _Loop:
                 is_streaming=self.streaming,
             )
             invocation = invoke_call(
-                item.function,
-                item.call,
-                item.call.arguments,
                 context,
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,

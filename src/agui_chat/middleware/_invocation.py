@@ -114,26 +114,25 @@ class InvocationOutcome:
 
 
 async def invoke_call(
-    function: AIFunction,
-    call: FunctionCallContent,
-    arguments: Mapping[str, Any] | None,
     context: FunctionInvocationContext,
     *,
     answers: Mapping[str, InterruptResponseContent] | None = None,
     include_detailed_errors: bool = False,
     invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:
-    """Run ``function`` for ``call`` after the tool-start hook (what that raises propagates).
+    """Run ``context.function`` for ``context.call`` after the tool-start hook (what that
+    raises propagates).
     Tool failures become an error result for the model (the exception text only with
     ``include_detailed_errors``, the reason always for invalid arguments); ``InputRequired``
     becomes a question; cancellation propagates."""
+    function, call = context.function, context.call
     await tool_starting(call)
     token = _current.set(context)
     try:
         with provide_answers(answers or {}):
             _log.debug("invoking %s", function.name)
             if invoker is None:
-                value = await function.invoke(arguments)
+                value = await function.invoke(call.arguments)
             else:
                 value = invoker(context)
                 if inspect.isawaitable(value):

@@ -100,7 +100,14 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
             elif isinstance(c, FunctionCallContent):
                 pairs.call(c.call_id).add(c)
             elif isinstance(c, ToolApprovalRequestContent):
-                _collect_approval_request(pairs, c)
+                call = c.tool_call
+                if not isinstance(call, FunctionCallContent):
+                    continue  # a call the service runs: its approval passes through
+                record = pairs.call(call.call_id)
+                _note_handled(record, call)
+                first = pairs.approvals.setdefault(c.request_id, ApprovalPair(c))
+                first.ambiguous = first.ambiguous or not same_call(first.call, call)
+                record.add(call)
             elif isinstance(c, InterruptRequestContent):
                 asked = pairs.questions.setdefault(c.request_id, QuestionPair(c, index))
                 asked.ambiguous = asked.ambiguous or asked.request.to_dict() != c.to_dict()
@@ -123,18 +130,6 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
         question.answers = replies[rid]
     _forget_edited_copies(pairs)
     return pairs
-
-
-def _collect_approval_request(pairs: Pairs, request: ToolApprovalRequestContent) -> None:
-    call = request.tool_call
-    if not isinstance(call, FunctionCallContent):
-        return  # a call the service runs: its approval passes through
-    record = pairs.call(call.call_id)
-    _note_handled(record, call)
-    first = pairs.approvals.setdefault(request.request_id, ApprovalPair(request))
-    if not same_call(first.call, call):
-        first.ambiguous = True
-    record.add(call)
 
 
 def _note_handled(record: CallRecord, call: FunctionCallContent) -> None:
