@@ -16,17 +16,10 @@ Middleware = Callable[[ChatClient], ChatClient]
 
 
 class ChatClientBuilder:
-    """Stacks middleware around a chat client.
+    """Stacks middleware around a chat client; the first added is the outermost (here the
+    retry is inside the loop: it re-sends a model request, never a tool)::
 
-    The first middleware added is the outermost::
-
-        client = (
-            ChatClientBuilder(model)
-            .use_logging()
-            .use_function_invocation()
-            .use_retry()  # inside the loop: a retry re-sends a model request, never a tool
-            .build()
-        )
+        ChatClientBuilder(model).use_logging().use_function_invocation().use_retry().build()
     """
 
     def __init__(self, inner_client: ChatClient) -> None:

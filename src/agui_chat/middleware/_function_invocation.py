@@ -329,11 +329,9 @@ class _Loop:
     async def _act_on(
         self, turn: ChatResponse, last_round: bool, iteration: int
     ) -> list[ChatResponseUpdate | ChatMessage]:
-        """Act on the turn's calls: run them, answer them with an error, or hand them to the
-        caller; returns what the caller receives (the results, the tools' questions and,
-        streaming, why the loop pauses). ``self.stopped`` says whether the loop ends here;
-        past the error limit this raises. Every call whose id the turn uses twice gets an
-        error and none runs (an answer could go to either)."""
+        """Run the turn's calls, answer them with an error, or hand them to the caller;
+        returns what the caller receives. ``self.stopped`` says whether the loop ends here.
+        Calls whose id the turn uses twice get an error and none runs."""
         self.stopped = True
         duplicated, results = duplicate_ids(turn.messages)
         requested = any(

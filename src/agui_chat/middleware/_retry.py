@@ -62,11 +62,9 @@ def backoff_delay(
 class RetryingChatClient(DelegatingChatClient):
     """Retries a call that failed with a ``TransientError`` (connection failures, 429,
     502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
-
     Put it inside the tool loop (``.use_function_invocation().use_retry()``) so a retry never
     runs a tool again; wrapping a ``FunctionInvokingChatClient`` warns. A stream is retried
-    only if it failed before its first update.
-    """
+    only if it failed before its first update."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
-"""A model's turn as the tool loop reads it: the recorder of a streamed turn, the screens its
-calls pass (gated for a person's approval, or marked never to run), the calls still to run,
-the ids used twice, and the tools and options of each round trip."""
+"""A model's turn as the tool loop reads it: recording a streamed turn, screening its calls
+(gated for approval, or marked never to run), the calls still to run, ids used twice, and
+each round trip's tools and options."""
 
 from __future__ import annotations
 
@@ -24,13 +24,10 @@ _log = logging.getLogger("agui_chat.tools")
 
 
 class TurnRecorder:
-    """Remembers a streamed turn cheaply, in case it ends with tool calls.
-
-    The loop appends to ``deltas`` each ``TextContent`` that continues the last recorded
-    update's message; every other update goes through :meth:`add`. :meth:`build` folds them
-    as ``ChatResponse.from_updates`` would. The deltas are kept as the contents that arrived:
-    reading their strings would cost about 5% of a stream (bench/README.md).
-    """
+    """Remembers a streamed turn cheaply, in case it ends with tool calls: the loop appends
+    to ``deltas`` each ``TextContent`` continuing the last recorded update's message (kept
+    as they came: reading their strings costs ~5% of a stream), other updates go through
+    :meth:`add`; :meth:`build` folds them as ``ChatResponse.from_updates`` would."""
 
     __slots__ = ("deltas", "updates")
 
