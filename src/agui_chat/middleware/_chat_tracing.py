@@ -228,7 +228,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             if response.model_id:
                 span.set_attribute("gen_ai.response.model", response.model_id)
             if finish is not None:
-                span.set_attribute("gen_ai.response.finish_reasons", [str(finish)])
+                span.set_attribute("gen_ai.response.finish_reasons", [finish])
             if self.capture_content:
                 span.set_attribute(
                     "gen_ai.output.messages", messages_json(response.messages, finish)
@@ -291,9 +291,8 @@ def _innermost(client: ChatClient) -> ChatClient:
 def _server_of(client: object) -> tuple[str | None, int | None]:
     """The host and port a client talks to (its ``endpoint``, or its SDK's ``base_url``)."""
     url: object = getattr(client, "endpoint", None)
-    sdk = getattr(client, "_client", None)
-    if url is None and sdk is not None:
-        url = getattr(sdk, "base_url", None)
+    if url is None:
+        url = getattr(getattr(client, "_client", None), "base_url", None)
     if url is None:
         return None, None
     try:

@@ -47,9 +47,7 @@ def _blank(reason: str | None) -> bool:
 def rejected_text(reason: str | None) -> str:
     """MEAI's text for a rejected call, then a space and the person's reason exactly as
     given when it is not blank (DESIGN §3 rule 7)."""
-    if _blank(reason):
-        return REJECTED_TEXT
-    return f"{REJECTED_TEXT} {reason}"
+    return REJECTED_TEXT if _blank(reason) else f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
@@ -57,15 +55,10 @@ def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
     ``AggregateException``)."""
     if len(exceptions) == 1:
         raise exceptions[0]
-    group = _exception_group()
+    group: Any = getattr(builtins, "ExceptionGroup", None)
+    if group is None:  # Python 3.10: the backport (a dependency there)
+        group = importlib.import_module("exceptiongroup").ExceptionGroup
     raise group(f"{len(exceptions)} tool calls failed ({rounds} round trips in a row)", exceptions)
-
-
-def _exception_group() -> Any:
-    found = getattr(builtins, "ExceptionGroup", None)
-    if found is None:  # Python 3.10: the backport (a dependency there)
-        found = importlib.import_module("exceptiongroup").ExceptionGroup
-    return found
 
 
 @dataclass

@@ -230,9 +230,8 @@ def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPa
                 approval.approved_at = 0  # before every question (asked at 1)
         else:
             assert isinstance(answer, InterruptResponseContent)
-            pairs.questions.setdefault(request.request_id, QuestionPair(request, 1)).answers.append(
-                answer
-            )
+            question = pairs.questions.setdefault(request.request_id, QuestionPair(request, 1))
+            question.answers.append(answer)
     return pairs
 
 

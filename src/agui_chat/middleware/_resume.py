@@ -433,12 +433,8 @@ def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[C
     """``history`` with each verified call in place of the client's copy: an approval's as
     its request (so it is rebuilt like any answered request), a question's as the call; the
     calls the client did not send back (Agent Framework's does not) in a message at the end."""
-    requests = {a.call.call_id: a.request for a in pairs.approvals.values()}
-
-    def verified(call_id: str) -> AIContent:
-        request = requests.get(call_id)
-        return pairs.verified[call_id] if request is None else request
-
+    stand_in: dict[str, AIContent] = {**pairs.verified}
+    stand_in.update({a.call.call_id: a.request for a in pairs.approvals.values()})
     missing = dict(pairs.verified)
     out: list[ChatMessage] = []
     for message in history:
@@ -446,11 +442,11 @@ def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[C
         for i, c in enumerate(contents):
             if c.__class__ is FunctionCallContent and missing.pop(c.call_id, None) is not None:
                 assert isinstance(c, FunctionCallContent)
-                contents[i] = verified(c.call_id)
+                contents[i] = stand_in[c.call_id]
         changed = any(a is not b for a, b in zip(contents, message.contents, strict=True))
         out.append(_copy_message(message, contents) if changed else message)
     if missing:
-        out.append(ChatMessage(ChatRole.ASSISTANT, [verified(cid) for cid in missing]))
+        out.append(ChatMessage(ChatRole.ASSISTANT, [stand_in[cid] for cid in missing]))
     return out
 
 
