@@ -39,16 +39,14 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms
     (Semantic Conventions v1.44.0, see ``docs/observability.md``). A tool loop above it
     traces its tools and the person's part with this client's providers and
-    ``capture_content``.
+    ``capture_content``. A streaming span ends when the stream ends, fails or is closed
+    early (``agui_chat.stream.end`` says ``"completed"`` or ``"stopped"``).
 
     - ``provider_name``, ``model``, ``server_address``, ``server_port``: by default read from
       the innermost client (``model``, ``base_url`` or ``endpoint``).
     - ``capture_content``: record prompts, completions, tool arguments and results, the
       person's reasons and answers (off by default: they may hold personal data).
     - ``tracer_provider`` / ``meter_provider``: default the global ones.
-
-    A streaming span ends when the stream ends, fails or is closed early
-    (``agui_chat.stream.end`` says ``"completed"`` or ``"stopped"``).
     """
 
     def __init__(

@@ -72,15 +72,13 @@ class FunctionInvokingChatClient(DelegatingChatClient):
       failure is raised: the exception itself, or an ``ExceptionGroup`` of the batch's.
     - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
-    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller.
+    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller (calls to
+      declaration-only tools, ``AIFunctionDeclaration``, always are).
     - ``additional_tools``: tools that can run but are not advertised; tool sources (an
       ``MCPToolset``) are read again on every round trip. A name may be used once across
       these and ``ChatOptions.tools`` (``DuplicateToolError``).
-    - ``function_invoker``: replaces how every function is invoked (MEAI's
-      ``FunctionInvoker``): called with the ``FunctionInvocationContext``, it returns the
-      result or an awaitable of it.
-
-    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller.
+    - ``function_invoker``: called with the ``FunctionInvocationContext`` instead of the
+      function (MEAI's ``FunctionInvoker``); returns the result or an awaitable of it.
     """
 
     def __init__(

@@ -81,8 +81,7 @@ class ResumePlan:
     handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
 
     def mark_handled(self, call_ids: Sequence[str]) -> None:
-        """Mark the calls of ``call_ids`` (which now have a result) ``informational_only`` in
-        place, as MEAI does: a stacked loop or a replay then skips them."""
+        """Mark ``call_ids``' calls ``informational_only`` (MEAI: a replay then skips them)."""
         for call_id in call_ids:
             for call in self.handled.get(call_id, ()):
                 call.informational_only = True
@@ -112,8 +111,7 @@ def plan_resume(
 def pair_answers(
     pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
 ) -> ResumePlan:
-    """Check ``pairs`` (a typed ``HumanInTheLoopError`` and nothing runs) and schedule what
-    they decide; the plan's ``model_history`` is built from ``history``."""
+    """Check ``pairs`` (a typed ``HumanInTheLoopError``: nothing runs), then schedule them."""
     return schedule(pairs, check_pairs(pairs, tools), tools, history)
 
 
@@ -267,8 +265,7 @@ def _approved_calls(
     tools: Mapping[str, AITool],
     rejected: list[FunctionResultContent],
 ) -> dict[str, ScheduledCall]:
-    """The approved calls by call id, with the person's edit if allowed; the rejected ones'
-    results go into ``rejected``."""
+    """The approved calls by call id (with the edit if allowed); rejections go to ``rejected``."""
     approved: dict[str, ScheduledCall] = {}
     for rid, pair in approvals.items():
         answer, request, call = pair.answers[0], pair.request, pair.call
@@ -369,15 +366,13 @@ def _model_history(
     at_end: bool = False,
 ) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
     """The history as the model sees it, where the resumed block goes, and the rebuilt call
-    messages (MEAI's ``ProcessFunctionApprovalResponses``).
-
-    Local requests and their answers are removed (a message left empty goes). The calls
-    handled now (``shown``) are rebuilt, one message per message that held their requests,
-    unless the history holds them as plain calls; a request whose call was answered before
-    becomes its call in place. The block is anchored just before the last message that held
-    such content if something of it survives, else where it stood, so results stay next to
-    their calls; with ``at_end`` (verified answers) it goes at the end. A call is kept once.
-    """
+    messages (MEAI's ``ProcessFunctionApprovalResponses``). Local requests and their answers
+    are removed (a message left empty goes). The calls handled now (``shown``) are rebuilt,
+    one message per message that held their requests, unless the history holds them as plain
+    calls; a request whose call was answered before becomes its call in place. The block is
+    anchored just before the last message that held such content if something of it
+    survives, else where it stood, so results stay next to their calls; with ``at_end``
+    (verified answers) it goes at the end. A call is kept once."""
     plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
     rebuilt: dict[str | None, ChatMessage] = {}
