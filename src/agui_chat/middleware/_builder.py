@@ -27,8 +27,7 @@ class ChatClientBuilder:
         self._factories: list[Middleware] = []
 
     def use(self, middleware: Middleware) -> ChatClientBuilder:
-        """Add a callable that wraps a client and returns a client (a
-        ``DelegatingChatClient`` subclass is one)."""
+        """Add a callable taking a client and returning one (as a ``DelegatingChatClient``)."""
         self._factories.append(middleware)
         return self
 

@@ -45,14 +45,12 @@ def _blank(reason: str | None) -> bool:
 
 
 def rejected_text(reason: str | None) -> str:
-    """MEAI's text for a rejected call, then a space and the person's reason exactly as
-    given when it is not blank (DESIGN §3 rule 7)."""
+    """MEAI's rejection text, then the person's reason verbatim if not blank (DESIGN §3)."""
     return REJECTED_TEXT if _blank(reason) else f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
-    """Raise the batch's one exception, or an ``ExceptionGroup`` of them (MEAI's
-    ``AggregateException``)."""
+    """Raise the one exception, or an ``ExceptionGroup`` (MEAI's ``AggregateException``)."""
     if len(exceptions) == 1:
         raise exceptions[0]
     group: Any = getattr(builtins, "ExceptionGroup", None)

@@ -174,8 +174,7 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
 
 
 def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
-    """Whether the loop ran ``question``'s call and its tool asked (a gated call must have
-    been approved first)."""
+    """Whether the loop ran ``question``'s call and its tool asked (gated: after approval)."""
     call_id = question.request.tool_call_id
     assert call_id is not None
     record = pairs.calls[call_id]

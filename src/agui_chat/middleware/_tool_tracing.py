@@ -229,8 +229,7 @@ class ToolTracing:
             span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
     def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
-        """The answers in ``history``'s last user message that answers resume ``call_ids``:
-        an event per answer, and the metrics."""
+        """Events, metrics per answer to ``call_ids`` in ``history``'s last answering message."""
         if not self._records():
             return
         requests: dict[str, InputRequestContent] = {}

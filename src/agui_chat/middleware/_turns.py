@@ -40,8 +40,7 @@ class TurnRecorder:
         update: ChatResponseUpdate,
         gate: Callable[[list[AIContent]], bool] | None,
     ) -> bool:
-        """Keep ``update`` whole, after ``gate`` (if any) screened its contents; whether it
-        holds a tool call."""
+        """Keep ``update`` after ``gate`` (if any) screens it; whether it holds a tool call."""
         self._flush()
         self.updates.append(update)
         return gate is not None and bool(update.contents) and gate(update.contents)
@@ -66,8 +65,7 @@ ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 def tool_map(
     additional: Sequence[AITool | ToolSource], options: ChatOptions | None
 ) -> dict[str, AITool]:
-    """The round trip's tools by name (each source's current tools);
-    ``DuplicateToolError`` when two different tools share a name."""
+    """The round trip's tools by name; ``DuplicateToolError`` for two tools of one name."""
     registry = ToolRegistry()
     registry.add(additional, ADDITIONAL_TOOLS)
     if options is not None and options.tools:
