@@ -373,10 +373,8 @@ class _Loop:
         if questions:
             out.append(self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())))
         if questions or requested or handed_off:
-            for_a_person = bool(questions or requested)
-            reason = (
-                ChatFinishReason.INPUT_REQUIRED if for_a_person else ChatFinishReason.TOOL_CALLS
-            )
+            paused = questions or requested  # for a person; else handed to the caller
+            reason = ChatFinishReason.INPUT_REQUIRED if paused else ChatFinishReason.TOOL_CALLS
             if done := self._finish(reason):
                 out.append(done)
             return out

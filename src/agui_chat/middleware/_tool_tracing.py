@@ -129,10 +129,9 @@ class ToolTracing:
         from opentelemetry.metrics import get_meter_provider
 
         provider = get_meter_provider()
-        found = _GLOBAL_INSTRUMENTS.get(provider)
-        if found is None:
-            found = _GLOBAL_INSTRUMENTS[provider] = _Instruments(provider)
-        return found
+        if provider not in _GLOBAL_INSTRUMENTS:
+            _GLOBAL_INSTRUMENTS[provider] = _Instruments(provider)
+        return _GLOBAL_INSTRUMENTS[provider]
 
     def _traces(self) -> bool:
         """Whether the tracer's provider is a real one (not the API's proxy or no-op)."""

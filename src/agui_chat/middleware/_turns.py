@@ -75,11 +75,8 @@ def tool_map(
 
 def bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
     why = call.exception or ValueError("arguments are not a JSON object")
-    return FunctionResultContent(
-        call.call_id,
-        f"Error: invalid arguments for {call.name!r}: {why}",
-        exception=why,
-    )
+    text = f"Error: invalid arguments for {call.name!r}: {why}"
+    return FunctionResultContent(call.call_id, text, exception=why)
 
 
 def tool_message(results: list[AIContent]) -> ChatMessage:
