@@ -64,9 +64,8 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         super().__init__(inner_client)
         leaf = _innermost(inner_client)
         found_address, found_port = _server_of(leaf)
-        self.provider_name = provider_name or _PROVIDERS.get(
-            type(leaf).__name__, type(leaf).__name__.lower()
-        )
+        kind = type(leaf).__name__
+        self.provider_name = provider_name or _PROVIDERS.get(kind, kind.lower())
         default_model = getattr(leaf, "model", None) or getattr(leaf, "model_id", None)
         self.model = model or (default_model if isinstance(default_model, str) else None)
         self.server_address = server_address or found_address
@@ -228,9 +227,8 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             if finish is not None:
                 span.set_attribute("gen_ai.response.finish_reasons", [finish])
             if self.capture_content:
-                span.set_attribute(
-                    "gen_ai.output.messages", messages_json(response.messages, finish)
-                )
+                output = messages_json(response.messages, finish)
+                span.set_attribute("gen_ai.output.messages", output)
         usage = response.usage
         if usage is not None:
             for kind, count, name in (
@@ -246,8 +244,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     def _fail(
         self, span: Span, attributes: dict[str, Any], start: float, exc: BaseException
     ) -> None:
-        kind = error_type(exc)
-        attributes["error.type"] = kind
+        kind = attributes["error.type"] = error_type(exc)
         span.set_attribute("error.type", kind)
         span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
         if self.capture_content:

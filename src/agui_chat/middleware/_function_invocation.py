@@ -111,8 +111,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
         """Raise ``TypeError`` for a keyword this class does not take."""
-        known = set(inspect.signature(cls).parameters) - {"inner_client"}
-        unknown = set(settings) - known
+        unknown = set(settings) - (set(inspect.signature(cls).parameters) - {"inner_client"})
         if unknown:
             raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
 
@@ -263,8 +262,7 @@ class _Loop:
         resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
         self.owner.telemetry.resumed(answered_in, resumed)
         at = plan.anchor
-        options = self.options
-        if not (options is not None and options.conversation_id):
+        if not (self.options is not None and self.options.conversation_id):
             history[at:at] = plan.rebuilt
             at += len(plan.rebuilt)
         for message in plan.rebuilt:

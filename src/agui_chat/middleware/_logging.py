@@ -27,12 +27,8 @@ class LoggingChatClient(DelegatingChatClient):
     def _log_request(self, kind: str, messages: ChatMessages) -> None:
         if self.logger.isEnabledFor(logging.DEBUG):
             msgs = as_messages(messages)
-            self.logger.debug(
-                "%s: %d message(s): %s",
-                kind,
-                len(msgs),
-                [(m.role.value, m.text) for m in msgs],
-            )
+            roles_and_texts = [(m.role.value, m.text) for m in msgs]
+            self.logger.debug("%s: %d message(s): %s", kind, len(msgs), roles_and_texts)
         else:
             count = 1 if isinstance(messages, str) else len(as_messages(messages))
             self.logger.info("%s: %d message(s)", kind, count)

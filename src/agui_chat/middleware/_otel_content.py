@@ -24,8 +24,7 @@ from .._messages import ChatMessage
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON; what JSON cannot hold is written as its ``str`` (a value that holds
-    itself too: recording content never fails the call it records)."""
+    """Compact JSON that never fails: what JSON cannot hold (even a cycle) becomes ``str``."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, RecursionError):  # a circular value

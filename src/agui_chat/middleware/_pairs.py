@@ -86,8 +86,7 @@ class Pairs:
 
 
 def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
-    """One pass over ``history``: its calls, results, requests and the answers a person gave
-    (answers count only in user messages), paired by id."""
+    """One pass over ``history``: calls, results, requests, answers (users' only), by id."""
     pairs = Pairs()
     approval_answers: list[ToolApprovalResponseContent] = []
     approved_at: dict[str, int] = {}

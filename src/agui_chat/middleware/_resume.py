@@ -324,11 +324,7 @@ def _check_ambiguous(
     """Refuse pending requests that cannot be told apart (a request id or a call id used
     twice): an answer could then run a call the person never saw."""
     call_ids = sorted(
-        {
-            cid
-            for _, cid, ambiguous in pending
-            if ambiguous or len(calls[cid].variants if cid in calls else ()) > 1
-        }
+        {cid for _, cid, amb in pending if amb or (cid in calls and len(calls[cid].variants) > 1)}
     )
     if not call_ids:
         return

@@ -137,8 +137,7 @@ def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
 
 
 def duplicate_ids(messages: Sequence[ChatMessage]) -> tuple[set[str], list[AIContent]]:
-    """The ids more than one call (or approval request) of the turn uses, and an error
-    result for each of those calls: none of them runs."""
+    """The ids several calls (or approval requests) of the turn use, and an error per call."""
     acted = _acted_on(messages)
     seen: set[str] = set()
     duplicated: set[str] = set()
