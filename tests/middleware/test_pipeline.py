@@ -159,11 +159,6 @@ def test_use_function_invocation_passes_its_settings() -> None:
     assert client.include_detailed_errors is True
 
 
-def test_builder_refuses_a_non_client() -> None:
-    with pytest.raises(TypeError, match="inner_client must be a ChatClient"):
-        ChatClientBuilder("gpt")  # type: ignore[arg-type]
-
-
 # -- configure_options ---------------------------------------------------------------------
 
 

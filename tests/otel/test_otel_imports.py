@@ -71,8 +71,7 @@ def test_no_import_cycle_runs_through_otel_or_the_tracing() -> None:
     members = {
         m
         for m in graph
-        if m.startswith("agui_chat.otel")
-        or m.endswith(("_tracing", "_otel_names", "_otel_content", "_builder"))
+        if m.startswith("agui_chat.otel") or m.endswith(("_tracing", "_otel_content", "_builder"))
     }
     assert "agui_chat.middleware._tool_tracing" in members
     assert "agui_chat.otel._export" in members

@@ -9,37 +9,25 @@ from typing import Any
 from .._client import ChatClient
 from .._options import ChatOptions
 from ._configure import ConfigureOptionsChatClient
-from ._logging import LoggingChatClient, check_logger
+from ._logging import LoggingChatClient
 from ._retry import RetryingChatClient, check_retry_settings
-
-__all__ = ["ChatClientBuilder"]
 
 Middleware = Callable[[ChatClient], ChatClient]
 
 
 class ChatClientBuilder:
-    """Stacks middleware around a chat client.
+    """Stacks middleware around a chat client; the first added is the outermost (here the
+    retry is inside the loop: it re-sends a model request, never a tool)::
 
-    The first middleware added is the outermost::
-
-        client = (
-            ChatClientBuilder(model)
-            .use_logging()
-            .use_function_invocation()
-            .use_retry()  # inside the loop: a retry re-sends a model request, never a tool
-            .build()
-        )
+        ChatClientBuilder(model).use_logging().use_function_invocation().use_retry().build()
     """
 
     def __init__(self, inner_client: ChatClient) -> None:
-        if not isinstance(inner_client, ChatClient):
-            raise TypeError(f"inner_client must be a ChatClient, got {type(inner_client).__name__}")
         self._inner = inner_client
         self._factories: list[Middleware] = []
 
     def use(self, middleware: Middleware) -> ChatClientBuilder:
-        """Add a callable that wraps a client and returns a client (a
-        ``DelegatingChatClient`` subclass is one)."""
+        """Add a callable taking a client and returning one (as a ``DelegatingChatClient``)."""
         self._factories.append(middleware)
         return self
 
@@ -52,7 +40,6 @@ class ChatClientBuilder:
 
     def use_logging(self, logger: logging.Logger | None = None) -> ChatClientBuilder:
         """Add a ``LoggingChatClient``."""
-        check_logger(logger)
         return self.use(lambda inner: LoggingChatClient(inner, logger))
 
     def use_retry(
@@ -85,8 +72,6 @@ class ChatClientBuilder:
 
     def configure_options(self, configure: Callable[[ChatOptions], None]) -> ChatClientBuilder:
         """Add a ``ConfigureOptionsChatClient`` running ``configure`` on each request's options."""
-        if not callable(configure):
-            raise TypeError("configure must be a callable taking ChatOptions")
         return self.use(lambda inner: ConfigureOptionsChatClient(inner, configure))
 
     def build(self) -> ChatClient:

@@ -19,47 +19,9 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
 from .._usage import UsageDetails
-from .._version import __version__
 from ._delegating import DelegatingChatClient
-from ._otel_content import input_messages, output_messages, system_instructions
-from ._otel_names import (
-    CONVERSATION_ID,
-    DURATION_BUCKETS,
-    ERROR_TYPE,
-    INPUT_MESSAGES,
-    METRIC_OPERATION_DURATION,
-    METRIC_TOKEN_USAGE,
-    OPERATION_NAME,
-    OUTPUT_MESSAGES,
-    OUTPUT_TYPE,
-    PROVIDER_NAME,
-    REQUEST_FREQUENCY_PENALTY,
-    REQUEST_MAX_TOKENS,
-    REQUEST_MODEL,
-    REQUEST_PRESENCE_PENALTY,
-    REQUEST_SEED,
-    REQUEST_STOP_SEQUENCES,
-    REQUEST_STREAM,
-    REQUEST_TEMPERATURE,
-    REQUEST_TOP_K,
-    REQUEST_TOP_P,
-    RESPONSE_FINISH_REASONS,
-    RESPONSE_ID,
-    RESPONSE_MODEL,
-    SCHEMA_URL,
-    SCOPE,
-    SERVER_ADDRESS,
-    SERVER_PORT,
-    STREAM_END,
-    SYSTEM_INSTRUCTIONS,
-    TOKEN_BUCKETS,
-    TOKEN_TYPE,
-    USAGE_INPUT_TOKENS,
-    USAGE_OUTPUT_TOKENS,
-)
-from ._tool_tracing import ToolTracing, error_type, metrics_enabled
-
-__all__ = ["OpenTelemetryChatClient"]
+from ._otel_content import messages_json, to_json
+from ._tool_tracing import ToolTracing, error_type, meter, metrics_enabled, tracer
 
 _T = TypeVar("_T")
 
@@ -77,16 +39,14 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage`` histograms
     (Semantic Conventions v1.44.0, see ``docs/observability.md``). A tool loop above it
     traces its tools and the person's part with this client's providers and
-    ``capture_content``.
+    ``capture_content``. A streaming span ends when the stream ends, fails or is closed
+    early (``agui_chat.stream.end`` says ``"completed"`` or ``"stopped"``).
 
     - ``provider_name``, ``model``, ``server_address``, ``server_port``: by default read from
       the innermost client (``model``, ``base_url`` or ``endpoint``).
     - ``capture_content``: record prompts, completions, tool arguments and results, the
       person's reasons and answers (off by default: they may hold personal data).
     - ``tracer_provider`` / ``meter_provider``: default the global ones.
-
-    A streaming span ends when the stream ends, fails or is closed early
-    (``agui_chat.stream.end`` says ``"completed"`` or ``"stopped"``).
     """
 
     def __init__(
@@ -104,30 +64,27 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         super().__init__(inner_client)
         leaf = _innermost(inner_client)
         found_address, found_port = _server_of(leaf)
-        self.provider_name = provider_name or _PROVIDERS.get(
-            type(leaf).__name__, type(leaf).__name__.lower()
-        )
+        kind = type(leaf).__name__
+        self.provider_name = provider_name or _PROVIDERS.get(kind, kind.lower())
         default_model = getattr(leaf, "model", None) or getattr(leaf, "model_id", None)
         self.model = model or (default_model if isinstance(default_model, str) else None)
         self.server_address = server_address or found_address
         self.server_port = server_port or (found_port if self.server_address else None)
         self.capture_content = capture_content
-        self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, SCHEMA_URL)
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter(
-            SCOPE, __version__, SCHEMA_URL
-        )
+        self._tracer = tracer(tracer_provider)
+        made = meter(meter_provider or metrics.get_meter_provider())
         self._own_meter = meter_provider is not None
-        self._duration = meter.create_histogram(
-            METRIC_OPERATION_DURATION,
+        self._duration = made.create_histogram(
+            "gen_ai.client.operation.duration",
             unit="s",
             description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+            explicit_bucket_boundaries_advisory=[0.01 * 2**i for i in range(14)],
         )
-        self._tokens = meter.create_histogram(
-            METRIC_TOKEN_USAGE,
+        self._tokens = made.create_histogram(
+            "gen_ai.client.token.usage",
             unit="{token}",
             description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
+            explicit_bucket_boundaries_advisory=[4**i for i in range(14)],
         )
         self.tool_tracing = ToolTracing(
             tracer_provider=tracer_provider,
@@ -210,7 +167,7 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         finally:
             await close_stream(stream)
             if ended != "failed":
-                span.set_attribute(STREAM_END, ended)
+                span.set_attribute("agui_chat.stream.end", ended)
                 response = (
                     ChatResponse.from_updates(kept)
                     if kept is not None
@@ -227,22 +184,21 @@ class OpenTelemetryChatClient(DelegatingChatClient):
     def _start(
         self, messages: ChatMessages, options: ChatOptions | None, *, streaming: bool
     ) -> tuple[Span, dict[str, Any], float] | None:
-        """The span and the metric attributes of one call, or ``None`` when nothing would
-        record."""
+        """The span and metric attributes of a call; ``None`` when nothing would record."""
         model = (options.model_id if options is not None else None) or self.model
         attributes: dict[str, Any] = {
-            OPERATION_NAME: "chat",
-            PROVIDER_NAME: self.provider_name,
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider_name,
         }
         if model:
-            attributes[REQUEST_MODEL] = model
+            attributes["gen_ai.request.model"] = model
         if self.server_address:
-            attributes[SERVER_ADDRESS] = self.server_address
+            attributes["server.address"] = self.server_address
             if self.server_port:
-                attributes[SERVER_PORT] = self.server_port
+                attributes["server.port"] = self.server_port
         span_attributes = {**attributes, **_request_attributes(options)}
         if streaming:
-            span_attributes[REQUEST_STREAM] = True
+            span_attributes["gen_ai.request.stream"] = True
         span = self._tracer.start_span(
             f"chat {model}" if model else "chat", kind=SpanKind.CLIENT, attributes=span_attributes
         )
@@ -250,9 +206,10 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             span.end()
             return None
         if self.capture_content and span.is_recording():
-            span.set_attribute(INPUT_MESSAGES, input_messages(as_messages(messages)))
+            span.set_attribute("gen_ai.input.messages", messages_json(as_messages(messages)))
             if options is not None and options.instructions:
-                span.set_attribute(SYSTEM_INSTRUCTIONS, system_instructions(options.instructions))
+                instructions = [{"type": "text", "content": options.instructions}]
+                span.set_attribute("gen_ai.system_instructions", to_json(instructions))
         return span, attributes, time.perf_counter()
 
     def _finish(
@@ -261,34 +218,34 @@ class OpenTelemetryChatClient(DelegatingChatClient):
         reason = response.finish_reason
         finish = str(getattr(reason, "value", reason)) if reason is not None else None
         if response.model_id:
-            attributes[RESPONSE_MODEL] = response.model_id
+            attributes["gen_ai.response.model"] = response.model_id
         if span.is_recording():
             if response.response_id:
-                span.set_attribute(RESPONSE_ID, response.response_id)
+                span.set_attribute("gen_ai.response.id", response.response_id)
             if response.model_id:
-                span.set_attribute(RESPONSE_MODEL, response.model_id)
+                span.set_attribute("gen_ai.response.model", response.model_id)
             if finish is not None:
-                span.set_attribute(RESPONSE_FINISH_REASONS, [str(finish)])
+                span.set_attribute("gen_ai.response.finish_reasons", [finish])
             if self.capture_content:
-                span.set_attribute(OUTPUT_MESSAGES, output_messages(response.messages, finish))
+                output = messages_json(response.messages, finish)
+                span.set_attribute("gen_ai.output.messages", output)
         usage = response.usage
         if usage is not None:
             for kind, count, name in (
-                ("input", usage.input_token_count, USAGE_INPUT_TOKENS),
-                ("output", usage.output_token_count, USAGE_OUTPUT_TOKENS),
+                ("input", usage.input_token_count, "gen_ai.usage.input_tokens"),
+                ("output", usage.output_token_count, "gen_ai.usage.output_tokens"),
             ):
                 if count is not None:
                     span.set_attribute(name, count)
-                    self._tokens.record(count, {**attributes, TOKEN_TYPE: kind})
+                    self._tokens.record(count, {**attributes, "gen_ai.token.type": kind})
         self._duration.record(time.perf_counter() - start, attributes)
         span.end()
 
     def _fail(
         self, span: Span, attributes: dict[str, Any], start: float, exc: BaseException
     ) -> None:
-        kind = error_type(exc)
-        attributes[ERROR_TYPE] = kind
-        span.set_attribute(ERROR_TYPE, kind)
+        kind = attributes["error.type"] = error_type(exc)
+        span.set_attribute("error.type", kind)
         span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
         if self.capture_content:
             span.record_exception(exc)
@@ -302,21 +259,21 @@ def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for name, value in (
-        (REQUEST_TEMPERATURE, options.temperature),
-        (REQUEST_TOP_P, options.top_p),
-        (REQUEST_TOP_K, options.top_k),
-        (REQUEST_MAX_TOKENS, options.max_output_tokens),
-        (REQUEST_SEED, options.seed),
-        (REQUEST_FREQUENCY_PENALTY, options.frequency_penalty),
-        (REQUEST_PRESENCE_PENALTY, options.presence_penalty),
-        (CONVERSATION_ID, options.conversation_id),
+        ("gen_ai.request.temperature", options.temperature),
+        ("gen_ai.request.top_p", options.top_p),
+        ("gen_ai.request.top_k", options.top_k),
+        ("gen_ai.request.max_tokens", options.max_output_tokens),
+        ("gen_ai.request.seed", options.seed),
+        ("gen_ai.request.frequency_penalty", options.frequency_penalty),
+        ("gen_ai.request.presence_penalty", options.presence_penalty),
+        ("gen_ai.conversation.id", options.conversation_id),
     ):
         if value is not None:
             out[name] = value
     if options.stop_sequences:
-        out[REQUEST_STOP_SEQUENCES] = list(options.stop_sequences)
+        out["gen_ai.request.stop_sequences"] = list(options.stop_sequences)
     if options.response_format is not None:
-        out[OUTPUT_TYPE] = "json"
+        out["gen_ai.output.type"] = "json"
     return out
 
 
@@ -329,9 +286,8 @@ def _innermost(client: ChatClient) -> ChatClient:
 def _server_of(client: object) -> tuple[str | None, int | None]:
     """The host and port a client talks to (its ``endpoint``, or its SDK's ``base_url``)."""
     url: object = getattr(client, "endpoint", None)
-    sdk = getattr(client, "_client", None)
-    if url is None and sdk is not None:
-        url = getattr(sdk, "base_url", None)
+    if url is None:
+        url = getattr(getattr(client, "_client", None), "base_url", None)
     if url is None:
         return None, None
     try:

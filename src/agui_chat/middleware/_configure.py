@@ -10,8 +10,6 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 
-__all__ = ["ConfigureOptionsChatClient"]
-
 
 class ConfigureOptionsChatClient(DelegatingChatClient):
     """Calls ``configure(options)`` on a copy of each request's options (a new

@@ -9,19 +9,14 @@ from .._client import BaseChatClient, ChatClient, ChatMessages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 
-__all__ = ["DelegatingChatClient"]
-
 _T = TypeVar("_T")
 
 
 class DelegatingChatClient(BaseChatClient):
-    """A chat client that passes every call to ``inner_client``.
-
-    Subclass it and override what your middleware changes: ``_get_response`` (under
-    ``get_response``, which adds structured output) and ``get_streaming_response``.
-    ``get_service`` answers for this client first and then asks the inner one, so a wrapper
-    never hides what it wraps; ``aclose`` closes the inner client.
-    """
+    """A chat client that passes every call to ``inner_client``. Subclasses override what
+    they change: ``_get_response`` (under ``get_response``, which adds structured output)
+    and ``get_streaming_response``. ``get_service`` answers for this client, then asks the
+    inner one (a wrapper never hides what it wraps); ``aclose`` closes the inner client."""
 
     def __init__(self, inner_client: ChatClient) -> None:
         self.inner_client = inner_client

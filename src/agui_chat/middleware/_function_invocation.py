@@ -1,11 +1,5 @@
-"""``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person.
-
-Each round trip sends the history to the inner client and runs the tool calls it answers
-with, until the model answers without calling a tool. A call to an ``approval_required``
-tool comes back as a ``ToolApprovalRequestContent``; a tool that calls ``request_input``
-pauses the run with an ``InterruptRequestContent``; the next request's answers are paired
-with their requests by ``_resume.py``.
-"""
+"""``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person
+(the next request's answers are paired with their requests by ``_resume.py``)."""
 
 from __future__ import annotations
 
@@ -66,8 +60,6 @@ from ._turns import (
     without_functions,
 )
 
-__all__ = ["FunctionInvokingChatClient"]
-
 _log = logging.getLogger("agui_chat.tools")
 
 
@@ -80,15 +72,13 @@ class FunctionInvokingChatClient(DelegatingChatClient):
       failure is raised: the exception itself, or an ``ExceptionGroup`` of the batch's.
     - ``allow_concurrent_invocation``: run the calls of one batch concurrently.
     - ``include_detailed_errors``: tell the model the exception text of a failed tool.
-    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller.
+    - ``terminate_on_unknown_calls``: hand calls to unknown tools to the caller (calls to
+      declaration-only tools, ``AIFunctionDeclaration``, always are).
     - ``additional_tools``: tools that can run but are not advertised; tool sources (an
       ``MCPToolset``) are read again on every round trip. A name may be used once across
       these and ``ChatOptions.tools`` (``DuplicateToolError``).
-    - ``function_invoker``: replaces how every function is invoked (MEAI's
-      ``FunctionInvoker``): called with the ``FunctionInvocationContext``, it returns the
-      result or an awaitable of it.
-
-    Calls to declaration-only tools (``AIFunctionDeclaration``) are handed to the caller.
+    - ``function_invoker``: called with the ``FunctionInvocationContext`` instead of the
+      function (MEAI's ``FunctionInvoker``); returns the result or an awaitable of it.
     """
 
     def __init__(
@@ -104,21 +94,13 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         function_invoker: FunctionInvoker | None = None,
     ) -> None:
         super().__init__(inner_client)
-        # An OpenTelemetryChatClient below lends its providers and capture_content.
         self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
-        if not isinstance(max_iterations, int) or max_iterations < 1:
+        if max_iterations < 1:
             raise ValueError("max_iterations must be an int >= 1")
-        if not isinstance(max_consecutive_errors, int) or max_consecutive_errors < 0:
+        if max_consecutive_errors < 0:
             raise ValueError("max_consecutive_errors must be an int >= 0")
         self.max_iterations = max_iterations
         self.max_consecutive_errors = max_consecutive_errors
-        for name, flag in (
-            ("allow_concurrent_invocation", allow_concurrent_invocation),
-            ("include_detailed_errors", include_detailed_errors),
-            ("terminate_on_unknown_calls", terminate_on_unknown_calls),
-        ):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         self.allow_concurrent_invocation = allow_concurrent_invocation
         self.include_detailed_errors = include_detailed_errors
         self.terminate_on_unknown_calls = terminate_on_unknown_calls
@@ -129,8 +111,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
         """Raise ``TypeError`` for a keyword this class does not take."""
-        known = set(inspect.signature(cls).parameters) - {"inner_client"}
-        unknown = set(settings) - known
+        unknown = set(settings) - (set(inspect.signature(cls).parameters) - {"inner_client"})
         if unknown:
             raise TypeError(f"unknown function invocation setting(s): {', '.join(sorted(unknown))}")
 
@@ -259,7 +240,6 @@ class _Loop:
             for item in await self._act_on(turn, last_round, iteration):
                 yield item
 
-    # -- the steps -----------------------------------------------------------------------
     async def _resume_paused(self) -> AsyncGenerator[ChatResponseUpdate | ChatMessage, None]:
         """Answer the paused run, with MEAI's transcript shape: the rebuilt call messages,
         the rejections' results, the approved calls' results; the model's history gets the
@@ -282,8 +262,7 @@ class _Loop:
         resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
         self.owner.telemetry.resumed(answered_in, resumed)
         at = plan.anchor
-        options = self.options
-        if not (options is not None and options.conversation_id):
+        if not (self.options is not None and self.options.conversation_id):
             history[at:at] = plan.rebuilt
             at += len(plan.rebuilt)
         for message in plan.rebuilt:
@@ -311,8 +290,7 @@ class _Loop:
         self.stopped = any(o.terminate for o in outcomes)
 
     def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
-        """Whether this is the last round trip (its function tools withdrawn), and its
-        options."""
+        """Whether this is the last round trip (function tools withdrawn); its options."""
         last_round = iteration == self.owner.max_iterations
         options = self.current_options
         if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
@@ -332,8 +310,7 @@ class _Loop:
         return turn, out
 
     def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
-        """What a turn's contents pass: the last round trip's calls never run, so they are
-        marked informational instead of gated."""
+        """The turn's screen: gated, or on the last round trip marked never to run."""
         if last_round:
             return partial(hold_unrun, tools=self.tools)
         return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
@@ -348,11 +325,9 @@ class _Loop:
     async def _act_on(
         self, turn: ChatResponse, last_round: bool, iteration: int
     ) -> list[ChatResponseUpdate | ChatMessage]:
-        """Act on the turn's calls: run them, answer them with an error, or hand them to the
-        caller; returns what the caller receives (the results, the tools' questions and,
-        streaming, why the loop pauses). ``self.stopped`` says whether the loop ends here;
-        past the error limit this raises. Every call whose id the turn uses twice gets an
-        error and none runs (an answer could go to either)."""
+        """Run the turn's calls, answer them with an error, or hand them to the caller;
+        returns what the caller receives. ``self.stopped`` says whether the loop ends here.
+        Calls whose id the turn uses twice get an error and none runs."""
         self.stopped = True
         duplicated, results = duplicate_ids(turn.messages)
         requested = any(
@@ -396,10 +371,8 @@ class _Loop:
         if questions:
             out.append(self._out(ChatMessage(ChatRole.ASSISTANT, questions, message_id=new_id())))
         if questions or requested or handed_off:
-            for_a_person = bool(questions or requested)
-            reason = (
-                ChatFinishReason.INPUT_REQUIRED if for_a_person else ChatFinishReason.TOOL_CALLS
-            )
+            paused = questions or requested  # for a person; else handed to the caller
+            reason = ChatFinishReason.INPUT_REQUIRED if paused else ChatFinishReason.TOOL_CALLS
             if done := self._finish(reason):
                 out.append(done)
             return out
@@ -438,9 +411,6 @@ class _Loop:
                 is_streaming=self.streaming,
             )
             invocation = invoke_call(
-                item.function,
-                item.call,
-                item.call.arguments,
                 context,
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,

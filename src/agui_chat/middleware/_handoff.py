@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from .._responses import ChatResponseUpdate
 from .._streams import close_stream
 
-__all__ = ["HandoffStream"]
-
 #: ``start()`` returns the inner stream, already advanced, and its first update (``None``
 #: when the stream was empty).
 Start = Callable[[], Awaitable[tuple[AsyncIterator[ChatResponseUpdate], ChatResponseUpdate | None]]]

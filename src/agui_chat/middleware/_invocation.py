@@ -22,14 +22,6 @@ from .._options import ChatOptions
 from .._tool_start import tool_starting
 from .._tools import AIFunction
 
-__all__ = [
-    "FunctionInvocationContext",
-    "FunctionInvoker",
-    "InvocationOutcome",
-    "current_invocation",
-    "raise_failures",
-]
-
 _log = logging.getLogger("agui_chat.tools")
 
 COMPLETED_TEXT = "Success: Function completed."
@@ -53,27 +45,18 @@ def _blank(reason: str | None) -> bool:
 
 
 def rejected_text(reason: str | None) -> str:
-    """MEAI's text for a rejected call, then a space and the person's reason exactly as
-    given when it is not blank (DESIGN §3 rule 7)."""
-    if _blank(reason):
-        return REJECTED_TEXT
-    return f"{REJECTED_TEXT} {reason}"
+    """MEAI's rejection text, then the person's reason verbatim if not blank (DESIGN §3)."""
+    return REJECTED_TEXT if _blank(reason) else f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
-    """Raise the batch's one exception, or an ``ExceptionGroup`` of them (MEAI's
-    ``AggregateException``)."""
+    """Raise the one exception, or an ``ExceptionGroup`` (MEAI's ``AggregateException``)."""
     if len(exceptions) == 1:
         raise exceptions[0]
-    group = _exception_group()
+    group: Any = getattr(builtins, "ExceptionGroup", None)
+    if group is None:  # Python 3.10: the backport (a dependency there)
+        group = importlib.import_module("exceptiongroup").ExceptionGroup
     raise group(f"{len(exceptions)} tool calls failed ({rounds} round trips in a row)", exceptions)
-
-
-def _exception_group() -> Any:
-    found = getattr(builtins, "ExceptionGroup", None)
-    if found is None:  # Python 3.10: the backport (a dependency there)
-        found = importlib.import_module("exceptiongroup").ExceptionGroup
-    return found
 
 
 @dataclass
@@ -122,28 +105,25 @@ class InvocationOutcome:
 
 
 async def invoke_call(
-    function: AIFunction,
-    call: FunctionCallContent,
-    arguments: Mapping[str, Any] | None,
     context: FunctionInvocationContext,
     *,
     answers: Mapping[str, InterruptResponseContent] | None = None,
     include_detailed_errors: bool = False,
     invoker: FunctionInvoker | None = None,
 ) -> InvocationOutcome:
-    """Run ``function`` for ``call`` after the tool-start hook (what that raises propagates).
-
+    """Run ``context.function`` for ``context.call`` after the tool-start hook (what that
+    raises propagates).
     Tool failures become an error result for the model (the exception text only with
     ``include_detailed_errors``, the reason always for invalid arguments); ``InputRequired``
-    becomes a question; cancellation propagates.
-    """
+    becomes a question; cancellation propagates."""
+    function, call = context.function, context.call
     await tool_starting(call)
     token = _current.set(context)
     try:
         with provide_answers(answers or {}):
             _log.debug("invoking %s", function.name)
             if invoker is None:
-                value = await function.invoke(arguments)
+                value = await function.invoke(call.arguments)
             else:
                 value = invoker(context)
                 if inspect.isawaitable(value):

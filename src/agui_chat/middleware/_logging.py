@@ -14,14 +14,6 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._streams import close_stream
 from ._delegating import DelegatingChatClient
 
-__all__ = ["LoggingChatClient", "check_logger"]
-
-
-def check_logger(logger: object) -> None:
-    """Raise ``TypeError`` naming ``logger`` unless it is ``None`` or a stdlib logger."""
-    if logger is not None and not isinstance(logger, (logging.Logger, logging.LoggerAdapter)):
-        raise TypeError(f"logger must be a logging.Logger, got {type(logger).__name__}")
-
 
 class LoggingChatClient(DelegatingChatClient):
     """Logs each call to ``logger`` (default ``agui_chat``): at INFO counts, timings and
@@ -30,18 +22,13 @@ class LoggingChatClient(DelegatingChatClient):
 
     def __init__(self, inner_client: ChatClient, logger: logging.Logger | None = None) -> None:
         super().__init__(inner_client)
-        check_logger(logger)
         self.logger = logger or logging.getLogger("agui_chat")
 
     def _log_request(self, kind: str, messages: ChatMessages) -> None:
         if self.logger.isEnabledFor(logging.DEBUG):
             msgs = as_messages(messages)
-            self.logger.debug(
-                "%s: %d message(s): %s",
-                kind,
-                len(msgs),
-                [(m.role.value, m.text) for m in msgs],
-            )
+            roles_and_texts = [(m.role.value, m.text) for m in msgs]
+            self.logger.debug("%s: %d message(s): %s", kind, len(msgs), roles_and_texts)
         else:
             count = 1 if isinstance(messages, str) else len(as_messages(messages))
             self.logger.info("%s: %d message(s)", kind, count)

@@ -1,6 +1,5 @@
 """Message content in the GenAI conventions' JSON shapes (recorded only with
-``capture_content=True``): ``gen_ai.input.messages``, ``gen_ai.output.messages`` and
-``gen_ai.system_instructions``, each a JSON string on the span."""
+``capture_content=True``), each a JSON string on the span."""
 
 from __future__ import annotations
 
@@ -23,12 +22,9 @@ from .._hitl_contents import (
 )
 from .._messages import ChatMessage
 
-__all__ = ["input_messages", "output_messages", "system_instructions", "to_json"]
-
 
 def to_json(value: Any) -> str:
-    """Compact JSON; what JSON cannot hold is written as its ``str`` (a value that holds
-    itself too: recording content never fails the call it records)."""
+    """Compact JSON that never fails: what JSON cannot hold (even a cycle) becomes ``str``."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, RecursionError):  # a circular value
@@ -56,21 +52,13 @@ def _part(content: AIContent) -> dict[str, Any] | None:
     return None
 
 
-def _message(message: ChatMessage, finish_reason: str | None = None) -> dict[str, Any]:
-    parts = [p for p in (_part(c) for c in message.contents) if p is not None]
-    out: dict[str, Any] = {"role": str(message.role.value), "parts": parts}
-    if finish_reason is not None:
-        out["finish_reason"] = finish_reason
-    return out
-
-
-def input_messages(messages: Sequence[ChatMessage]) -> str:
-    return to_json([_message(m) for m in messages])
-
-
-def output_messages(messages: Sequence[ChatMessage], finish_reason: str | None) -> str:
-    return to_json([_message(m, finish_reason) for m in messages])
-
-
-def system_instructions(instructions: str) -> str:
-    return to_json([{"type": "text", "content": instructions}])
+def messages_json(messages: Sequence[ChatMessage], finish_reason: str | None = None) -> str:
+    """``gen_ai.input.messages``, or with a finish reason ``gen_ai.output.messages``."""
+    out = []
+    for message in messages:
+        parts = [p for p in (_part(c) for c in message.contents) if p is not None]
+        item: dict[str, Any] = {"role": str(message.role.value), "parts": parts}
+        if finish_reason is not None:
+            item["finish_reason"] = finish_reason
+        out.append(item)
+    return to_json(out)

@@ -22,20 +22,6 @@ from .._hitl_contents import (
 from .._messages import ChatMessage
 from .._role_and_finish_reason import ChatRole
 
-__all__ = [
-    "ApprovalPair",
-    "CallRecord",
-    "Pairs",
-    "QuestionPair",
-    "VerifiedPair",
-    "collect_pairs",
-    "pair_by_id",
-    "resume_with",
-    "same_call",
-    "take_verified_pairs",
-    "verified_pairs",
-]
-
 _Answer = TypeVar("_Answer", bound=InputResponseContent)
 
 
@@ -100,8 +86,7 @@ class Pairs:
 
 
 def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
-    """One pass over ``history``: its calls, results, requests and the answers a person gave
-    (answers count only in user messages), paired by id."""
+    """One pass over ``history``: calls, results, requests, answers (users' only), by id."""
     pairs = Pairs()
     approval_answers: list[ToolApprovalResponseContent] = []
     approved_at: dict[str, int] = {}
@@ -114,7 +99,14 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
             elif isinstance(c, FunctionCallContent):
                 pairs.call(c.call_id).add(c)
             elif isinstance(c, ToolApprovalRequestContent):
-                _collect_approval_request(pairs, c)
+                call = c.tool_call
+                if not isinstance(call, FunctionCallContent):
+                    continue  # a call the service runs: its approval passes through
+                record = pairs.call(call.call_id)
+                _note_handled(record, call)
+                first = pairs.approvals.setdefault(c.request_id, ApprovalPair(c))
+                first.ambiguous = first.ambiguous or not same_call(first.call, call)
+                record.add(call)
             elif isinstance(c, InterruptRequestContent):
                 asked = pairs.questions.setdefault(c.request_id, QuestionPair(c, index))
                 asked.ambiguous = asked.ambiguous or asked.request.to_dict() != c.to_dict()
@@ -137,18 +129,6 @@ def collect_pairs(history: Sequence[ChatMessage]) -> Pairs:
         question.answers = replies[rid]
     _forget_edited_copies(pairs)
     return pairs
-
-
-def _collect_approval_request(pairs: Pairs, request: ToolApprovalRequestContent) -> None:
-    call = request.tool_call
-    if not isinstance(call, FunctionCallContent):
-        return  # a call the service runs: its approval passes through
-    record = pairs.call(call.call_id)
-    _note_handled(record, call)
-    first = pairs.approvals.setdefault(request.request_id, ApprovalPair(request))
-    if not same_call(first.call, call):
-        first.ambiguous = True
-    record.add(call)
 
 
 def _note_handled(record: CallRecord, call: FunctionCallContent) -> None:
@@ -212,9 +192,8 @@ class VerifiedPair:
 
 def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair]) -> Pairs:
     """The pairs of a resume whose answers were verified elsewhere: only the calls and
-    results of ``history`` count, each verified call standing for the history's copy.
-
-    A pair whose parts do not belong together is refused (``InvalidResponseError``); two
+    results of ``history`` count, each verified call standing for the history's copy. A
+    pair whose parts do not belong together is refused (``InvalidResponseError``); two
     answers to one request stay two, and the check refuses them."""
     pairs = Pairs()
     for message in history:
@@ -250,9 +229,8 @@ def verified_pairs(history: Sequence[ChatMessage], verified: Sequence[VerifiedPa
                 approval.approved_at = 0  # before every question (asked at 1)
         else:
             assert isinstance(answer, InterruptResponseContent)
-            pairs.questions.setdefault(request.request_id, QuestionPair(request, 1)).answers.append(
-                answer
-            )
+            question = pairs.questions.setdefault(request.request_id, QuestionPair(request, 1))
+            question.answers.append(answer)
     return pairs
 
 

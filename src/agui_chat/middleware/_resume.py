@@ -1,11 +1,7 @@
-"""The consent engine's one pairing function (DESIGN §1, §3): given the history a caller
-sends back, work out before anything runs which approved calls to run, which rejected calls
-to answer, which tools to invoke again with their answers, and what history the model sees.
-A bad answer raises a typed error and nothing is half applied.
-
-Steps: collect (``_pairs.py``: :func:`collect_pairs`, or :func:`verified_pairs` for answers
-a caller verified), :func:`check_pairs`, :func:`schedule`; :func:`pair_answers` is check +
-schedule, :func:`plan_resume` the whole of it.
+"""The consent engine's pairing function (DESIGN §3), :func:`plan_resume`: from the history
+a caller sends back, work out before anything runs which calls run (with which answers),
+which are answered as rejected, and what history the model sees. A bad answer raises a
+typed error and nothing is half applied. Steps: collect (``_pairs.py``), check, schedule.
 """
 
 from __future__ import annotations
@@ -48,19 +44,6 @@ from ._pairs import (
     verified_pairs,
 )
 
-__all__ = [
-    "Pending",
-    "ResumePlan",
-    "ScheduledCall",
-    "approval_request_id",
-    "check_answered_once",
-    "check_pairs",
-    "input_request_id",
-    "pair_answers",
-    "plan_resume",
-    "schedule",
-]
-
 
 def approval_request_id(call_id: str) -> str:
     """The id of the approval request for a call (stable, so replays pair up)."""
@@ -84,13 +67,11 @@ class ScheduledCall:
 
 @dataclass
 class ResumePlan:
-    """What to do with the answers found in a history.
-
-    ``rebuilt`` are the assistant messages that hold the answered calls again, as MEAI
-    rebuilds them (one per message that held their requests, keeping its id and metadata);
-    they go into the model's history at ``anchor``, unless the service keeps the history.
-    ``handled`` maps each call id to the call objects to mark once it has its result.
-    """
+    """What to do with the answers found in a history. ``rebuilt``: the assistant messages
+    holding the answered calls again, as MEAI rebuilds them (one per message that held their
+    requests, keeping its id and metadata), for the model's history at ``anchor`` unless the
+    service keeps the history. ``handled``: each call id's call objects to mark once it has
+    its result."""
 
     model_history: list[ChatMessage]
     to_run: list[ScheduledCall] = field(default_factory=list)
@@ -100,8 +81,7 @@ class ResumePlan:
     handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
 
     def mark_handled(self, call_ids: Sequence[str]) -> None:
-        """Mark the calls of ``call_ids`` (which now have a result) ``informational_only`` in
-        place, as MEAI does: a stacked loop or a replay then skips them."""
+        """Mark ``call_ids``' calls ``informational_only`` (MEAI: a replay then skips them)."""
         for call_id in call_ids:
             for call in self.handled.get(call_id, ()):
                 call.informational_only = True
@@ -118,14 +98,12 @@ def plan_resume(
     verified: Sequence[VerifiedPair] | None = None,
 ) -> ResumePlan:
     """Pair the answers in ``history`` (or the ``verified`` pairs) with their requests and
-    plan what runs.
-
-    Only requests for tools in ``tools`` are handled; others (a remote agent's) are left for
-    the inner client. Answers count only in user messages. A question resumes a call only
-    if its tool could have asked it: one parseable, not ``informational_only`` call of a
-    local tool, approved before the question if it was gated. Ids shared by different calls
-    or requests are refused (``InvalidResponseError``) and nothing runs.
-    """
+    plan what runs. Only requests for tools in ``tools`` are handled; others (a remote
+    agent's) are left for the inner client. Answers count only in user messages. A question
+    resumes a call only if its tool could have asked it: one parseable, not
+    ``informational_only`` call of a local tool, approved before the question if it was
+    gated. Ids shared by different calls or requests are refused (``InvalidResponseError``)
+    and nothing runs."""
     pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
     return pair_answers(pairs, tools, history)
 
@@ -133,12 +111,8 @@ def plan_resume(
 def pair_answers(
     pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
 ) -> ResumePlan:
-    """Check ``pairs`` (a typed ``HumanInTheLoopError`` and nothing runs) and schedule what
-    they decide; the plan's ``model_history`` is built from ``history``."""
+    """Check ``pairs`` (a typed ``HumanInTheLoopError``: nothing runs), then schedule them."""
     return schedule(pairs, check_pairs(pairs, tools), tools, history)
-
-
-# -- check ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -200,8 +174,7 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
 
 
 def _asked_by_its_tool(pairs: Pairs, question: QuestionPair) -> bool:
-    """Whether the loop ran ``question``'s call and its tool asked (a gated call must have
-    been approved first)."""
+    """Whether the loop ran ``question``'s call and its tool asked (gated: after approval)."""
     call_id = question.request.tool_call_id
     assert call_id is not None
     record = pairs.calls[call_id]
@@ -232,9 +205,6 @@ def check_answered_once(answers: Mapping[str, Sequence[InputResponseContent]]) -
             f"{_ids(duplicates)} answered more than once; answer each request exactly once",
             request_ids=duplicates,
         )
-
-
-# -- schedule ------------------------------------------------------------------------------
 
 
 def schedule(
@@ -294,8 +264,7 @@ def _approved_calls(
     tools: Mapping[str, AITool],
     rejected: list[FunctionResultContent],
 ) -> dict[str, ScheduledCall]:
-    """The approved calls by call id, with the person's edit if allowed; the rejected ones'
-    results go into ``rejected``."""
+    """The approved calls by call id (with the edit if allowed); rejections go to ``rejected``."""
     approved: dict[str, ScheduledCall] = {}
     for rid, pair in approvals.items():
         answer, request, call = pair.answers[0], pair.request, pair.call
@@ -355,11 +324,7 @@ def _check_ambiguous(
     """Refuse pending requests that cannot be told apart (a request id or a call id used
     twice): an answer could then run a call the person never saw."""
     call_ids = sorted(
-        {
-            cid
-            for _, cid, ambiguous in pending
-            if ambiguous or len(calls[cid].variants if cid in calls else ()) > 1
-        }
+        {cid for _, cid, amb in pending if amb or (cid in calls and len(calls[cid].variants) > 1)}
     )
     if not call_ids:
         return
@@ -396,15 +361,13 @@ def _model_history(
     at_end: bool = False,
 ) -> tuple[list[ChatMessage], int, list[ChatMessage]]:
     """The history as the model sees it, where the resumed block goes, and the rebuilt call
-    messages (MEAI's ``ProcessFunctionApprovalResponses``).
-
-    Local requests and their answers are removed (a message left empty goes). The calls
-    handled now (``shown``) are rebuilt, one message per message that held their requests,
-    unless the history holds them as plain calls; a request whose call was answered before
-    becomes its call in place. The block is anchored just before the last message that held
-    such content if something of it survives, else where it stood, so results stay next to
-    their calls; with ``at_end`` (verified answers) it goes at the end. A call is kept once.
-    """
+    messages (MEAI's ``ProcessFunctionApprovalResponses``). Local requests and their answers
+    are removed (a message left empty goes). The calls handled now (``shown``) are rebuilt,
+    one message per message that held their requests, unless the history holds them as plain
+    calls; a request whose call was answered before becomes its call in place. The block is
+    anchored just before the last message that held such content if something of it
+    survives, else where it stood, so results stay next to their calls; with ``at_end``
+    (verified answers) it goes at the end. A call is kept once."""
     plain = {c.call_id for m in history for c in m.contents if c.__class__ is FunctionCallContent}
     out: list[ChatMessage] = []
     rebuilt: dict[str | None, ChatMessage] = {}
@@ -460,12 +423,8 @@ def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[C
     """``history`` with each verified call in place of the client's copy: an approval's as
     its request (so it is rebuilt like any answered request), a question's as the call; the
     calls the client did not send back (Agent Framework's does not) in a message at the end."""
-    requests = {a.call.call_id: a.request for a in pairs.approvals.values()}
-
-    def verified(call_id: str) -> AIContent:
-        request = requests.get(call_id)
-        return pairs.verified[call_id] if request is None else request
-
+    stand_in: dict[str, AIContent] = {**pairs.verified}
+    stand_in.update({a.call.call_id: a.request for a in pairs.approvals.values()})
     missing = dict(pairs.verified)
     out: list[ChatMessage] = []
     for message in history:
@@ -473,11 +432,11 @@ def _with_verified_calls(history: Sequence[ChatMessage], pairs: Pairs) -> list[C
         for i, c in enumerate(contents):
             if c.__class__ is FunctionCallContent and missing.pop(c.call_id, None) is not None:
                 assert isinstance(c, FunctionCallContent)
-                contents[i] = verified(c.call_id)
+                contents[i] = stand_in[c.call_id]
         changed = any(a is not b for a, b in zip(contents, message.contents, strict=True))
         out.append(_copy_message(message, contents) if changed else message)
     if missing:
-        out.append(ChatMessage(ChatRole.ASSISTANT, [verified(cid) for cid in missing]))
+        out.append(ChatMessage(ChatRole.ASSISTANT, [stand_in[cid] for cid in missing]))
     return out
 
 

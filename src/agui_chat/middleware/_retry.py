@@ -23,19 +23,13 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 from ._handoff import HandoffStream
 
-__all__ = ["RetryingChatClient", "backoff_delay", "check_retry_settings"]
-
 _log = logging.getLogger("agui_chat")
 
 
-def check_retry_settings(**settings: object) -> None:
-    """Raise ``TypeError`` / ``ValueError`` naming the first retry setting that is wrong."""
+def check_retry_settings(**settings: float) -> None:
+    """Raise ``ValueError`` naming the first retry setting out of range."""
     for name, value in settings.items():
-        whole = name == "max_attempts"
-        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
-            what = "an int" if whole else "a number of seconds"
-            raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-        if whole and value < 1:
+        if name == "max_attempts" and value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value}")
         if value < 0:
             raise ValueError(f"{name} must not be negative, got {value}")
@@ -68,11 +62,9 @@ def backoff_delay(
 class RetryingChatClient(DelegatingChatClient):
     """Retries a call that failed with a ``TransientError`` (connection failures, 429,
     502/503/504, timeouts), with jittered exponential backoff that honours ``retry_after``.
-
     Put it inside the tool loop (``.use_function_invocation().use_retry()``) so a retry never
     runs a tool again; wrapping a ``FunctionInvokingChatClient`` warns. A stream is retried
-    only if it failed before its first update.
-    """
+    only if it failed before its first update."""
 
     def __init__(
         self,

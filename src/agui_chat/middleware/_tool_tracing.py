@@ -1,12 +1,8 @@
 """The tool loop's tracing with ``opentelemetry-api`` (no-op without an SDK): an
 ``execute_tool {name}`` span per tool call, the person's part as events on the current span
-(inside ``AGUIServer``, the run's SERVER span), and their metrics.
-
-Two keys of a request's ``additional_properties``, set only while something records, carry a
-pause across requests (and, inside the server's signed interrupt ids, across workers):
-:data:`REQUESTED_AT` for the time-to-decision and :data:`TRACEPARENT` for the resumed run's
-span link.
-"""
+(inside ``AGUIServer``, the run's SERVER span), and their metrics. :data:`REQUESTED_AT` and
+:data:`TRACEPARENT`, stamped on a request only while something records, carry a pause
+across requests and workers."""
 
 from __future__ import annotations
 
@@ -33,56 +29,28 @@ from .._tools import AITool
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
-from ._otel_names import (
-    DECISION,
-    DECISION_BUCKETS,
-    DECISION_SECONDS,
-    EDITED_ARGUMENTS,
-    ERROR_TYPE,
-    EVENT_ANSWERED,
-    EVENT_APPROVAL_REQUESTED,
-    EVENT_APPROVED,
-    EVENT_CANCELLED,
-    EVENT_EDITED,
-    EVENT_EXPIRED,
-    EVENT_INPUT_REQUESTED,
-    EVENT_REJECTED,
-    INPUT_PAYLOAD,
-    METRIC_APPROVALS,
-    METRIC_DECISION_DURATION,
-    OPERATION_NAME,
-    QUESTION,
-    REASON,
-    REASON_GIVEN,
-    REQUEST_ID,
-    REQUEST_KIND,
-    SCHEMA_URL,
-    SCOPE,
-    TOOL_CALL_ARGUMENTS,
-    TOOL_CALL_ID,
-    TOOL_CALL_RESULT,
-    TOOL_DESCRIPTION,
-    TOOL_NAME,
-    TOOL_OUTCOME,
-    TOOL_TYPE,
-)
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.metrics import Meter, MeterProvider
 
-__all__ = [
-    "REQUESTED_AT",
-    "TRACEPARENT",
-    "ToolTracing",
-    "error_type",
-    "metrics_enabled",
-    "traceparent_of_current",
-]
+#: Every tracer's and meter's schema: GenAI names are Semantic Conventions v1.44.0's.
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
+TOOL_OUTCOME = "agui_chat.tool.outcome"  # ran | failed | input_required | rejected | not_found
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+_DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400]  # seconds
 
 #: ``additional_properties`` key of a request: when it was made (epoch seconds, a float).
 REQUESTED_AT = "agui_chat.requested_at"
 #: ``additional_properties`` key of a request: the W3C traceparent of the paused run's span.
 TRACEPARENT = "agui_chat.traceparent"
+
+
+def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
+    return trace.get_tracer("agui_chat", __version__, provider, SCHEMA_URL)
+
+
+def meter(provider: MeterProvider) -> Meter:
+    return provider.get_meter("agui_chat", __version__, SCHEMA_URL)
 
 
 def error_type(exc: BaseException) -> str:
@@ -95,8 +63,7 @@ def error_type(exc: BaseException) -> str:
 
 def metrics_enabled() -> bool:
     """Whether a meter provider other than the API's no-op default has been set (read from
-    the API's global: ``get_meter_provider()`` reads the environment). The metrics API is
-    imported here, not with ``agui_chat`` (half the API's import time; DESIGN §6)."""
+    the API's global; the metrics API is imported here, not with ``agui_chat``: DESIGN §6)."""
     from opentelemetry.metrics import _internal
 
     provider = getattr(_internal, "_METER_PROVIDER", None)
@@ -115,15 +82,15 @@ class _Instruments:
     """The person's metrics on one meter provider."""
 
     def __init__(self, provider: MeterProvider) -> None:
-        meter = provider.get_meter(SCOPE, __version__, SCHEMA_URL)
-        self.approvals = meter.create_counter(
-            METRIC_APPROVALS, unit="{approval}", description="Approval decisions by outcome"
+        made = meter(provider)
+        self.approvals = made.create_counter(
+            "agui_chat.approvals", unit="{approval}", description="Approval decisions by outcome"
         )
-        self.decisions = meter.create_histogram(
-            METRIC_DECISION_DURATION,
+        self.decisions = made.create_histogram(
+            "agui_chat.decision.duration",
             unit="s",
             description="Time from a request for a person to their answer",
-            explicit_bucket_boundaries_advisory=list(DECISION_BUCKETS),
+            explicit_bucket_boundaries_advisory=_DECISION_BUCKETS,
         )
 
 
@@ -135,17 +102,14 @@ _GLOBAL_INSTRUMENTS: weakref.WeakKeyDictionary[MeterProvider, _Instruments] = (
 
 def _failed(span: Span, error: BaseException | None) -> None:
     span.set_attribute(TOOL_OUTCOME, "failed")
-    span.set_attribute(ERROR_TYPE, error_type(error) if error is not None else "_OTHER")
+    span.set_attribute("error.type", error_type(error) if error is not None else "_OTHER")
     span.set_status(Status(StatusCode.ERROR, type(error).__name__ if error else None))
 
 
 class ToolTracing:
-    """Tool spans, human-in-the-loop events and their metrics (see ``docs/observability.md``).
-
-    ``tracer_provider`` / ``meter_provider`` default to the global ones, read when something
-    is recorded (so an SDK configured later is used); ``capture_content`` records tool
-    arguments and results, the person's reasons, edits and answers.
-    """
+    """Tool spans, human-in-the-loop events and their metrics (``docs/observability.md``).
+    The providers default to the global ones, read when something is recorded (so an SDK
+    configured later is used)."""
 
     def __init__(
         self,
@@ -156,7 +120,7 @@ class ToolTracing:
     ) -> None:
         self.capture_content = capture_content
         self._tracer_provider = tracer_provider
-        self._tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, SCHEMA_URL)
+        self._tracer = tracer(tracer_provider)
         self._own = _Instruments(meter_provider) if meter_provider is not None else None
 
     def _instruments(self) -> _Instruments | None:
@@ -165,10 +129,9 @@ class ToolTracing:
         from opentelemetry.metrics import get_meter_provider
 
         provider = get_meter_provider()
-        found = _GLOBAL_INSTRUMENTS.get(provider)
-        if found is None:
-            found = _GLOBAL_INSTRUMENTS[provider] = _Instruments(provider)
-        return found
+        if provider not in _GLOBAL_INSTRUMENTS:
+            _GLOBAL_INSTRUMENTS[provider] = _Instruments(provider)
+        return _GLOBAL_INSTRUMENTS[provider]
 
     def _traces(self) -> bool:
         """Whether the tracer's provider is a real one (not the API's proxy or no-op)."""
@@ -185,16 +148,16 @@ class ToolTracing:
 
     def _tool_span(self, call: FunctionCallContent, tool: AITool | None, **extra: Any) -> Span:
         attributes: dict[str, Any] = {
-            OPERATION_NAME: "execute_tool",
-            TOOL_NAME: call.name,
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
             TOOL_CALL_ID: call.call_id,
-            TOOL_TYPE: "function",
+            "gen_ai.tool.type": "function",
         }
         description = getattr(tool, "description", None)
         if isinstance(description, str) and description:
-            attributes[TOOL_DESCRIPTION] = description
+            attributes["gen_ai.tool.description"] = description
         if self.capture_content and call.arguments is not None:
-            attributes[TOOL_CALL_ARGUMENTS] = to_json(call.arguments)
+            attributes["gen_ai.tool.call.arguments"] = to_json(call.arguments)
         return self._tracer.start_span(
             f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes={**attributes, **extra}
         )
@@ -223,21 +186,20 @@ class ToolTracing:
         else:
             span.set_attribute(TOOL_OUTCOME, "ran")
         if self.capture_content and outcome.result is not None:
-            span.set_attribute(TOOL_CALL_RESULT, to_json(outcome.result.result))
+            span.set_attribute("gen_ai.tool.call.result", to_json(outcome.result.result))
         span.end()
         return outcome
 
     def tool_not_found(self, call: FunctionCallContent) -> None:
         """The model called a tool nobody has: a span that says so."""
         if self._traces():
-            extra = {TOOL_OUTCOME: "not_found", ERROR_TYPE: "tool_not_found"}
+            extra = {TOOL_OUTCOME: "not_found", "error.type": "tool_not_found"}
             span = self._tool_span(call, None, **extra)
             span.set_status(Status(StatusCode.ERROR, "tool not found"))
             span.end()
 
     def requested(self, request: InputRequestContent) -> None:
-        """The run pauses on ``request`` (an approval or a question): stamp it and record the
-        event on the current span."""
+        """The run pauses on ``request``: stamp it, and an event on the current span."""
         if not self._records():
             return  # nothing would use the stamps: the request stays as it was made
         properties = request.additional_properties
@@ -249,26 +211,24 @@ class ToolTracing:
             properties.setdefault(TRACEPARENT, parent)
         attributes = _about(request)
         if isinstance(request, ToolApprovalRequestContent):
-            arguments = request.tool_call.arguments
+            kind, arguments = "approval", request.tool_call.arguments
             if self.capture_content and arguments is not None:
-                attributes[TOOL_CALL_ARGUMENTS] = to_json(arguments)
-            event = EVENT_APPROVAL_REQUESTED
+                attributes["gen_ai.tool.call.arguments"] = to_json(arguments)
         else:
             assert isinstance(request, InterruptRequestContent)
+            kind = "input"
             if self.capture_content and request.message is not None:
-                attributes[QUESTION] = request.message
-            event = EVENT_INPUT_REQUESTED
-        trace.get_current_span().add_event(event, attributes)
+                attributes["agui_chat.input.message"] = request.message
+        trace.get_current_span().add_event(f"agui_chat.{kind}.requested", attributes)
 
     def expired(self, request_ids: Sequence[str]) -> None:
         """Answers came for requests past their expiry (and were refused)."""
         span = trace.get_current_span()
         for request_id in request_ids:
-            span.add_event(EVENT_EXPIRED, {REQUEST_ID: request_id})
+            span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
     def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
-        """The person's answers in ``history`` (its last user message that answers) resume
-        the calls ``call_ids``: an event per answer, and the metrics."""
+        """Events, metrics per answer to ``call_ids`` in ``history``'s last answering message."""
         if not self._records():
             return
         requests: dict[str, InputRequestContent] = {}
@@ -310,44 +270,44 @@ class ToolTracing:
         instruments = self._instruments()
         if isinstance(answer, ToolApprovalResponseContent):
             assert isinstance(request, ToolApprovalRequestContent)
-            call = request.tool_call
-            attributes[REASON_GIVEN] = bool(answer.reason and answer.reason.strip())
-            if self.capture_content and answer.reason:
-                attributes[REASON] = answer.reason
+            kind, reason = "approval", answer.reason
+            attributes["agui_chat.approval.reason_given"] = bool(reason and reason.strip())
+            if self.capture_content and reason:
+                attributes["agui_chat.approval.reason"] = reason
             if not answer.approved:
-                decision, event = "rejected", EVENT_REJECTED
-            elif answer.edited_arguments is not None:
-                decision, event = "edited", EVENT_EDITED
-                if self.capture_content:
-                    attributes[EDITED_ARGUMENTS] = to_json(answer.edited_arguments)
+                decision = "rejected"
+            elif answer.edited_arguments is None:
+                decision = "approved"
             else:
-                decision, event = "approved", EVENT_APPROVED
-            kind = "approval"
+                decision = "edited"
+                if self.capture_content:
+                    edited = to_json(answer.edited_arguments)
+                    attributes["agui_chat.approval.edited_arguments"] = edited
             if instruments is not None:
-                instruments.approvals.add(1, {DECISION: decision})
+                instruments.approvals.add(1, {"agui_chat.decision": decision})
+            call = request.tool_call
             if decision == "rejected" and isinstance(call, FunctionCallContent) and self._traces():
                 self._tool_span(call, None, **{TOOL_OUTCOME: "rejected"}).end()
         else:
-            cancelled = answer.status == "cancelled"
-            decision = "cancelled" if cancelled else "answered"
-            event = EVENT_CANCELLED if cancelled else EVENT_ANSWERED
-            if self.capture_content and not cancelled:
-                attributes[INPUT_PAYLOAD] = to_json(answer.payload)
             kind = "input"
+            decision = "cancelled" if answer.status == "cancelled" else "answered"
+            if self.capture_content and decision == "answered":
+                attributes["agui_chat.input.payload"] = to_json(answer.payload)
         if seconds is not None:
-            attributes[DECISION_SECONDS] = seconds
+            attributes["agui_chat.decision.seconds"] = seconds
             if instruments is not None:
-                metric = {REQUEST_KIND: kind, DECISION: decision}
+                metric = {"agui_chat.request.kind": kind, "agui_chat.decision": decision}
                 instruments.decisions.record(seconds, metric)
-        trace.get_current_span().add_event(event, attributes)
+        # agui_chat.approval.{approved,rejected,edited}, agui_chat.input.{answered,cancelled}
+        trace.get_current_span().add_event(f"agui_chat.{kind}.{decision}", attributes)
 
 
 def _about(request: InputRequestContent) -> dict[str, Any]:
     """The attributes of a request: its id and the call it is about."""
-    attributes: dict[str, Any] = {REQUEST_ID: request.request_id}
+    attributes: dict[str, Any] = {"agui_chat.request.id": request.request_id}
     if isinstance(request, ToolApprovalRequestContent):
         attributes[TOOL_CALL_ID] = request.tool_call.call_id
-        attributes[TOOL_NAME] = request.tool_call.name
+        attributes["gen_ai.tool.name"] = request.tool_call.name
     elif isinstance(request, InterruptRequestContent) and request.tool_call_id is not None:
         attributes[TOOL_CALL_ID] = request.tool_call_id
     return attributes

@@ -1,6 +1,6 @@
-"""A model's turn as the tool loop reads it: the recorder of a streamed turn, the screens its
-calls pass (gated for a person's approval, or marked never to run), the calls still to run,
-the ids used twice, and the tools and options of each round trip."""
+"""A model's turn as the tool loop reads it: recording a streamed turn, screening its calls
+(gated for approval, or marked never to run), the calls still to run, ids used twice, and
+each round trip's tools and options."""
 
 from __future__ import annotations
 
@@ -20,32 +20,14 @@ from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequired
 from ._resume import approval_request_id
 from ._tool_tracing import ToolTracing
 
-__all__ = [
-    "ADDITIONAL_TOOLS",
-    "TurnRecorder",
-    "bad_arguments",
-    "duplicate_ids",
-    "gate_approvals",
-    "hold_unrun",
-    "new_id",
-    "next_options",
-    "pending_calls",
-    "tool_map",
-    "tool_message",
-    "without_functions",
-]
-
 _log = logging.getLogger("agui_chat.tools")
 
 
 class TurnRecorder:
-    """Remembers a streamed turn cheaply, in case it ends with tool calls.
-
-    The loop appends to ``deltas`` each ``TextContent`` that continues the last recorded
-    update's message; every other update goes through :meth:`add`. :meth:`build` folds them
-    as ``ChatResponse.from_updates`` would. The deltas are kept as the contents that arrived:
-    reading their strings would cost about 5% of a stream (bench/README.md).
-    """
+    """Remembers a streamed turn cheaply, in case it ends with tool calls: the loop appends
+    to ``deltas`` each ``TextContent`` continuing the last recorded update's message (kept
+    as they came: reading their strings costs ~5% of a stream), other updates go through
+    :meth:`add`; :meth:`build` folds them as ``ChatResponse.from_updates`` would."""
 
     __slots__ = ("deltas", "updates")
 
@@ -58,8 +40,7 @@ class TurnRecorder:
         update: ChatResponseUpdate,
         gate: Callable[[list[AIContent]], bool] | None,
     ) -> bool:
-        """Keep ``update`` whole, after ``gate`` (if any) screened its contents; whether it
-        holds a tool call."""
+        """Keep ``update`` after ``gate`` (if any) screens it; whether it holds a tool call."""
         self._flush()
         self.updates.append(update)
         return gate is not None and bool(update.contents) and gate(update.contents)
@@ -84,8 +65,7 @@ ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
 def tool_map(
     additional: Sequence[AITool | ToolSource], options: ChatOptions | None
 ) -> dict[str, AITool]:
-    """The round trip's tools by name (each source's current tools);
-    ``DuplicateToolError`` when two different tools share a name."""
+    """The round trip's tools by name; ``DuplicateToolError`` for two tools of one name."""
     registry = ToolRegistry()
     registry.add(additional, ADDITIONAL_TOOLS)
     if options is not None and options.tools:
@@ -95,11 +75,8 @@ def tool_map(
 
 def bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
     why = call.exception or ValueError("arguments are not a JSON object")
-    return FunctionResultContent(
-        call.call_id,
-        f"Error: invalid arguments for {call.name!r}: {why}",
-        exception=why,
-    )
+    text = f"Error: invalid arguments for {call.name!r}: {why}"
+    return FunctionResultContent(call.call_id, text, exception=why)
 
 
 def tool_message(results: list[AIContent]) -> ChatMessage:
@@ -160,8 +137,7 @@ def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
 
 
 def duplicate_ids(messages: Sequence[ChatMessage]) -> tuple[set[str], list[AIContent]]:
-    """The ids more than one call (or approval request) of the turn uses, and an error
-    result for each of those calls: none of them runs."""
+    """The ids several calls (or approval requests) of the turn use, and an error per call."""
     acted = _acted_on(messages)
     seen: set[str] = set()
     duplicated: set[str] = set()
