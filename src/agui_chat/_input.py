@@ -52,14 +52,8 @@ class InputRequired(Exception):
         key: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(message, str) or not message.strip():
-            raise ValueError("message must be a non-empty str")
-        if response_schema is not None and not isinstance(response_schema, Mapping):
-            raise TypeError("response_schema must be a JSON schema mapping")
-        if not isinstance(reason, str) or not reason:
-            raise ValueError("reason must be a non-empty str")
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError("key must be a non-empty str")
+        if not message.strip() or not reason or key == "":
+            raise ValueError("message, reason and key must be non-empty")
         super().__init__(message)
         self.message = message
         self.response_schema = dict(response_schema) if response_schema is not None else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, Iterable
 from datetime import datetime
 from typing import Any, Generic
 
@@ -21,7 +21,6 @@ from ._hitl_contents import (
 )
 from ._messages import ChatMessage
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
-from ._schema import to_jsonable
 from ._streams import close_stream
 from ._usage import UsageDetails
 
@@ -173,37 +172,6 @@ class ChatResponse(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"ChatResponse(messages={self.messages!r}, finish_reason={self.finish_reason!r})"
-
-    # -- serialization -------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (messages, ids, finish reason, usage)."""
-        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
-        for name in ("response_id", "conversation_id", "model_id"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.finish_reason is not None:
-            out["finish_reason"] = self.finish_reason.value
-        if self.usage is not None:
-            out["usage"] = self.usage.to_dict()
-        if self.additional_properties:
-            out["additional_properties"] = to_jsonable(self.additional_properties)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChatResponse:
-        """Load what :meth:`to_dict` wrote; ``ValueError`` for a field that does not fit."""
-        for name in ("response_id", "conversation_id", "model_id", "finish_reason"):
-            if data.get(name) is not None and not isinstance(data[name], str):
-                raise ValueError(f"response field {name!r} must be a str")
-        return cls(
-            [ChatMessage.from_dict(m) for m in data.get("messages", [])],
-            response_id=data.get("response_id"),
-            conversation_id=data.get("conversation_id"),
-            model_id=data.get("model_id"),
-            finish_reason=data.get("finish_reason"),
-            usage=UsageDetails.from_dict(data["usage"]) if "usage" in data else None,
-            additional_properties=data.get("additional_properties"),
-        )
 
     # -- updates <-> response ------------------------------------------------------------
     def to_updates(self) -> list[ChatResponseUpdate]:

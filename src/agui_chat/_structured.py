@@ -30,20 +30,6 @@ def response_format_of(options: ChatOptions | None) -> ChatResponseFormat | None
     return output_spec(fmt).response_format
 
 
-def wants_structured(options: ChatOptions | None, response_format: Any, retries: int = 0) -> bool:
-    """Whether a ``get_response`` call asks for a validated ``.value`` (the keyword, or options
-    whose format has an ``output_type``); ``retries`` without either is a ``ValueError``."""
-    if response_format is not None:
-        return True
-    fmt = options.response_format if isinstance(options, ChatOptions) else None
-    wanted = fmt is not None and (
-        not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None
-    )
-    if retries and not wanted:
-        raise ValueError("retries= repairs structured output: it needs response_format=Model")
-    return wanted
-
-
 class _ChatClient(Protocol):
     """What structured output needs of a ``ChatClient``: its ``get_response``."""
 
@@ -58,13 +44,19 @@ def respond(
     retries: int,
     plain: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]] | None = None,
 ) -> Awaitable[ChatResponse[OutputT]]:
-    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output over
-    ``client`` when asked for (:func:`wants_structured`), else ``plain`` (by default the
-    client's ``get_response``)."""
-    if wants_structured(options, response_format, retries):
+    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output
+    over ``client`` when the keyword or the options' format (one with an ``output_type``) asks
+    for it, else ``plain`` (by default the client's ``get_response``); ``retries`` without
+    either is a ``ValueError``."""
+    fmt = options.response_format if isinstance(options, ChatOptions) else None
+    if response_format is not None or (
+        fmt is not None and (not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None)
+    ):
         return get_structured_response(
             client, messages, options, response_format=response_format, retries=retries
         )
+    if retries:
+        raise ValueError("retries= repairs structured output: it needs response_format=Model")
     return (plain or client.get_response)(messages, options)
 
 

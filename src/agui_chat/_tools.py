@@ -135,15 +135,6 @@ class AIFunction(AIFunctionDeclaration):
             result = await typing.cast(Awaitable[Any], result)
         return result
 
-    def as_declaration_only(self) -> AIFunctionDeclaration:
-        """A declaration with the same name, description and schema, that cannot be run."""
-        return AIFunctionDeclaration(
-            self.name,
-            self.description,
-            self.parameters,
-            additional_properties=self.additional_properties,
-        )
-
 
 class DelegatingAIFunction(AIFunction):
     """A function that forwards everything to the one it wraps; subclass to add behaviour."""
@@ -293,12 +284,10 @@ def approval_required(
 
 # -- schema building ---------------------------------------------------------------------
 
-_SECTION = re.compile(
-    r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?)\s*:?\s*$"
-)
-_GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-_NUMPY_PARAM = re.compile(r"^(\w+)\s*(?::.*)?$")
+_HEADING = re.compile(r"(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?)\s*:?")
+_PARAM_SECTIONS = ("args", "arguments", "parameters", "params")
+_SPHINX = re.compile(r":param\s+(?:[^:]*\s)?(\w+)\s*:(.*)")
+_ITEM = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*(?::(.*))?")  # name (type): text
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -306,50 +295,32 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     lines = doc.splitlines()
     summary: list[str] = []
     params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    numpy_style = False  # an underlined heading: "name : type" lines, not Google's "name: text"
-    for i, raw in enumerate(lines):
-        line = raw.rstrip()
-        stripped = line.strip()
-        sphinx = _SPHINX_PARAM.match(stripped)
-        if sphinx:
-            current = sphinx.group(1)
-            params[current] = sphinx.group(2).strip()
-            section = "sphinx"
-            continue
-        if stripped.startswith(":"):
-            section, current = "sphinx-other", None
-            continue
-        heading = _SECTION.match(stripped)
-        next_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if heading and (stripped.endswith(":") or set(next_line) == {"-"}):
-            section = heading.group(1).lower()
-            numpy_style = set(next_line) == {"-"}
-            current = None
-            continue
-        if set(stripped) == {"-"}:
-            continue
-        if section is None:
-            if not stripped and summary:
+    section, current, item_indent, numpy = "summary", None, None, False
+    for line, below in zip(lines, [*lines[1:], ""], strict=False):
+        text = line.strip()
+        underlined = set(below.strip()) == {"-"}  # a NumPy heading: "name : type" items
+        if sphinx := _SPHINX.fullmatch(text):
+            section, current, item_indent = "params", sphinx[1], -1
+            params[current] = sphinx[2].strip()
+        elif text.startswith(":"):
+            section = "other"
+        elif (heading := _HEADING.fullmatch(text)) and (text.endswith(":") or underlined):
+            section = "params" if heading[1].lower() in _PARAM_SECTIONS else "other"
+            current, item_indent, numpy = None, None, underlined
+        elif not text or set(text) == {"-"}:
+            if not text and section == "summary" and summary:
                 section = "body"
-            elif stripped:
-                summary.append(stripped)
-            continue
-        if section in ("args", "arguments", "parameters", "params"):
+        elif section == "summary":
+            summary.append(text)
+        elif section == "params":
             indent = len(line) - len(line.lstrip())
-            google = None if numpy_style else _GOOGLE_PARAM.match(line)
-            numpy = _NUMPY_PARAM.match(stripped)
-            if google and indent <= 4 and not (current and indent > 4):
-                current = google.group(1).lstrip("*")
-                params[current] = google.group(2).strip()
-            elif numpy and indent == 0 and stripped:
-                current = numpy.group(1)
-                params[current] = ""
-            elif current and stripped:
-                params[current] = (params[current] + " " + stripped).strip()
-        elif section == "sphinx" and current and stripped:
-            params[current] = (params[current] + " " + stripped).strip()
+            item_indent = indent if item_indent is None else item_indent
+            item = _ITEM.fullmatch(text) if indent == item_indent else None
+            if item and (numpy or item[2] is not None):
+                current = item[1]
+                params[current] = "" if numpy else item[2].strip()
+            elif current:
+                params[current] = (params[current] + " " + text).strip()
     return " ".join(summary), params
 
 

@@ -17,7 +17,6 @@ from agui_chat import (
     LoggingChatClient,
     RetryingChatClient,
     UsageDetails,
-    request_input,
 )
 from agui_chat.testing import ScriptedChatClient
 
@@ -46,13 +45,6 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         TypeError,
         "additional_counts",
     ),
-    (
-        "request_input schema",
-        lambda: request_input("q", response_schema=[1]),
-        TypeError,
-        "response_schema",
-    ),
-    ("request_input key", lambda: request_input("q", key=1), ValueError, "key"),
     ("builder inner", lambda: ChatClientBuilder(1), TypeError, "inner_client"),
     ("builder logger", lambda: ChatClientBuilder(_model()).use_logging(1), TypeError, "logger"),
     ("logging logger", lambda: LoggingChatClient(_model(), "agui"), TypeError, "logger"),
