@@ -18,13 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponseFormat:
-    """The shape of the model's answer: ``TEXT``, ``JSON``,
-    ``ChatResponseFormat.for_json_schema(schema, name=..., description=...)``, or
-    ``ChatResponseFormat.for_type(Model)`` (the strict schema of a Python type, whose reply
-    ``get_response`` validates into ``response.value``).
-
-    ``strict`` asks the provider to enforce the schema (OpenAI's strict mode); ``output_type``
-    is the Python type the schema was made from, if any.
+    """The shape of the model's answer: ``TEXT``, ``JSON``, ``for_json_schema(schema, ...)`` or
+    ``for_type(Model)`` (the strict schema of a Python type, whose reply ``get_response``
+    validates into ``response.value``). ``strict`` asks the provider to enforce the schema;
+    ``output_type`` is the Python type the schema was made from, if any.
     """
 
     kind: Literal["text", "json"]
@@ -158,8 +155,8 @@ def output_spec(output_type: Any) -> OutputSpec:
 
 
 def strict_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-    """``schema`` made strict-compatible, and whether strict mode can take it (an object
-    with free-form keys, such as a ``dict[str, int]``, cannot be strict)."""
+    """``schema`` made strict-compatible, and whether strict mode can take it (not an object
+    with free-form keys, such as a ``dict[str, int]``)."""
     fits = [True]
     return _strict(schema, fits), fits[0]
 
@@ -200,9 +197,6 @@ def _nullable(prop: Any) -> Any:
     if isinstance(kind, str) and "enum" not in prop:
         return {**prop, "type": [kind, "null"]}
     return {"anyOf": [dict(prop), {"type": "null"}]}
-
-
-# -- helpers -------------------------------------------------------------------------------
 
 
 def schema_name(name: str) -> str:

@@ -16,9 +16,7 @@ from ._contents import (
     TextReasoningContent,
     UsageContent,
 )
-from ._hitl_contents import (
-    InputRequestContent,
-)
+from ._hitl_contents import InputRequestContent
 from ._messages import ChatMessage
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
 from ._streams import close_stream
@@ -232,8 +230,8 @@ class ChatResponse(Generic[OutputT]):
 
 
 class _ResponseBuilder:
-    """Folds updates into messages incrementally; text deltas are kept as strings until
-    something else arrives, so a long stream keeps no object per delta alive."""
+    """Folds updates into messages; text deltas stay strings until something else arrives,
+    so a long stream keeps no object per delta alive."""
 
     __slots__ = ("_text", "response", "usage")
 

@@ -57,8 +57,9 @@ class AITool:
 
 
 class AIFunctionDeclaration(AITool):
-    """A tool the model can call, described by a JSON schema of its parameters; the caller runs
-    it (the tool loop hands its calls back). ``ToolError`` for an invalid name."""
+    """A tool the model can call, described by ``parameters`` (the JSON schema of its
+    arguments); the caller runs it (the tool loop hands its calls back). ``ToolError`` for
+    an invalid name."""
 
     def __init__(
         self,
@@ -70,15 +71,10 @@ class AIFunctionDeclaration(AITool):
     ) -> None:
         self.name = _check_name(name)
         self.description = description
-        self._parameters: dict[str, Any] = (
+        self.parameters: dict[str, Any] = (
             dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
         )
         self.additional_properties = dict(additional_properties or {})
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the tool's arguments (an object schema)."""
-        return self._parameters
 
     def to_dict(self) -> dict[str, Any]:
         """``{name, description, parameters}``, as function-calling APIs expect it."""
@@ -145,7 +141,7 @@ class DelegatingAIFunction(AIFunction):
         self.description = inner.description
         self.additional_properties = inner.additional_properties
         self.func = inner.func
-        self._parameters = inner.parameters
+        self.parameters = inner.parameters
         self._model = inner._model
         self._is_async = inner._is_async
 
@@ -180,13 +176,10 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         return f"Approve {call_name}?"
 
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
-        """Whether this call needs a person's approval.
-
-        ``when`` sees the arguments the tool would run with (``validate_arguments``), never
-        the raw ones (``"recursive": 1`` must not pass a check for ``True`` the tool then
-        receives). Arguments that do not validate, a NaN anywhere in them (no threshold check
-        holds for NaN) and a ``when`` that raises all count as "yes": when in doubt, ask.
-        """
+        """Whether this call needs a person's approval. ``when`` sees the arguments the tool
+        would run with (validated, so ``"recursive": 1`` cannot slip past a check for
+        ``True``); arguments that do not validate, a NaN anywhere in them and a ``when`` that
+        raises all count as "yes": when in doubt, ask."""
         if self.when is None:
             return True
         try:
@@ -202,7 +195,6 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
 
 
 def _holds_nan(value: Any) -> bool:
-    """Whether a float NaN is anywhere in ``value`` (through dicts, lists, tuples, sets)."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -269,11 +261,8 @@ def approval_required(
 ):
     """Require a person's approval before a tool runs: on a plain function or an
     ``AIFunction``, bare (``@approval_required``) or with a per-call predicate
-    (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
-
-    ``when`` receives the arguments as the tool will (validated, converted, defaults filled
-    in); see :meth:`ApprovalRequiredAIFunction.requires_approval` for when it is not asked.
-    """
+    (``when=lambda args: args["path"].startswith("/")``, see
+    :meth:`ApprovalRequiredAIFunction.requires_approval`)."""
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)
