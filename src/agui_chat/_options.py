@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -79,10 +79,4 @@ class ChatOptions:
     def clone(self) -> ChatOptions:
         """A shallow copy with its own ``tools``, ``stop_sequences`` and
         ``additional_properties``, for middleware to change."""
-        clone = copy.copy(self)
-        if self.tools is not None:
-            clone.tools = list(self.tools)
-        if self.stop_sequences is not None:
-            clone.stop_sequences = list(self.stop_sequences)
-        clone.additional_properties = dict(self.additional_properties)
-        return clone
+        return dataclasses.replace(self, additional_properties=dict(self.additional_properties))

@@ -206,12 +206,9 @@ class ChatResponse(Generic[OutputT]):
 
     @classmethod
     def from_updates(cls, updates: Iterable[ChatResponseUpdate]) -> ChatResponse:
-        """Join streamed updates into one response, by MEAI's rules.
-
-        A new message starts when the message id, author or role changes; text pieces in a
-        row join into one ``TextContent``; usage is summed; the last non-empty response id,
-        conversation id, finish reason and model id win.
-        """
+        """Join streamed updates into one response, by MEAI's rules: a new message starts when
+        the message id, author or role changes; text pieces in a row join; usage is summed;
+        the last non-empty response id, conversation id, finish reason and model id win."""
         builder = _ResponseBuilder()
         for update in updates:
             builder.add(update)

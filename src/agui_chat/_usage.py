@@ -20,11 +20,8 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 @dataclass(slots=True)
 class UsageDetails:
-    """Token counts; ``None`` means "not reported", which is not zero.
-
-    ``a + b`` sums field by field (``None + x`` is ``x``); cached and reasoning counts are
-    parts of the input and output totals, not additions to them.
-    """
+    """Token counts (``None``: not reported, which is not zero); ``a + b`` sums field by field
+    (``None + x`` is ``x``). Cached and reasoning counts are parts of the input and output."""
 
     input_token_count: int | None = None
     output_token_count: int | None = None
