@@ -212,11 +212,10 @@ def type_name(output_type: Any) -> str:
 
 
 def _errors(exc: ValidationError) -> list[str]:
-    out = []
-    for error in exc.errors(include_url=False):
-        where = "/".join(str(p) for p in error["loc"]) or "(root)"
-        out.append(f"{where}: {error['msg']}")
-    return out
+    return [
+        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    ]
 
 
 def _drop_nulls(data: Any) -> Any:

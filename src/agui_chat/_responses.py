@@ -200,8 +200,6 @@ class ChatResponse(Generic[OutputT]):
                     additional_properties=self.additional_properties,
                 )
             )
-        elif updates:
-            updates[-1].finish_reason = self.finish_reason
         return updates
 
     @classmethod

@@ -34,11 +34,10 @@ def _validator_for(schema_json: str) -> Callable[[Any], list[str]]:
     validator = cls(schema)
 
     def errors(instance: Any) -> list[str]:
-        out = []
-        for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            out.append(f"{where}: {error.message}")
-        return out
+        return [
+            f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+            for e in sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+        ]
 
     return errors
 
