@@ -127,9 +127,7 @@ class ToolApprovalRequestContent(InputRequestContent):
             self.request_id, False, self.tool_call, reason=CANCELLED_REASON, cancelled=True
         )
 
-    @classmethod
-    def _from_wire(cls, data: Any) -> Any:
-        return _load_tool_call(data)
+    _from_wire = staticmethod(_load_tool_call)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
@@ -161,9 +159,7 @@ class ToolApprovalResponseContent(InputResponseContent):
 
         return to_wire(self.approved, self.reason or None, self.edited_arguments)
 
-    @classmethod
-    def _from_wire(cls, data: Any) -> Any:
-        return _load_tool_call(data)
+    _from_wire = staticmethod(_load_tool_call)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
