@@ -1,11 +1,7 @@
-"""The answer to a tool approval on the AG-UI wire: ``{approved, reason?, editedArgs?}``.
-
-One strict model, :class:`ApprovalPayload`, read (:func:`read_approval_payload`) and written
-(:func:`to_wire`) nowhere else. An answer that cannot be read in full is refused, never
-partly applied: an unknown key (``edited_args``, ``arguments``...) would leave an edit unread
-and run the call unedited. No coercion, no ``null`` for a key that may be left out;
-``editedArgs`` only with ``approved: true``. pydantic comes with this module, so the core
-imports it on first use.
+"""The answer to a tool approval on the AG-UI wire: ``{approved, reason?, editedArgs?}``, one
+strict model read (:func:`read_approval_payload`) and written (:func:`to_wire`) nowhere else.
+An answer that cannot be read in full is refused, never partly applied: an unknown key
+(``edited_args``...) would leave an edit unread and run the call unedited.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ EDITED_ARGS = "editedArgs"
 #: The payload's shape, as the refusals name it.
 APPROVAL_PAYLOAD_SHAPE = "{approved, reason?, editedArgs?}"
 
-#: How many unknown keys a refusal lists (the rest are counted): the message goes on the wire.
+#: How many unknown keys a refusal lists (the rest are counted), each cut to _KEY_CHARS.
 _SHOWN_KEYS = 3
 _KEY_CHARS = 40
 #: pydantic's errors for a key the model does not know (``invalid_key``: not a string).
@@ -32,11 +28,9 @@ _UNKNOWN_KEY_ERRORS = ("extra_forbidden", "invalid_key")
 
 
 class ApprovalPayload(BaseModel):
-    """A person's answer to a tool approval, as it travels in an AG-UI ``resume`` payload.
-
-    ``edited_args`` (``editedArgs`` on the wire) replaces the call's arguments entirely.
-    Strict: no other key, no coercion (``"true"`` is not a boolean), no ``null`` for a key
-    that may be left out."""
+    """A person's answer to a tool approval; ``edited_args`` (``editedArgs`` on the wire)
+    replaces the call's arguments entirely. Strict: no other key, no coercion (``"true"`` is
+    not a boolean), no ``null`` for a key that may be left out, edits only when approved."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -71,11 +65,8 @@ class ApprovalPayloadError(InvalidResponseError):
 def read_approval_payload(
     value: object, *, where: str = "approval payload", request_ids: Iterable[str] = ()
 ) -> ApprovalPayload:
-    """Read an approval answer from an untrusted JSON value.
-
-    ``where`` names the value in the refusal (``"resume[0].payload"``); ``request_ids``
-    go on the error. Raises :class:`ApprovalPayloadError` naming what is wrong.
-    """
+    """Read an approval answer from an untrusted JSON value; :class:`ApprovalPayloadError`
+    naming what is wrong and where (``"resume[0].payload"``)."""
     ids = tuple(request_ids)
     if not isinstance(value, dict):
         raise ApprovalPayloadError(
@@ -96,9 +87,8 @@ def read_approval_payload(
 def to_wire(
     approved: bool, reason: str | None = None, edited_args: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The wire payload of an answer: ``{"approved": ...}`` with ``reason`` and
-    ``editedArgs`` when given (edits made plain JSON). What it writes, the reader reads:
-    it is checked by the same model, so a wrong value raises :class:`ApprovalPayloadError`."""
+    """The wire payload of an answer (edits made plain JSON), checked by the reader's model:
+    a wrong value raises :class:`ApprovalPayloadError`."""
     wire: dict[str, Any] = {"approved": approved}
     if reason is not None:
         wire["reason"] = reason
@@ -108,12 +98,9 @@ def to_wire(
 
 
 def approval_response_schema(edited_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``responseSchema`` of an approval interrupt: the model's fields, ``editedArgs``
-    only when editing is offered (``edited_args``: the schema the edit must fit, such as the
-    tool's parameters or ``{"type": "object"}``).
-
-    It leaves out ``additionalProperties: false`` (the bytes peers have always been sent);
-    the reader refuses unknown keys all the same."""
+    """The ``responseSchema`` of an approval interrupt; ``editedArgs`` only when editing is
+    offered (``edited_args``: the schema the edit must fit). No ``additionalProperties: false``
+    (the bytes peers have always been sent): the reader refuses unknown keys all the same."""
     properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
     if edited_args is not None:
         properties[EDITED_ARGS] = dict(edited_args)
@@ -161,23 +148,20 @@ def _refusal(
 
 
 def _hint(unknown: list[str]) -> str:
-    """A pointer to ``editedArgs`` when an unknown key looks like an edit."""
     if any("edit" in k.lower() or k.lower() in ("args", "arguments") for k in unknown):
         return f" (edited arguments go under {EDITED_ARGS!r})"
     return ""
 
 
+_JSON_TYPES: tuple[tuple[Any, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    ((int, float), "number"),
+    (str, "string"),
+    ((list, tuple), "array"),
+    (Mapping, "object"),
+)
+
+
 def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    return next((n for kind, n in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)

@@ -41,9 +41,8 @@ class ChatClient(Protocol):
 
 
 class BaseChatClient:
-    """A base for chat clients: implement ``get_streaming_response`` (and ``_get_response``
-    for a non-streaming path of its own; ``get_response`` adds structured output on top),
-    and ``aclose`` if the client owns resources."""
+    """A base for chat clients: implement ``get_streaming_response`` (``_get_response`` for a
+    non-streaming path of its own, ``aclose`` if the client owns resources)."""
 
     async def get_response(
         self,

@@ -1,9 +1,6 @@
 """The contents a message is made of: text, reasoning, data, tool calls and results, errors and
-usage (the human-in-the-loop ones are in ``_hitl_contents``).
-
-Contents are slotted dataclasses; ``to_dict()`` and ``AIContent.from_dict()`` go through one
-pydantic ``TypeAdapter`` over every content type, told apart by ``type`` (built on first use).
-``raw_representation`` and ``exception`` are never serialized.
+usage. Slotted dataclasses; ``to_dict()`` and ``AIContent.from_dict()`` go through one pydantic
+``TypeAdapter`` over every content type, told apart by ``type`` (built on first use).
 """
 
 from __future__ import annotations
@@ -24,19 +21,10 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 
-def _is_none(value: Any) -> bool:
-    return value is None
-
-
-def _is_falsy(value: Any) -> bool:
-    return not value
-
-
-# Field metadata pydantic reads (``Field`` arguments): when a field is left out of a dict.
-# Flags are strict: a stored ``"true"`` is not a bool.
+# Field metadata pydantic reads: when a field is left out of a dict; flags are strict.
 NEVER: Mapping[str, Any] = {"exclude": True}
-OMIT_NONE: Mapping[str, Any] = {"exclude_if": _is_none}
-OMIT_FALSE: Mapping[str, Any] = {"exclude_if": _is_falsy, "strict": True}
+OMIT_NONE: Mapping[str, Any] = {"exclude_if": lambda value: value is None}
+OMIT_FALSE: Mapping[str, Any] = {"exclude_if": lambda value: not value, "strict": True}
 OMIT_TRUE: Mapping[str, Any] = {"exclude_if": bool, "strict": True}
 STRICT: Mapping[str, Any] = {"strict": True}
 
@@ -52,7 +40,8 @@ def check_id(value: str, name: str) -> None:
 
 @dataclass(slots=True)
 class AIContent:
-    """Base class of every content; ``raw_representation`` is the provider's own object."""
+    """Base class of every content; ``raw_representation`` is the provider's own object (never
+    serialized)."""
 
     type: ClassVar[str] = ""
     _registry: ClassVar[dict[str, builtins.type[AIContent]]] = {}
@@ -99,12 +88,11 @@ class AIContent:
             raise ValueError(f"invalid {kind!r} content: {problems}") from None
 
     @classmethod
-    def _from_wire(cls, data: Any) -> Any:
-        """The fields of ``data`` (a ``to_dict``), as the dataclass takes them."""
+    def _from_wire(cls, data: Any) -> Any:  # a to_dict() as the dataclass takes it
         return without_type(data)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
-        """Adjust the fields pydantic wrote, in place (a subclass with a field of its own)."""
+        """Adjust what pydantic wrote, in place."""
 
 
 def _content_adapter() -> TypeAdapter[Any]:
@@ -130,8 +118,6 @@ def _tag(value: Any) -> str | None:
 def _dump(content: AIContent, handler: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"type": content.type, **handler(content)}
     content._to_wire(out)
-    if "additional_properties" in out:
-        out["additional_properties"] = out.pop("additional_properties")
     return out
 
 
@@ -171,12 +157,8 @@ def _parse_data_uri(uri: str) -> tuple[bytes, str]:
 
 @dataclass(slots=True, init=False)
 class DataContent(AIContent):
-    """Binary data (an image, a document...) with its media type.
-
-    Build it from bytes (``DataContent(b"...", media_type="image/png")``) or from a
-    ``data:`` URI (``DataContent("data:image/png;base64,...")``); ``ValueError`` without a
-    media type or for a URI that is not base64 ``data:``.
-    """
+    """Binary data (an image, a document...) with its media type, from bytes or a base64
+    ``data:`` URI; ``ValueError`` without a media type or for any other URI."""
 
     type = "data"
     data: bytes = field(metadata=NEVER)
@@ -229,8 +211,6 @@ class DataContent(AIContent):
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["uri"] = self.uri
-        if "name" in out:
-            out["name"] = out.pop("name")
 
 
 @dataclass(slots=True, init=False)
@@ -290,14 +270,11 @@ class ToolResultContent(AIContent):
 
 @dataclass(slots=True)
 class FunctionCallContent(ToolCallContent):
-    """A request from the model to call a tool.
+    """A request from the model to call a tool; ``arguments`` ``None`` (or ``{}``) means none.
 
-    ``arguments`` is the parsed argument object: ``None`` (or ``{}``) means the call has no
-    arguments. If the model sent text that is not a JSON object, the call is
-    :attr:`unparseable`: ``arguments`` is ``None``, ``raw_arguments`` holds the text and
-    ``exception`` says why. ``informational_only`` marks a call already handled elsewhere
-    (by the server, or by an earlier loop), so no invoker runs it. An empty ``call_id`` or
-    ``name`` is a ``ValueError``.
+    A call whose argument text was not a JSON object is :attr:`unparseable` (``raw_arguments``
+    holds the text, ``exception`` says why). ``informational_only`` marks a call handled
+    elsewhere, which no invoker runs. An empty ``call_id`` or ``name`` is a ``ValueError``.
     """
 
     type = "function_call"
@@ -317,12 +294,8 @@ class FunctionCallContent(ToolCallContent):
     def from_json_arguments(
         cls, call_id: str, name: str, text: str | None, **kwargs: Any
     ) -> FunctionCallContent:
-        """Build a call from the argument text a model streamed; bad JSON is kept, not raised.
-
-        Text that is not strict JSON is bad JSON: ``NaN`` and ``Infinity`` (which Python's
-        ``json`` accepts), numbers too large for a float, and nesting too deep to parse
-        (``RecursionError``) all leave ``arguments`` ``None`` with ``exception`` saying why.
-        """
+        """Build a call from the argument text a model streamed; bad JSON (also ``NaN``,
+        ``Infinity``, numbers too large for a float, nesting too deep) is kept, not raised."""
         if text is None or not text.strip():
             return cls(call_id, name, {}, **kwargs)
         try:
@@ -337,15 +310,15 @@ class FunctionCallContent(ToolCallContent):
 
     @property
     def unparseable(self) -> bool:
-        """Whether the model sent argument text that is not a JSON object (the call cannot
-        run; the tool loop answers it with an error). A call with no arguments is not."""
+        """Whether the model sent argument text that is not a JSON object (the tool loop
+        answers such a call with an error)."""
         return self.arguments is None and (
             self.raw_arguments is not None or self.exception is not None
         )
 
     def arguments_json(self) -> str:
         """The arguments as JSON text (``{}`` for none); the model's own text if it did not
-        parse, so the model sees its mistake. The inverse of :meth:`from_json_arguments`."""
+        parse, so the model sees its mistake."""
         if self.arguments is None and self.raw_arguments is not None:
             return self.raw_arguments
         return dump_json(self.arguments or {})
@@ -353,9 +326,8 @@ class FunctionCallContent(ToolCallContent):
 
 @dataclass(slots=True)
 class FunctionCallUpdateContent(AIContent):
-    """A piece of a tool call still being streamed: its arguments text so far arrives in
-    ``arguments_delta`` pieces. For showing progress only; the complete call follows as a
-    ``FunctionCallContent``, and ``ChatResponse.from_updates`` drops these."""
+    """A piece of a tool call still being streamed (progress only: the complete call follows
+    as a ``FunctionCallContent``, and ``ChatResponse.from_updates`` drops these)."""
 
     type = "function_call_update"
     call_id: str
@@ -365,11 +337,8 @@ class FunctionCallUpdateContent(AIContent):
 
 @dataclass(slots=True)
 class FunctionResultContent(ToolResultContent):
-    """The result of a tool call, paired with the call by ``call_id``.
-
-    ``exception`` is set when the tool failed (it is not serialized; ``result`` holds the
-    text the model was given).
-    """
+    """The result of a tool call; ``exception`` (not serialized) is set when the tool failed,
+    and ``result`` then holds the text the model was given."""
 
     type = "function_result"
     result: Any = None

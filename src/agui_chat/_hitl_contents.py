@@ -17,6 +17,7 @@ from ._contents import (
     AIContent,
     ToolCallContent,
     check_id,
+    without_type,
 )
 from ._exceptions import ExpiredRequestError, InvalidResponseError
 from ._schema import is_expired, parse_expiry, schema_errors
@@ -28,8 +29,7 @@ CANCELLED_REASON = "cancelled"
 
 
 def _load_tool_call(data: Any) -> Any:
-    """A request's or answer's fields with its ``tool_call`` loaded (a ``to_dict``)."""
-    fields = {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else data
+    fields = without_type(data)
     if isinstance(fields, dict) and isinstance(fields.get("tool_call"), Mapping):
         call = AIContent.from_dict(fields["tool_call"])
         if not isinstance(call, ToolCallContent):
@@ -41,7 +41,6 @@ def _load_tool_call(data: Any) -> Any:
 def _expiry_last(
     content: ToolApprovalRequestContent | InterruptRequestContent, out: dict[str, Any]
 ) -> None:
-    out.pop("expires_at", None)
     if content.expires_at is not None:
         out["expires_at"] = content.expires_at.isoformat()
 
@@ -49,7 +48,8 @@ def _expiry_last(
 @dataclass(slots=True)
 class InputRequestContent(AIContent):
     """Base of the requests that pause a run for a person; ``request_id`` pairs the answer.
-    ``expires_at`` may be ISO 8601 text (text that does not parse never expires; naive is UTC)."""
+    ``expires_at`` may be ISO 8601 text (text that does not parse never expires; naive is
+    UTC)."""
 
     request_id: str
 
@@ -95,11 +95,8 @@ class ToolApprovalRequestContent(InputRequestContent):
         edited_arguments: Mapping[str, Any] | None = None,
     ) -> ToolApprovalResponseContent:
         """The person's answer: approve (optionally with edited arguments) or reject with a
-        reason that reaches the model.
-
-        Raises ``ExpiredRequestError`` when approving a request past its expiry, and
-        ``InvalidResponseError`` for edits where editing was not offered.
-        """
+        reason that reaches the model. ``ExpiredRequestError`` when approving past the expiry,
+        ``InvalidResponseError`` for edits where editing was not offered."""
         if approved and self.is_expired():
             raise ExpiredRequestError(
                 f"approval request {self.request_id!r} expired at "
@@ -124,15 +121,13 @@ class ToolApprovalRequestContent(InputRequestContent):
         )
 
     def cancel(self) -> ToolApprovalResponseContent:
-        """Withdraw the request undecided (AG-UI's ``cancelled`` status; in process, a rejection
-        with the reason ``"cancelled"``): the call never runs. Allowed past the expiry too."""
+        """Withdraw the request undecided (AG-UI's ``cancelled``; in process, a rejection with
+        the reason ``"cancelled"``), also past the expiry: the call never runs."""
         return ToolApprovalResponseContent(
             self.request_id, False, self.tool_call, reason=CANCELLED_REASON, cancelled=True
         )
 
-    @classmethod
-    def _from_wire(cls, data: Any) -> Any:
-        return _load_tool_call(data)
+    _from_wire = staticmethod(_load_tool_call)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
@@ -159,15 +154,12 @@ class ToolApprovalResponseContent(InputResponseContent):
             raise ValueError("a cancelled approval approves nothing and edits nothing")
 
     def to_payload(self) -> dict[str, Any]:
-        """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (an empty reason is
-        left out)."""
+        """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (no empty reason)."""
         from ._approval_payload import to_wire  # pydantic on first use, not with the package
 
         return to_wire(self.approved, self.reason or None, self.edited_arguments)
 
-    @classmethod
-    def _from_wire(cls, data: Any) -> Any:
-        return _load_tool_call(data)
+    _from_wire = staticmethod(_load_tool_call)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
@@ -208,8 +200,8 @@ class InterruptRequestContent(InputRequestContent):
             )
 
     def create_response(self, payload: Any) -> InterruptResponseContent:
-        """Answer the question. The payload is checked against ``response_schema`` here,
-        before anything is sent; a request past its expiry can only be cancelled."""
+        """Answer the question; the payload is checked against ``response_schema`` before
+        anything is sent. ``ExpiredRequestError`` past the expiry (only :meth:`cancel` then)."""
         if self.is_expired():
             raise ExpiredRequestError(
                 f"interrupt {self.request_id!r} expired; it can only be cancelled",
@@ -247,9 +239,3 @@ class InterruptResponseContent(InputResponseContent):
     def cancelled(self) -> bool:
         """Whether the person declined to answer."""
         return self.status == "cancelled"
-
-    def _to_wire(self, out: dict[str, Any]) -> None:
-        if "payload" in out:
-            out["payload"] = out.pop("payload")
-        if "metadata" in out:
-            out["metadata"] = out.pop("metadata")

@@ -1,10 +1,4 @@
-"""Asking a person a question from inside a tool: ``request_input`` and ``InputRequired``.
-
-The first call raises ``InputRequired`` (the tool loop pauses the run with an
-``InterruptRequestContent``); on the resumed run the tool is invoked again and the same call
-returns the answer. An answer is bound to its question's key, message and response schema
-(:func:`question_digest`): a question that differs in any of them is asked again.
-"""
+"""Asking a person a question from inside a tool: ``request_input`` and ``InputRequired``."""
 
 from __future__ import annotations
 
@@ -24,9 +18,7 @@ def question_digest(
     key: str, message: str | None, response_schema: Mapping[str, Any] | None
 ) -> str:
     """The identity of a question, which its answer is bound to: a digest of its ``key``,
-    ``message`` and ``response_schema`` in one canonical spelling (sorted keys, compact), so
-    the same question compares equal however its schema's keys are ordered, and any
-    other question does not."""
+    ``message`` and ``response_schema`` in canonical JSON (key order does not matter)."""
     schema = to_jsonable(response_schema) if response_schema is not None else None
     spelled = json.dumps(
         [key, message, schema], sort_keys=True, separators=(",", ":"), ensure_ascii=False
@@ -35,12 +27,9 @@ def question_digest(
 
 
 class InputRequired(Exception):
-    """Raised inside a tool to pause the run and ask a person a question.
-
-    Not an error: the run ends with an ``InterruptRequestContent`` and resumes when the
-    answer arrives. ``key`` tells apart several questions asked by one tool call (it defaults
-    to the message).
-    """
+    """Raised inside a tool to pause the run and ask a person a question (not an error: the
+    run ends with an ``InterruptRequestContent``). ``key`` tells apart several questions of
+    one tool call (by default the message); empty text is a ``ValueError``."""
 
     def __init__(
         self,
@@ -52,14 +41,8 @@ class InputRequired(Exception):
         key: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(message, str) or not message.strip():
-            raise ValueError("message must be a non-empty str")
-        if response_schema is not None and not isinstance(response_schema, Mapping):
-            raise TypeError("response_schema must be a JSON schema mapping")
-        if not isinstance(reason, str) or not reason:
-            raise ValueError("reason must be a non-empty str")
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError("key must be a non-empty str")
+        if not message.strip() or not reason or key == "":
+            raise ValueError("message, reason and key must be non-empty")
         super().__init__(message)
         self.message = message
         self.response_schema = dict(response_schema) if response_schema is not None else None
@@ -81,8 +64,7 @@ _answers: ContextVar[Mapping[str, InterruptResponseContent] | None] = ContextVar
 
 @contextlib.contextmanager
 def provide_answers(answers: Mapping[str, InterruptResponseContent]) -> Iterator[None]:
-    """Make ``answers`` visible to ``request_input`` while a tool runs, each under the
-    :func:`question_digest` of the question it answers."""
+    """Make ``answers`` (keyed by :func:`question_digest`) visible to ``request_input``."""
     token = _answers.set(answers)
     try:
         yield
@@ -100,11 +82,10 @@ def request_input(
 ) -> InterruptResponseContent:
     """Ask the person a question from inside a tool.
 
-    Returns the answer (``.status``, ``.cancelled``, ``.payload``) when the run has been
-    resumed with an answer to this very question: the same key, message and response
-    schema. Otherwise raises ``InputRequired``, which pauses the run and asks it; an answer
-    to a different question is never returned. Give each question of one tool its own
-    ``key`` (by default the message is the key).
+    Returns the answer (``.status``, ``.cancelled``, ``.payload``) when the run was resumed
+    with an answer to this very question (same key, message and response schema); otherwise
+    raises ``InputRequired``, which pauses the run. Give each question of one tool its own
+    ``key`` (by default the message).
     """
     request = InputRequired(
         message,

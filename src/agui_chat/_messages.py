@@ -19,11 +19,7 @@ _FIELDS = {
 
 
 class ChatMessage:
-    """A message: a role and a list of contents.
-
-    ``contents`` may be a ``str`` (one ``TextContent``) or a list of contents; ``text`` joins
-    the text of its ``TextContent`` items.
-    """
+    """A message: a role and a list of contents (a ``str`` is one ``TextContent``)."""
 
     __slots__ = (
         "additional_properties",
@@ -121,8 +117,7 @@ class ChatMessage:
 
 
 def as_messages(messages: str | ChatMessage | Iterable[ChatMessage]) -> list[ChatMessage]:
-    """What a caller passes to a chat client, as a new list of messages (a ``str`` is one
-    user message)."""
+    """What a caller passes to a chat client, as a new list (a ``str`` is one user message)."""
     if isinstance(messages, str):
         return [ChatMessage(ChatRole.USER, messages)]
     if isinstance(messages, ChatMessage):

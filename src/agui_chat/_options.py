@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -43,12 +43,9 @@ ChatToolMode.REQUIRE_ANY = ChatToolMode("required")
 
 @dataclass(slots=True)
 class ChatOptions:
-    """Settings for one request. Every field is optional; ``None`` means the service default.
-
-    ``conversation_id`` names a conversation the service keeps (for an AG-UI agent: the
-    thread id). ``clone()`` is a shallow copy with its own lists and dicts, so middleware can
-    change a copy without touching the caller's object.
-    """
+    """Settings for one request; ``None`` means the service default. ``conversation_id``
+    names a conversation the service keeps (for an AG-UI agent: the thread id); a type as
+    ``response_format`` becomes its strict ``ChatResponseFormat``."""
 
     conversation_id: str | None = None
     instructions: str | None = None
@@ -77,16 +74,9 @@ class ChatOptions:
         if self.response_format is not None and not isinstance(
             self.response_format, ChatResponseFormat
         ):
-            # A type (ChatOptions(response_format=Model)): its strict schema; get_response
-            # validates the reply into response.value.
             self.response_format = ChatResponseFormat.for_type(self.response_format)
 
     def clone(self) -> ChatOptions:
-        """A shallow copy with new ``tools``, ``stop_sequences`` and ``additional_properties``."""
-        clone = copy.copy(self)
-        if self.tools is not None:
-            clone.tools = list(self.tools)
-        if self.stop_sequences is not None:
-            clone.stop_sequences = list(self.stop_sequences)
-        clone.additional_properties = dict(self.additional_properties)
-        return clone
+        """A shallow copy with its own ``tools``, ``stop_sequences`` and
+        ``additional_properties``, for middleware to change."""
+        return dataclasses.replace(self, additional_properties=dict(self.additional_properties))

@@ -18,13 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponseFormat:
-    """The shape of the model's answer: ``TEXT``, ``JSON``,
-    ``ChatResponseFormat.for_json_schema(schema, name=..., description=...)``, or
-    ``ChatResponseFormat.for_type(Model)`` (the strict schema of a Python type, whose reply
-    ``get_response`` validates into ``response.value``).
-
-    ``strict`` asks the provider to enforce the schema (OpenAI's strict mode); ``output_type``
-    is the Python type the schema was made from, if any.
+    """The shape of the model's answer: ``TEXT``, ``JSON``, ``for_json_schema(schema, ...)`` or
+    ``for_type(Model)`` (the strict schema of a Python type, whose reply ``get_response``
+    validates into ``response.value``). ``strict`` asks the provider to enforce the schema;
+    ``output_type`` is the Python type the schema was made from, if any.
     """
 
     kind: Literal["text", "json"]
@@ -158,8 +155,8 @@ def output_spec(output_type: Any) -> OutputSpec:
 
 
 def strict_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-    """``schema`` made strict-compatible, and whether strict mode can take it (an object
-    with free-form keys, such as a ``dict[str, int]``, cannot be strict)."""
+    """``schema`` made strict-compatible, and whether strict mode can take it (not an object
+    with free-form keys, such as a ``dict[str, int]``)."""
     fits = [True]
     return _strict(schema, fits), fits[0]
 
@@ -202,9 +199,6 @@ def _nullable(prop: Any) -> Any:
     return {"anyOf": [dict(prop), {"type": "null"}]}
 
 
-# -- helpers -------------------------------------------------------------------------------
-
-
 def schema_name(name: str) -> str:
     """``name`` as a provider takes a schema's name: ``[A-Za-z0-9_-]``, at most 64 long."""
     return _NAME.sub("_", name)[:64]
@@ -218,11 +212,10 @@ def type_name(output_type: Any) -> str:
 
 
 def _errors(exc: ValidationError) -> list[str]:
-    out = []
-    for error in exc.errors(include_url=False):
-        where = "/".join(str(p) for p in error["loc"]) or "(root)"
-        out.append(f"{where}: {error['msg']}")
-    return out
+    return [
+        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    ]
 
 
 def _drop_nulls(data: Any) -> Any:

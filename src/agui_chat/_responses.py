@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, Iterable
 from datetime import datetime
 from typing import Any, Generic
 
@@ -16,12 +16,9 @@ from ._contents import (
     TextReasoningContent,
     UsageContent,
 )
-from ._hitl_contents import (
-    InputRequestContent,
-)
+from ._hitl_contents import InputRequestContent
 from ._messages import ChatMessage
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
-from ._schema import to_jsonable
 from ._streams import close_stream
 from ._usage import UsageDetails
 
@@ -174,37 +171,6 @@ class ChatResponse(Generic[OutputT]):
     def __repr__(self) -> str:
         return f"ChatResponse(messages={self.messages!r}, finish_reason={self.finish_reason!r})"
 
-    # -- serialization -------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (messages, ids, finish reason, usage)."""
-        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
-        for name in ("response_id", "conversation_id", "model_id"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.finish_reason is not None:
-            out["finish_reason"] = self.finish_reason.value
-        if self.usage is not None:
-            out["usage"] = self.usage.to_dict()
-        if self.additional_properties:
-            out["additional_properties"] = to_jsonable(self.additional_properties)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChatResponse:
-        """Load what :meth:`to_dict` wrote; ``ValueError`` for a field that does not fit."""
-        for name in ("response_id", "conversation_id", "model_id", "finish_reason"):
-            if data.get(name) is not None and not isinstance(data[name], str):
-                raise ValueError(f"response field {name!r} must be a str")
-        return cls(
-            [ChatMessage.from_dict(m) for m in data.get("messages", [])],
-            response_id=data.get("response_id"),
-            conversation_id=data.get("conversation_id"),
-            model_id=data.get("model_id"),
-            finish_reason=data.get("finish_reason"),
-            usage=UsageDetails.from_dict(data["usage"]) if "usage" in data else None,
-            additional_properties=data.get("additional_properties"),
-        )
-
     # -- updates <-> response ------------------------------------------------------------
     def to_updates(self) -> list[ChatResponseUpdate]:
         """One update per message, plus one with the usage (the inverse of :meth:`from_updates`)."""
@@ -234,18 +200,13 @@ class ChatResponse(Generic[OutputT]):
                     additional_properties=self.additional_properties,
                 )
             )
-        elif updates:
-            updates[-1].finish_reason = self.finish_reason
         return updates
 
     @classmethod
     def from_updates(cls, updates: Iterable[ChatResponseUpdate]) -> ChatResponse:
-        """Join streamed updates into one response, by MEAI's rules.
-
-        A new message starts when the message id, author or role changes; text pieces in a
-        row join into one ``TextContent``; usage is summed; the last non-empty response id,
-        conversation id, finish reason and model id win.
-        """
+        """Join streamed updates into one response, by MEAI's rules: a new message starts when
+        the message id, author or role changes; text pieces in a row join; usage is summed;
+        the last non-empty response id, conversation id, finish reason and model id win."""
         builder = _ResponseBuilder()
         for update in updates:
             builder.add(update)
@@ -264,8 +225,8 @@ class ChatResponse(Generic[OutputT]):
 
 
 class _ResponseBuilder:
-    """Folds updates into messages incrementally; text deltas are kept as strings until
-    something else arrives, so a long stream keeps no object per delta alive."""
+    """Folds updates into messages; text deltas stay strings until something else arrives,
+    so a long stream keeps no object per delta alive."""
 
     __slots__ = ("_text", "response", "usage")
 

@@ -49,10 +49,8 @@ class _CaseInsensitiveValue:
 
 
 class ChatRole(_CaseInsensitiveValue):
-    """Who wrote a message: ``SYSTEM``, ``USER``, ``ASSISTANT``, ``TOOL`` or a custom role.
-
-    ``ChatRole("Developer") == "developer"`` is true: roles compare case-insensitively.
-    """
+    """Who wrote a message: ``SYSTEM``, ``USER``, ``ASSISTANT``, ``TOOL`` or a custom role
+    (``ChatRole("Developer") == "developer"``)."""
 
     __slots__ = ()
     _kind = "role"
@@ -68,11 +66,7 @@ for _n in ("system", "user", "assistant", "tool"):
 
 
 class ChatFinishReason(_CaseInsensitiveValue):
-    """Why a response ended.
-
-    ``INPUT_REQUIRED`` means the run paused for a person (an approval or a question) and
-    waits for the answers; it is distinct from ``STOP``.
-    """
+    """Why a response ended; ``INPUT_REQUIRED``: the run paused for a person's answers."""
 
     __slots__ = ()
     _kind = "finish reason"

@@ -34,20 +34,17 @@ def _validator_for(schema_json: str) -> Callable[[Any], list[str]]:
     validator = cls(schema)
 
     def errors(instance: Any) -> list[str]:
-        out = []
-        for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            out.append(f"{where}: {error.message}")
-        return out
+        return [
+            f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+            for e in sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+        ]
 
     return errors
 
 
 def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
-    """Every way ``instance`` fails ``schema``, as ``"path: message"`` lines (empty if valid).
-
-    Raises ``ValueError`` if ``schema`` itself is not a valid JSON schema.
-    """
+    """Every way ``instance`` fails ``schema``, as ``"path: message"`` lines (empty if valid);
+    ``ValueError`` if ``schema`` itself is not a valid JSON schema."""
     import jsonschema
 
     try:
@@ -58,10 +55,8 @@ def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
 
 
 def parse_expiry(value: datetime | str | None) -> datetime | None:
-    """An aware datetime for ``value`` (ISO 8601 text or a datetime; naive means UTC).
-
-    Text that does not parse gives ``None``: per AG-UI, an uninterpretable expiry never expires.
-    """
+    """An aware datetime for ``value`` (ISO 8601 text or a datetime; naive means UTC); text
+    that does not parse gives ``None`` (per AG-UI, an uninterpretable expiry never expires)."""
     if value is None:
         return None
     if isinstance(value, datetime):

@@ -1,7 +1,5 @@
-"""Structured output: a reply validated into the Python type the caller asked for (``.value``).
-
-It happens once, in the outermost client a call reaches: inner clients receive the format's
-schema without its ``output_type``, so the tool loop's intermediate turns are never validated.
+"""Structured output: a reply validated into the Python type the caller asked for (``.value``),
+once, in the outermost client a call reaches; and the Chat Completions wire form of a format.
 """
 
 from __future__ import annotations
@@ -30,20 +28,6 @@ def response_format_of(options: ChatOptions | None) -> ChatResponseFormat | None
     return output_spec(fmt).response_format
 
 
-def wants_structured(options: ChatOptions | None, response_format: Any, retries: int = 0) -> bool:
-    """Whether a ``get_response`` call asks for a validated ``.value`` (the keyword, or options
-    whose format has an ``output_type``); ``retries`` without either is a ``ValueError``."""
-    if response_format is not None:
-        return True
-    fmt = options.response_format if isinstance(options, ChatOptions) else None
-    wanted = fmt is not None and (
-        not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None
-    )
-    if retries and not wanted:
-        raise ValueError("retries= repairs structured output: it needs response_format=Model")
-    return wanted
-
-
 class _ChatClient(Protocol):
     """What structured output needs of a ``ChatClient``: its ``get_response``."""
 
@@ -58,13 +42,19 @@ def respond(
     retries: int,
     plain: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]] | None = None,
 ) -> Awaitable[ChatResponse[OutputT]]:
-    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output over
-    ``client`` when asked for (:func:`wants_structured`), else ``plain`` (by default the
-    client's ``get_response``)."""
-    if wants_structured(options, response_format, retries):
+    """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output
+    over ``client`` when the keyword or the options' format (one with an ``output_type``) asks
+    for it, else ``plain`` (by default the client's ``get_response``); ``retries`` without
+    either is a ``ValueError``."""
+    fmt = options.response_format if isinstance(options, ChatOptions) else None
+    if response_format is not None or (
+        fmt is not None and (not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None)
+    ):
         return get_structured_response(
             client, messages, options, response_format=response_format, retries=retries
         )
+    if retries:
+        raise ValueError("retries= repairs structured output: it needs response_format=Model")
     return (plain or client.get_response)(messages, options)
 
 
@@ -77,12 +67,11 @@ async def get_structured_response(
     retries: int = 0,
 ) -> ChatResponse[OutputT]:
     """Ask any ``ChatClient`` for a reply shaped as ``response_format`` (or the type in
-    ``ChatOptions(response_format=Model)``) and validate it into ``.value``; with
-    ``retries`` > 0, send the errors back that many times to repair it.
+    ``ChatOptions(response_format=Model)``) and validate it into ``.value``, sending the
+    errors back up to ``retries`` times to repair it.
 
     A refused reply is a ``RefusalError``; one that does not validate after the repairs, a
-    ``StructuredOutputError``. A run that paused on approvals or questions comes back as it
-    is (no value yet): answer them and call again with the same format.
+    ``StructuredOutputError``. A run that paused on input requests comes back as it is.
     """
     if retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
@@ -141,8 +130,8 @@ async def get_structured_response(
 
 
 def format_to_wire(fmt: ChatResponseFormat) -> dict[str, Any]:
-    """The Chat Completions ``response_format`` object for ``fmt`` (also what goes to AG-UI
-    servers in ``forwardedProps.response_format``)."""
+    """The Chat Completions ``response_format`` object for ``fmt`` (also sent to AG-UI servers
+    in ``forwardedProps``)."""
     if fmt.kind == "text":
         return {"type": "text"}
     if fmt.schema is None:
@@ -159,8 +148,7 @@ def format_to_wire(fmt: ChatResponseFormat) -> dict[str, Any]:
 
 
 def format_from_wire(data: Any) -> ChatResponseFormat | None:
-    """A ``ChatResponseFormat`` from a Chat Completions ``response_format`` object (``None``
-    for anything else)."""
+    """A ``ChatResponseFormat`` from a ``response_format`` object (else ``None``)."""
     if not isinstance(data, Mapping):
         return None
     kind = data.get("type")

@@ -19,12 +19,9 @@ _T = TypeVar("_T")
 
 
 class SyncChatClient:
-    """A blocking façade over any ``ChatClient`` (``with SyncChatClient(client) as chat:``).
-
-    It runs the client on a private event loop in a background thread, shared by all its
-    calls, so it works even where another event loop is running. ``close()`` closes the
-    wrapped client and stops the loop.
-    """
+    """A blocking façade over any ``ChatClient`` (``with SyncChatClient(client) as chat:``),
+    running it on a private event loop in a background thread, so it works even where
+    another event loop is running."""
 
     def __init__(self, client: ChatClient) -> None:
         self.client = client
@@ -57,8 +54,8 @@ class SyncChatClient:
     def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> Iterator[ChatResponseUpdate]:
-        """Like ``ChatClient.get_streaming_response``, as a blocking iterator. Leaving the
-        loop early closes the stream."""
+        """Like ``ChatClient.get_streaming_response``, as a blocking iterator (leaving it early
+        closes the stream)."""
         stream = self.client.get_streaming_response(messages, options)
 
         async def step() -> tuple[bool, Any]:

@@ -1,11 +1,4 @@
-"""One name, one tool: the registry every tool set is built with.
-
-:class:`ToolRegistry` builds the name -> tool map from every source of a run and refuses a
-second tool of a name already taken (``DuplicateToolError``, naming both sources), so no tool
-can replace another, gated or not; the same object given twice is one tool. A
-:class:`ToolSource`'s ``tools`` are read at each build, so a tool it replaced (MCP
-``tools/list_changed``) is seen, gate and all, from the next build on.
-"""
+"""One name, one tool: the registry every tool set is built with, and ``ToolSource``."""
 
 from __future__ import annotations
 
@@ -18,11 +11,9 @@ from ._tools import AITool
 
 @runtime_checkable
 class ToolSource(Protocol):
-    """A set of tools that may change while it is in use (``agui_chat.mcp.MCPToolset``).
-
-    ``tools`` is read each time a tool set is built from the source: it returns the tools
-    as they are now.
-    """
+    """A set of tools that may change while it is in use (``agui_chat.mcp.MCPToolset``);
+    ``tools`` is read at each build, so a replaced tool (MCP ``tools/list_changed``) is seen,
+    gate and all, from the next build on."""
 
     @property
     def tools(self) -> Sequence[AITool]:
@@ -50,8 +41,7 @@ def check_tools(items: object, where: str) -> list[AITool | ToolSource]:
 
 
 def _describe(tool: AITool, origin: str) -> str:
-    """``tool 'x' from <origin>``, with the MCP server and tool name when the tool is an MCP
-    server's (the ``mcp`` adapter records both in ``additional_properties``)."""
+    # The mcp adapter records the MCP tool and server names in additional_properties.
     text = f"tool {tool.name!r} from {origin}"
     props = tool.additional_properties
     mcp_name, server = props.get("mcp_tool"), props.get("mcp_server")
@@ -61,11 +51,8 @@ def _describe(tool: AITool, origin: str) -> str:
 
 
 class ToolRegistry:
-    """The name -> tool map of one tool set, built source by source.
-
-    ``by_name`` is the map (read it; add through :meth:`add`). Each name remembers where its
-    tool came from, so a clash names both sources.
-    """
+    """The name -> tool map (``by_name``) of one tool set, built source by source with
+    :meth:`add`; each name remembers where its tool came from, so a clash names both."""
 
     __slots__ = ("_origins", "by_name")
 
@@ -74,13 +61,10 @@ class ToolRegistry:
         self._origins: dict[str, str] = {}
 
     def add(self, items: Iterable[AITool | ToolSource], origin: str) -> list[AITool]:
-        """Add ``items`` (tools, and the current tools of each source among them), which came
-        from ``origin`` (e.g. ``"AGUIServer(tools=...)"``); returns the tools they gave, each
-        once.
-
-        ``DuplicateToolError`` if a name is taken by another tool object; ``TypeError`` if a
-        source yields something that is not a tool.
-        """
+        """Add ``items`` (tools, and each source's current tools) from ``origin`` (e.g.
+        ``"AGUIServer(tools=...)"``); returns the tools they gave, each once (the same object
+        twice is one tool). ``DuplicateToolError`` if a name is taken by another tool object,
+        gated or not; ``TypeError`` if a source yields something that is not a tool."""
         by_name, origins = self.by_name, self._origins
         given: dict[str, AITool] = {}
         for item in items:

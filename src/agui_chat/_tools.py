@@ -57,8 +57,9 @@ class AITool:
 
 
 class AIFunctionDeclaration(AITool):
-    """A tool the model can call, described by a JSON schema of its parameters; the caller runs
-    it (the tool loop hands its calls back). ``ToolError`` for an invalid name."""
+    """A tool the model can call, described by ``parameters`` (the JSON schema of its
+    arguments); the caller runs it (the tool loop hands its calls back). ``ToolError`` for
+    an invalid name."""
 
     def __init__(
         self,
@@ -70,15 +71,10 @@ class AIFunctionDeclaration(AITool):
     ) -> None:
         self.name = _check_name(name)
         self.description = description
-        self._parameters: dict[str, Any] = (
+        self.parameters: dict[str, Any] = (
             dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
         )
         self.additional_properties = dict(additional_properties or {})
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the tool's arguments (an object schema)."""
-        return self._parameters
 
     def to_dict(self) -> dict[str, Any]:
         """``{name, description, parameters}``, as function-calling APIs expect it."""
@@ -135,15 +131,6 @@ class AIFunction(AIFunctionDeclaration):
             result = await typing.cast(Awaitable[Any], result)
         return result
 
-    def as_declaration_only(self) -> AIFunctionDeclaration:
-        """A declaration with the same name, description and schema, that cannot be run."""
-        return AIFunctionDeclaration(
-            self.name,
-            self.description,
-            self.parameters,
-            additional_properties=self.additional_properties,
-        )
-
 
 class DelegatingAIFunction(AIFunction):
     """A function that forwards everything to the one it wraps; subclass to add behaviour."""
@@ -154,7 +141,7 @@ class DelegatingAIFunction(AIFunction):
         self.description = inner.description
         self.additional_properties = inner.additional_properties
         self.func = inner.func
-        self._parameters = inner.parameters
+        self.parameters = inner.parameters
         self._model = inner._model
         self._is_async = inner._is_async
 
@@ -189,13 +176,10 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         return f"Approve {call_name}?"
 
     def requires_approval(self, arguments: Mapping[str, Any] | None) -> bool:
-        """Whether this call needs a person's approval.
-
-        ``when`` sees the arguments the tool would run with (``validate_arguments``), never
-        the raw ones (``"recursive": 1`` must not pass a check for ``True`` the tool then
-        receives). Arguments that do not validate, a NaN anywhere in them (no threshold check
-        holds for NaN) and a ``when`` that raises all count as "yes": when in doubt, ask.
-        """
+        """Whether this call needs a person's approval. ``when`` sees the arguments the tool
+        would run with (validated, so ``"recursive": 1`` cannot slip past a check for
+        ``True``); arguments that do not validate, a NaN anywhere in them and a ``when`` that
+        raises all count as "yes": when in doubt, ask."""
         if self.when is None:
             return True
         try:
@@ -211,7 +195,6 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
 
 
 def _holds_nan(value: Any) -> bool:
-    """Whether a float NaN is anywhere in ``value`` (through dicts, lists, tuples, sets)."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -278,11 +261,8 @@ def approval_required(
 ):
     """Require a person's approval before a tool runs: on a plain function or an
     ``AIFunction``, bare (``@approval_required``) or with a per-call predicate
-    (``@approval_required(when=lambda args: args["path"].startswith("/"))``).
-
-    ``when`` receives the arguments as the tool will (validated, converted, defaults filled
-    in); see :meth:`ApprovalRequiredAIFunction.requires_approval` for when it is not asked.
-    """
+    (``when=lambda args: args["path"].startswith("/")``, see
+    :meth:`ApprovalRequiredAIFunction.requires_approval`)."""
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)
@@ -293,12 +273,10 @@ def approval_required(
 
 # -- schema building ---------------------------------------------------------------------
 
-_SECTION = re.compile(
-    r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?)\s*:?\s*$"
-)
-_GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-_NUMPY_PARAM = re.compile(r"^(\w+)\s*(?::.*)?$")
+_HEADING = re.compile(r"(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?)\s*:?")
+_PARAM_SECTIONS = ("args", "arguments", "parameters", "params")
+_SPHINX = re.compile(r":param\s+(?:[^:]*\s)?(\w+)\s*:(.*)")
+_ITEM = re.compile(r"\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*(?::(.*))?")  # name (type): text
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -306,50 +284,32 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     lines = doc.splitlines()
     summary: list[str] = []
     params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    numpy_style = False  # an underlined heading: "name : type" lines, not Google's "name: text"
-    for i, raw in enumerate(lines):
-        line = raw.rstrip()
-        stripped = line.strip()
-        sphinx = _SPHINX_PARAM.match(stripped)
-        if sphinx:
-            current = sphinx.group(1)
-            params[current] = sphinx.group(2).strip()
-            section = "sphinx"
-            continue
-        if stripped.startswith(":"):
-            section, current = "sphinx-other", None
-            continue
-        heading = _SECTION.match(stripped)
-        next_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if heading and (stripped.endswith(":") or set(next_line) == {"-"}):
-            section = heading.group(1).lower()
-            numpy_style = set(next_line) == {"-"}
-            current = None
-            continue
-        if set(stripped) == {"-"}:
-            continue
-        if section is None:
-            if not stripped and summary:
+    section, current, item_indent, numpy = "summary", None, None, False
+    for line, below in zip(lines, [*lines[1:], ""], strict=False):
+        text = line.strip()
+        underlined = set(below.strip()) == {"-"}  # a NumPy heading: "name : type" items
+        if sphinx := _SPHINX.fullmatch(text):
+            section, current, item_indent = "params", sphinx[1], -1
+            params[current] = sphinx[2].strip()
+        elif text.startswith(":"):
+            section = "other"
+        elif (heading := _HEADING.fullmatch(text)) and (text.endswith(":") or underlined):
+            section = "params" if heading[1].lower() in _PARAM_SECTIONS else "other"
+            current, item_indent, numpy = None, None, underlined
+        elif not text or set(text) == {"-"}:
+            if not text and section == "summary" and summary:
                 section = "body"
-            elif stripped:
-                summary.append(stripped)
-            continue
-        if section in ("args", "arguments", "parameters", "params"):
+        elif section == "summary":
+            summary.append(text)
+        elif section == "params":
             indent = len(line) - len(line.lstrip())
-            google = None if numpy_style else _GOOGLE_PARAM.match(line)
-            numpy = _NUMPY_PARAM.match(stripped)
-            if google and indent <= 4 and not (current and indent > 4):
-                current = google.group(1).lstrip("*")
-                params[current] = google.group(2).strip()
-            elif numpy and indent == 0 and stripped:
-                current = numpy.group(1)
-                params[current] = ""
-            elif current and stripped:
-                params[current] = (params[current] + " " + stripped).strip()
-        elif section == "sphinx" and current and stripped:
-            params[current] = (params[current] + " " + stripped).strip()
+            item_indent = indent if item_indent is None else item_indent
+            item = _ITEM.fullmatch(text) if indent == item_indent else None
+            if item and (numpy or item[2] is not None):
+                current = item[1]
+                params[current] = "" if numpy else item[2].strip()
+            elif current:
+                params[current] = (params[current] + " " + text).strip()
     return " ".join(summary), params
 
 

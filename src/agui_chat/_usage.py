@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 _COUNTS = (
@@ -15,20 +15,13 @@ _COUNTS = (
 
 
 def _add(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
+    return b if a is None else a if b is None else a + b
 
 
 @dataclass(slots=True)
 class UsageDetails:
-    """Token counts; ``None`` means "not reported", which is not zero.
-
-    ``a + b`` sums field by field (``None + x`` is ``x``); cached and reasoning counts are
-    parts of the input and output totals, not additions to them.
-    """
+    """Token counts (``None``: not reported, which is not zero); ``a + b`` sums field by field
+    (``None + x`` is ``x``). Cached and reasoning counts are parts of the input and output."""
 
     input_token_count: int | None = None
     output_token_count: int | None = None
@@ -41,17 +34,14 @@ class UsageDetails:
         for name in _COUNTS:
             value = getattr(self, name)
             if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 0
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
             ):
                 raise ValueError(f"{name} must be a non-negative int or None, got {value!r}")
-        if not isinstance(self.additional_counts, dict):
-            raise TypeError(
-                "additional_counts must be a dict of str to int, got "
-                f"{type(self.additional_counts).__name__}"
-            )
-        for key, count in self.additional_counts.items():
-            if not isinstance(key, str) or not isinstance(count, int) or isinstance(count, bool):
-                raise TypeError(f"additional_counts[{key!r}] must be an int under a str key")
+        if not isinstance(self.additional_counts, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+            for k, v in self.additional_counts.items()
+        ):
+            raise TypeError("additional_counts must be a dict of str to int")
 
     def __add__(self, other: UsageDetails) -> UsageDetails:
         if not isinstance(other, UsageDetails):
@@ -62,17 +52,9 @@ class UsageDetails:
         sums = {n: _add(getattr(self, n), getattr(other, n)) for n in _COUNTS}
         return UsageDetails(**sums, additional_counts=extra)
 
-    def add(self, other: UsageDetails) -> UsageDetails:
-        """Return the field-by-field sum of this and ``other``."""
-        return self + other
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with only the reported counts."""
-        out: dict[str, Any] = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name in _COUNTS and getattr(self, f.name) is not None
-        }
+        out: dict[str, Any] = {n: getattr(self, n) for n in _COUNTS if getattr(self, n) is not None}
         if self.additional_counts:
             out["additional_counts"] = dict(self.additional_counts)
         return out

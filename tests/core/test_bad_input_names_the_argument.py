@@ -17,7 +17,6 @@ from agui_chat import (
     LoggingChatClient,
     RetryingChatClient,
     UsageDetails,
-    request_input,
 )
 from agui_chat.testing import ScriptedChatClient
 
@@ -46,13 +45,6 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         TypeError,
         "additional_counts",
     ),
-    (
-        "request_input schema",
-        lambda: request_input("q", response_schema=[1]),
-        TypeError,
-        "response_schema",
-    ),
-    ("request_input key", lambda: request_input("q", key=1), ValueError, "key"),
     (
         "retry max delay",
         lambda: RetryingChatClient(_model(), max_delay=-1),

@@ -269,12 +269,6 @@ def test_declaration_keeps_name_description_and_schema() -> None:
     assert not isinstance(declaration, AIFunction)
 
 
-def test_as_declaration_only_cannot_be_run() -> None:
-    declaration = ai_function(get_weather).as_declaration_only()
-    assert type(declaration) is AIFunctionDeclaration
-    assert declaration.parameters == ai_function(get_weather).parameters
-
-
 # -- approval_required -------------------------------------------------------------------
 
 

@@ -25,8 +25,8 @@ def test_none_plus_none_stays_none() -> None:
 
 
 def test_additional_counts_are_summed_by_key() -> None:
-    total = UsageDetails(additional_counts={"a": 1, "b": 2}).add(
-        UsageDetails(additional_counts={"b": 3, "c": 4})
+    total = UsageDetails(additional_counts={"a": 1, "b": 2}) + UsageDetails(
+        additional_counts={"b": 3, "c": 4}
     )
     assert total.additional_counts == {"a": 1, "b": 5, "c": 4}
 
