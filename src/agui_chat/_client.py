@@ -84,10 +84,3 @@ class BaseChatClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-def check_options(options: Any) -> ChatOptions | None:
-    """``options`` if it is ``None`` or ``ChatOptions``; otherwise a ``TypeError`` naming it."""
-    if options is not None and not isinstance(options, ChatOptions):
-        raise TypeError(f"options must be ChatOptions or None, got {type(options).__name__}")
-    return options

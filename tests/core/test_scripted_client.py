@@ -130,8 +130,3 @@ async def test_the_handler_sees_the_history_as_messages() -> None:
     history = [ChatMessage("system", "be kind"), ChatMessage("user", "hi")]
     await ScriptedChatClient(handler).get_response(history)
     assert [(m.role, m.text) for m in seen[0]] == [("system", "be kind"), ("user", "hi")]
-
-
-async def test_wrong_options_type_is_refused_naming_options() -> None:
-    with pytest.raises(TypeError, match="options must be ChatOptions"):
-        await ScriptedChatClient(lambda m, o: "x").get_response("q", {"temperature": 1})  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from robustness_streams import (
 from agui_chat import ChatOptions, ProtocolError, TruncatedStreamError
 from agui_chat.agui import AGUIChatClient
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
-from agui_chat.agui.client._sse import aiter_sse_data
+from agui_chat.agui.client._sse import SSEDecoder
 
 #: No stream here needs more than a fraction of a second; hitting this is a hang.
 HANG = 10.0
@@ -43,8 +43,10 @@ TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 async def _read(chunks: Sequence[bytes]) -> list[Event]:
     pipeline = AGUIEventPipeline(thread_id=THREAD_ID)
     events: list[Event] = []
-    async for data in aiter_sse_data(aiter_chunks(chunks)):
-        events += pipeline.feed(data)
+    decoder = SSEDecoder()
+    async for chunk in aiter_chunks(chunks):
+        for data in decoder.feed(chunk):
+            events += pipeline.feed(data)
     pipeline.finish()
     return events
 

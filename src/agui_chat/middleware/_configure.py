@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .._client import ChatClient, ChatMessages, check_options
+from .._client import ChatClient, ChatMessages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
@@ -21,7 +21,6 @@ class ConfigureOptionsChatClient(DelegatingChatClient):
         self.configure = configure
 
     def _options(self, options: ChatOptions | None) -> ChatOptions:
-        options = check_options(options)
         configured = options.clone() if options is not None else ChatOptions()
         self.configure(configured)
         return configured

@@ -11,7 +11,7 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any
 
-from .._client import ChatClient, ChatMessages, check_options
+from .._client import ChatClient, ChatMessages
 from .._contents import (
     AIContent,
     FunctionResultContent,
@@ -118,7 +118,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
-        loop = _Loop(self, as_messages(messages), check_options(options), streaming=False)
+        loop = _Loop(self, as_messages(messages), options, streaming=False)
         output = [item async for item in loop.run() if isinstance(item, ChatMessage)]
         last = loop.last_response
         return ChatResponse(
@@ -136,7 +136,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
     def get_streaming_response(
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
-        loop = _Loop(self, as_messages(messages), check_options(options), streaming=True)
+        loop = _Loop(self, as_messages(messages), options, streaming=True)
         return loop.run()  # type: ignore[return-value]
 
 

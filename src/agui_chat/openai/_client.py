@@ -12,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 import openai
 from typing_extensions import TypedDict, Unpack
 
-from .._client import BaseChatClient, ChatMessages, check_options
+from .._client import BaseChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
@@ -204,7 +204,7 @@ class OpenAIChatClient(OpenAIClientBase):
     ) -> dict[str, Any]:
         request = build_request(
             as_messages(messages),
-            check_options(options),
+            options,
             model=self.model,
             max_tokens_parameter=self._max_tokens_parameter,
             schema_as_instructions=not self._json_schema,

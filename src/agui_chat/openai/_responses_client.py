@@ -7,7 +7,7 @@ from typing import Any
 import openai
 from typing_extensions import Unpack
 
-from .._client import ChatMessages, check_options
+from .._client import ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse
@@ -54,7 +54,7 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
         self, messages: ChatMessages, options: ChatOptions | None, *, stream: bool
     ) -> dict[str, Any]:
         return build_responses_request(
-            as_messages(messages), check_options(options), model=self.model, store=self.store
+            as_messages(messages), options, model=self.model, store=self.store
         )
 
     async def _send(self, request: dict[str, Any], *, stream: bool) -> Any:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_chat.agui.client._sse import SSEDecoder, aiter_sse_data
+from agui_chat.agui.client._sse import SSEDecoder
 
 
 def decode(*chunks: bytes | str) -> list[str]:
@@ -162,18 +160,3 @@ def test_any_chunking_yields_the_same_payloads(
     chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
     expected = [p[1:] if p.startswith(" ") else p for p in payloads]
     assert decode(*chunks) == expected
-
-
-async def _chunks(*chunks: bytes) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def test_aiter_sse_data_yields_payloads_from_an_async_byte_stream() -> None:
-    got = [d async for d in aiter_sse_data(_chunks(b"data: a\n", b"\ndata: b\n\n"))]
-    assert got == ["a", "b"]
-
-
-async def test_aiter_sse_data_drops_a_truncated_tail() -> None:
-    got = [d async for d in aiter_sse_data(_chunks(b"data: a\n\ndata: b"))]
-    assert got == ["a"]

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from ..._client import BaseChatClient, ChatMessages, check_options
+from ..._client import BaseChatClient, ChatMessages
 from ..._contents import FunctionCallContent
 from ..._exceptions import RunError, TransportError
 from ..._hitl_contents import ToolApprovalRequestContent
@@ -129,13 +129,13 @@ class AGUIChatClient(BaseChatClient):
         self, messages: ChatMessages, options: ChatOptions | None = None
     ) -> AsyncIterator[ChatResponseUpdate]:
         history = as_messages(messages)
-        return self._stream(history, self._options_for(history, check_options(options)))
+        return self._stream(history, self._options_for(history, options))
 
     async def _get_response(
         self, messages: ChatMessages, options: ChatOptions | None
     ) -> ChatResponse[Any]:
         history = as_messages(messages)
-        run_options = self._options_for(history, check_options(options))
+        run_options = self._options_for(history, options)
         response = await ChatResponse.from_update_stream(self._stream(history, run_options))
         _stamp_response(response, run_options.additional_properties[THREAD_ID_KEY], self)
         return response
@@ -199,7 +199,6 @@ class _RunClient(BaseChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         owner = self._owner
         history = as_messages(messages)
-        options = check_options(options)
         extra = options.additional_properties if options is not None else {}
         thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"

@@ -5,7 +5,6 @@ two chunks read as one line end, UTF-8 split anywhere, and a hot path for whole 
 from __future__ import annotations
 
 import codecs
-from collections.abc import AsyncIterable, AsyncIterator
 
 _BOM = "\ufeff"
 
@@ -100,13 +99,3 @@ def _block_data(block: str) -> str | None:
         if name == "data":
             data.append(value)
     return "\n".join(data) if data else None
-
-
-async def aiter_sse_data(
-    byte_iter: AsyncIterable[bytes] | AsyncIterable[str],
-) -> AsyncIterator[str]:
-    """Yield the ``data`` of each complete SSE event read from ``byte_iter``."""
-    decoder = SSEDecoder()
-    async for chunk in byte_iter:
-        for data in decoder.feed(chunk):
-            yield data
