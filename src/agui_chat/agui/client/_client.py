@@ -25,18 +25,12 @@ from ..._options import ChatOptions
 from ..._responses import ChatResponse, ChatResponseUpdate
 from ..._streams import close_stream
 from ...middleware import FunctionInvokingChatClient
-from ..wire._messages import (
-    STATE_KEY,
-    THREAD_ID_KEY,
-    build_run_input,
-    client_tool_names,
-    state_of,
-    thread_id_of,
-)
+from ..wire._messages import STATE_KEY, THREAD_ID_KEY
 from ..wire._tracing import RunSpan
 from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
 from ._resume import resume_entries
+from ._run_input import build_run_input, client_tool_names, state_of, thread_id_of
 from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper

@@ -33,7 +33,9 @@ from ..._contents import (
 )
 from ..._exceptions import ProtocolError, ToolError
 from ..._messages import ChatMessage
+from ..._response_format import ChatResponseFormat
 from ..._role_and_finish_reason import ChatRole
+from ..._structured import format_from_wire
 from ..._tools import AIFunctionDeclaration
 from ..wire._compat import upgrade_binary_part
 from ..wire._event_schema import RUN_INPUT, EventEnforcer
@@ -270,3 +272,11 @@ def client_tools(
         except (ToolError, TypeError) as exc:
             raise _invalid(f"tools[{index}]", str(exc)) from None
     return out
+
+
+def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None:
+    """The ``response_format`` a client forwarded in ``forwardedProps`` (a Chat Completions
+    ``response_format`` object), or ``None``."""
+    if not isinstance(forwarded_props, Mapping):
+        return None
+    return format_from_wire(forwarded_props.get("response_format"))

@@ -32,11 +32,16 @@ from ...middleware import FunctionInvokingChatClient
 from ...middleware._pairs import VerifiedPair, resume_with
 from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
-from ..wire._messages import forwarded_response_format
 from ._body import parse_json, read_body
 from ._claims import ClaimGuard, open_store
 from ._encode import RunEncoder, known_call_ids
-from ._from_wire import InputError, client_tools, parse_run_input, to_chat_messages
+from ._from_wire import (
+    InputError,
+    client_tools,
+    forwarded_response_format,
+    parse_run_input,
+    to_chat_messages,
+)
 from ._interrupts import InterruptIssuer
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
