@@ -1,5 +1,4 @@
-"""``close_stream``: closing a stream that ``async for`` left open, so the model's stream (and
-its connection) is released at once, not when the garbage collector finalizes it."""
+"""``close_stream``: release a stream ``async for`` left open now, not at garbage collection."""
 
 from __future__ import annotations
 

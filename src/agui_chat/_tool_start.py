@@ -1,5 +1,4 @@
-"""A hook awaited just before a tool call starts (:func:`on_tool_start`), for a host that must
-know whether a call began; a hook that raises stops the call and ends the run."""
+"""A hook awaited just before a tool call starts; one that raises stops the call and the run."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Our messages, tools and options as an AG-UI ``RunAgentInput`` (wire camelCase dicts).
-
-Each ``ChatMessage`` becomes zero or more wire messages: a function result its own ``tool``
-message, reasoning its own ``reasoning`` message, tool calls (and those held by approval
-requests) the assistant's ``toolCalls``; human-in-the-loop requests and answers are not
-messages on the wire (answers travel in ``resume``).
-"""
+"""Our messages, tools and options as an AG-UI ``RunAgentInput``: a function result or
+reasoning becomes its own wire message, tool calls the assistant's ``toolCalls``; requests
+and answers are not messages on the wire (answers travel in ``resume``)."""
 
 from __future__ import annotations
 

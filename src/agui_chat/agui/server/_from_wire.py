@@ -275,8 +275,7 @@ def client_tools(
 
 
 def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None:
-    """The ``response_format`` a client forwarded in ``forwardedProps`` (a Chat Completions
-    ``response_format`` object), or ``None``."""
+    """The Chat Completions ``response_format`` a client put in ``forwardedProps``, or ``None``."""
     if not isinstance(forwarded_props, Mapping):
         return None
     return format_from_wire(forwarded_props.get("response_format"))
