@@ -21,25 +21,6 @@ class ToolSource(Protocol):
         ...
 
 
-def check_tools(items: object, where: str) -> list[AITool | ToolSource]:
-    """``items`` as a list of tools and tool sources; ``TypeError`` naming ``where`` (and
-    the index) for anything else."""
-    if not isinstance(items, Iterable) or isinstance(items, (str, bytes, AITool)):
-        raise TypeError(
-            f"{where} must be a list of tools or tool sources, got {type(items).__name__}"
-        )
-    out: list[AITool | ToolSource] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, (AITool, ToolSource)):
-            raise TypeError(
-                f"{where}[{i}] must be an AITool (wrap functions with ai_function) or a tool "
-                f"source with a 'tools' property (such as an MCPToolset), got "
-                f"{type(item).__name__}"
-            )
-        out.append(item)
-    return out
-
-
 def _describe(tool: AITool, origin: str) -> str:
     # The mcp adapter records the MCP tool and server names in additional_properties.
     text = f"tool {tool.name!r} from {origin}"

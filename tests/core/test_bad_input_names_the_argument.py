@@ -13,7 +13,6 @@ import pytest
 from agui_chat import (
     ChatClientBuilder,
     FunctionCallContent,
-    FunctionInvokingChatClient,
     LoggingChatClient,
     RetryingChatClient,
     UsageDetails,
@@ -50,12 +49,6 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         lambda: RetryingChatClient(_model(), max_delay=-1),
         ValueError,
         "max_delay",
-    ),
-    (
-        "tool loop extra tools",
-        lambda: FunctionInvokingChatClient(_model(), additional_tools=5),
-        TypeError,
-        "additional_tools",
     ),
     (
         "scripted model id",

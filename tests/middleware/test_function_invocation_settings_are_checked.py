@@ -38,27 +38,6 @@ def test_max_consecutive_errors_must_be_an_int_of_at_least_zero(bad: Any) -> Non
     _refused(ValueError, "max_consecutive_errors must be an int >= 0", max_consecutive_errors=bad)
 
 
-def test_additional_tools_must_be_a_list_of_tools() -> None:
-    _refused(
-        TypeError,
-        "additional_tools must be a list of tools or tool sources, got int",
-        additional_tools=3,
-    )
-    _refused(
-        TypeError,
-        "additional_tools must be a list of tools or tool sources, got AIFunction",
-        additional_tools=ping,
-    )
-    _refused(
-        TypeError,
-        "additional_tools[1] must be an AITool (wrap functions with ai_function) or a tool "
-        "source with a 'tools' property (such as an MCPToolset), got str",
-        additional_tools=[ping, "x"],
-    )
-    client = FunctionInvokingChatClient(scripted(), additional_tools=(ping,))
-    assert client.additional_tools == [ping]
-
-
 def test_unknown_settings_are_named_sorted() -> None:
     with pytest.raises(
         TypeError, match=r"^unknown function invocation setting\(s\): max_iteration, retry$"

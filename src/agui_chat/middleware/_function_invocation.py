@@ -27,7 +27,7 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
-from .._tool_registry import ToolSource, check_tools
+from .._tool_registry import ToolSource
 from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
 from ._delegating import DelegatingChatClient
@@ -104,7 +104,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self.allow_concurrent_invocation = allow_concurrent_invocation
         self.include_detailed_errors = include_detailed_errors
         self.terminate_on_unknown_calls = terminate_on_unknown_calls
-        self.additional_tools = check_tools(additional_tools, "additional_tools")
+        self.additional_tools = list(additional_tools)
         tool_map(self.additional_tools, None)  # two tools of one name: refused here
         self.function_invoker = function_invoker
 

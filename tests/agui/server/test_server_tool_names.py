@@ -91,11 +91,6 @@ def test_a_server_tool_named_like_one_of_its_tool_loop_is_refused_when_built(
     )
 
 
-def test_a_tools_argument_that_is_neither_a_tool_nor_a_source_is_refused() -> None:
-    with pytest.raises(TypeError, match=r"^tools\[0\] must be an AITool .* got function"):
-        _server(scripted(), tools=[lambda: None])
-
-
 async def test_a_source_that_changes_into_a_clash_fails_the_next_run_before_the_model(
     tools: Tools, caplog: pytest.LogCaptureFixture
 ) -> None:

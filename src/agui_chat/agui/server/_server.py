@@ -25,7 +25,7 @@ from ..._exceptions import ApprovalStoreError, ChatClientError, DuplicateToolErr
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
-from ..._tool_registry import ToolRegistry, ToolSource, check_tools
+from ..._tool_registry import ToolRegistry, ToolSource
 from ..._tool_start import on_tool_start
 from ..._tools import AITool
 from ...middleware import FunctionInvokingChatClient
@@ -106,7 +106,7 @@ class AGUIServer:
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
     ) -> None:
-        self.tools = check_tools(tools, "tools")
+        self.tools = list(tools)
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
             raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
         if claim_lease.total_seconds() <= 0:
