@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import math
 import random
 import warnings
 from collections.abc import AsyncIterator
+from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
@@ -57,6 +60,24 @@ def backoff_delay(
     if isinstance(retry_after, (int, float)) and retry_after > backoff:
         return float(min(retry_after, max_retry_after))
     return float(backoff)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 class RetryingChatClient(DelegatingChatClient):

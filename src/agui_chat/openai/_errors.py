@@ -16,8 +16,6 @@ Each SDK error becomes one of ours, with the SDK's chained as ``__cause__``::
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -33,6 +31,7 @@ from .._exceptions import (
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
+from ..middleware._retry import parse_retry_after
 
 __all__ = ["map_error"]
 
@@ -95,17 +94,4 @@ def _retry_after(headers: Any) -> float | None:
             return max(float(millis) / 1000.0, 0.0)
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+    return parse_retry_after(headers.get("retry-after"))

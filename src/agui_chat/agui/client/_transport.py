@@ -5,14 +5,11 @@ the caller may already have seen otherwise."""
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
-import math
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 import httpx
@@ -29,7 +26,7 @@ from ..._exceptions import (
     TransientError,
     TransportError,
 )
-from ...middleware._retry import backoff_delay
+from ...middleware._retry import backoff_delay, parse_retry_after
 from ._sse import SSEDecoder
 
 logger = logging.getLogger("agui_chat.agui")
@@ -217,21 +214,3 @@ def _check_media_type(response: httpx.Response) -> None:
             f"AG-UI endpoint answered Content-Type {media_type or '(none)'!r}, not "
             f"{_SSE_MEDIA_TYPE!r}; this client reads only server-sent events"
         )
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if value is None:
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
-        seconds = (when - datetime.now(timezone.utc)).total_seconds()
-    return max(seconds, 0.0) if math.isfinite(seconds) else None
