@@ -189,13 +189,24 @@ def test_every_module_is_under_600_lines_and_says_what_it_holds(module: Path) ->
         assert ast.get_docstring(ast.parse(source)), f"{module.name} has no module docstring"
 
 
-def test_the_core_the_middleware_and_agui_stay_within_12500_lines() -> None:
-    """Issue 24's budget for the smaller core: the flat core modules, ``middleware/`` and
-    ``agui/`` together (16,073 lines before it)."""
+#: Issue 24 brought the flat core modules, ``middleware/`` and ``agui/`` to 12,479 lines (16,073
+#: before it) under a budget of 12,500. A later issue's feature may add to them only by its
+#: allowance here, so the core grows on purpose, never by drift.
+CORE_ALLOWANCES = {
+    "issue 24, the smaller core": 12_500,
+    "issue 25, the display function and the page's host check": 400,
+    "issue 26, claims per call, refusal codes and store epochs": 500,
+    "issue 27, CopilotKit's compatibility rules": 250,
+    "issue 28, the tool loop's span and the person's events": 200,
+}
+
+
+def test_the_core_the_middleware_and_agui_stay_within_their_budget() -> None:
     modules = [*PACKAGE.glob("*.py"), *(PACKAGE / "middleware").glob("*.py")]
     modules += (PACKAGE / "agui").rglob("*.py")
     total = sum(p.read_text().count("\n") for p in modules)
-    assert total <= 12_500, f"core + middleware + agui/ is {total} lines (budget 12,500)"
+    budget = sum(CORE_ALLOWANCES.values())
+    assert total <= budget, f"core + middleware + agui/ is {total} lines (budget {budget:,})"
 
 
 def _wire_users() -> dict[str, set[str]]:
