@@ -79,4 +79,15 @@ class ChatOptions:
     def clone(self) -> ChatOptions:
         """A shallow copy with its own ``tools``, ``stop_sequences`` and
         ``additional_properties``, for middleware to change."""
-        return dataclasses.replace(self, additional_properties=dict(self.additional_properties))
+        copy = object.__new__(ChatOptions)  # the fields as they are: no __post_init__ again
+        for name in _FIELDS:
+            setattr(copy, name, getattr(self, name))
+        copy.additional_properties = dict(self.additional_properties)
+        if self.tools is not None:
+            copy.tools = list(self.tools)
+        if self.stop_sequences is not None:
+            copy.stop_sequences = list(self.stop_sequences)
+        return copy
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(ChatOptions))

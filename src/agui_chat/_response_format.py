@@ -5,6 +5,7 @@ nullable, a non-object root wrapped as ``{"value": ...}``) with its validator (`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -71,7 +72,7 @@ _WRAP_KEY = "value"
 class OutputSpec:
     """A requested output type: its strict schema and its validator."""
 
-    __slots__ = ("adapter", "output_type", "response_format", "wrapped")
+    __slots__ = ("adapter", "inner_format", "output_type", "response_format", "wrapped")
 
     def __init__(self, output_type: Any) -> None:
         from pydantic import TypeAdapter
@@ -108,9 +109,18 @@ class OutputSpec:
             fits,
             output_type,
         )
+        #: What inner clients get: the schema without the type (they send it, never validate).
+        self.inner_format = dataclasses.replace(self.response_format, output_type=None)
 
     def parse(self, text: str) -> tuple[Any, list[str]]:
         """The validated value and no errors, or ``None`` and the errors (one line each)."""
+        from pydantic import ValidationError
+
+        if not self.wrapped:
+            try:  # the common case, in one pass: the reply is the JSON object asked for
+                return self.adapter.validator.validate_json(text), []
+            except ValidationError:
+                pass  # a code fence, a null meaning "default", not JSON: the careful path
         match = _FENCE.match(text)
         body = match.group("body") if match else text.strip()
         try:
@@ -119,8 +129,6 @@ class OutputSpec:
             return None, [f"(root): the reply is not JSON ({exc})"]
         if self.wrapped and isinstance(data, dict) and set(data) == {_WRAP_KEY}:
             data = data[_WRAP_KEY]
-        from pydantic import ValidationError
-
         try:
             return self.adapter.validate_python(data), []
         except ValidationError as exc:
@@ -139,6 +147,8 @@ def _cached_spec(output_type: Any) -> OutputSpec:
 
 def output_spec(output_type: Any) -> OutputSpec:
     """The ``OutputSpec`` of ``output_type`` (cached per type when the type is hashable)."""
+    if isinstance(output_type, type):
+        return _cached_spec(output_type)  # a class: hashable, and not one of the refused values
     if output_type is None or isinstance(output_type, (ChatResponseFormat, str, Mapping)):
         raise TypeError(
             f"response_format must be a type (a pydantic model, a dataclass, a TypedDict, "

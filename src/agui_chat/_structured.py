@@ -4,16 +4,22 @@ once, in the outermost client a call reaches; and the Chat Completions wire form
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._contents import ErrorContent
 from ._exceptions import RefusalError, StructuredOutputError
+from ._hitl_contents import InputRequestContent
 from ._messages import ChatMessage, as_messages
 from ._options import ChatOptions
-from ._response_format import ChatResponseFormat, output_spec, schema_name, type_name
+from ._response_format import (
+    ChatResponseFormat,
+    OutputSpec,
+    output_spec,
+    schema_name,
+    type_name,
+)
 from ._role_and_finish_reason import ChatRole
 
 if TYPE_CHECKING:
@@ -43,19 +49,19 @@ def respond(
     plain: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]] | None = None,
 ) -> Awaitable[ChatResponse[OutputT]]:
     """A ``get_response`` call with ``response_format=`` / ``retries=``: structured output
-    over ``client`` when the keyword or the options' format (one with an ``output_type``) asks
-    for it, else ``plain`` (by default the client's ``get_response``); ``retries`` without
-    either is a ``ValueError``."""
+    over ``plain`` (by default the client's ``get_response``) when the keyword or the options'
+    format (one with an ``output_type``) asks for it, else ``plain`` itself; ``retries``
+    without either is a ``ValueError``."""
+    call = plain or client.get_response
     fmt = options.response_format if isinstance(options, ChatOptions) else None
     if response_format is not None or (
         fmt is not None and (not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None)
     ):
-        return get_structured_response(
-            client, messages, options, response_format=response_format, retries=retries
-        )
+        spec = output_spec(response_format) if response_format is not None else _spec(options)
+        return _structured(call, messages, options, spec, retries)
     if retries:
         raise ValueError("retries= repairs structured output: it needs response_format=Model")
-    return (plain or client.get_response)(messages, options)
+    return call(messages, options)
 
 
 async def get_structured_response(
@@ -73,30 +79,44 @@ async def get_structured_response(
     A refused reply is a ``RefusalError``; one that does not validate after the repairs, a
     ``StructuredOutputError``. A run that paused on input requests comes back as it is.
     """
+    spec = output_spec(response_format) if response_format is not None else _spec(options)
+    return await _structured(client.get_response, messages, options, spec, retries)
+
+
+def _spec(options: ChatOptions | None) -> OutputSpec:
+    """The ``OutputSpec`` of the type in ``options.response_format``."""
+    fmt = response_format_of(options)
+    if fmt is None or fmt.output_type is None:
+        raise ValueError(
+            "get_structured_response needs response_format=Model or "
+            "ChatOptions(response_format=Model)"
+        )
+    return output_spec(fmt.output_type)
+
+
+async def _structured(
+    call: Callable[[Any, ChatOptions | None], Awaitable[ChatResponse[Any]]],
+    messages: str | ChatMessage | Iterable[ChatMessage],
+    options: ChatOptions | None,
+    spec: OutputSpec,
+    retries: int,
+) -> ChatResponse[Any]:
     if retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
-    if response_format is None:
-        fmt = response_format_of(options)
-        if fmt is None or fmt.output_type is None:
-            raise ValueError(
-                "get_structured_response needs response_format=Model or "
-                "ChatOptions(response_format=Model)"
-            )
-        spec = output_spec(fmt.output_type)
+    if options is None:
+        inner = ChatOptions(response_format=spec.inner_format)
     else:
-        spec = output_spec(response_format)
-    inner = options.clone() if options is not None else ChatOptions()
-    # Inner clients get the schema without the type: they send it, and never validate.
-    inner.response_format = dataclasses.replace(spec.response_format, output_type=None)
+        inner = options.clone()
+        inner.response_format = spec.inner_format
     history = as_messages(messages)
     usage = None
     for attempt in range(retries + 1):
-        response = await client.get_response(history, inner)
+        response = await call(history, inner)
         if response.usage is not None:
             usage = response.usage if usage is None else usage + response.usage
-        if response.input_requests:
+        paused, refusal = _paused_or_refused(response)
+        if paused:
             return response
-        refusal = _refusal(response)
         if refusal is not None:
             raise RefusalError(
                 f"the model refused to answer as {type_name(spec.output_type)}: {refusal}",
@@ -184,12 +204,16 @@ def schema_instructions(fmt: ChatResponseFormat) -> str:
     )
 
 
-def _refusal(response: ChatResponse[Any]) -> str | None:
+def _paused_or_refused(response: ChatResponse[Any]) -> tuple[bool, str | None]:
+    """Whether the run paused on input requests, else the model's refusal (if it refused)."""
+    refusal = None
     for message in response.messages:
         for content in message.contents:
+            if isinstance(content, InputRequestContent):
+                return True, None
             if isinstance(content, ErrorContent) and content.error_code == "refusal":
-                return content.message or "(no reason given)"
-    return None
+                refusal = refusal or content.message or "(no reason given)"
+    return False, refusal
 
 
 def _repair_text(errors: list[str]) -> str:
