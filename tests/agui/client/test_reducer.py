@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import jsonpatch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agui_chat.agui.client._reducer import AGUIStateTracker, AGUIThreadReducer
 
@@ -433,3 +438,92 @@ def test_a_snapshot_message_is_not_shared_with_the_event() -> None:
     )
     assert reducer.messages[0]["content"] == "ab"
     assert event["messages"][0]["content"] == "a"
+
+
+# ------------------------------------------------------------------- the copy-on-write delta
+_KEYS = st.sampled_from(["a", "b", "c", "", "0", "x/y", "t~1"])
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+_PATHS = st.lists(
+    st.sampled_from(["a", "b", "c", "", "0", "-", "~0", "~1"]), min_size=1, max_size=3
+)
+_OPS = st.lists(
+    st.builds(
+        lambda op, path, value: {"op": op, "path": "/" + "/".join(path), "value": value},
+        st.sampled_from(["add", "replace", "remove"]),
+        _PATHS,
+        _JSON,
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(state=st.dictionaries(_KEYS, _JSON, max_size=4), patch=_OPS)
+def test_a_delta_gives_what_rfc6902_gives_and_never_changes_the_state_it_patched(
+    state: dict[str, Any], patch: list[dict[str, Any]]
+) -> None:
+    before = copy.deepcopy(state)
+    patch_before = copy.deepcopy(patch)
+    failed = False
+    try:
+        expected: Any = jsonpatch.apply_patch(copy.deepcopy(state), copy.deepcopy(patch))
+    except Exception:
+        expected, failed = before, True  # a patch that does not apply keeps the state
+    warnings: list[str] = []
+    tracker = AGUIStateTracker(state, on_warning=warnings.append)
+    tracker.apply({"type": "STATE_DELTA", "delta": patch})
+    assert tracker.state == expected
+    assert bool(warnings) == failed
+    assert state == before and patch == patch_before  # the old state and the event as they were
+
+
+def test_a_delta_shares_what_it_did_not_touch_and_copies_each_object_on_its_path() -> None:
+    big = {"rows": list(range(1000))}
+    state = {"ui": {"count": 0, "panel": {"open": False}}, "data": big}
+    tracker = AGUIStateTracker(state)
+    tracker.apply(
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "replace", "path": "/ui/count", "value": 1},
+                {"op": "add", "path": "/ui/panel/open", "value": True},
+                {"op": "remove", "path": "/ui/panel/open"},
+            ],
+        }
+    )
+    assert tracker.state == {"ui": {"count": 1, "panel": {}}, "data": big}
+    assert tracker.state["data"] is big  # untouched: shared, not copied
+    assert state == {"ui": {"count": 0, "panel": {"open": False}}, "data": big}
+
+
+def test_a_delta_into_a_value_an_earlier_op_added_leaves_the_event_as_it_came() -> None:
+    event = {
+        "type": "STATE_DELTA",
+        "delta": [
+            {"op": "add", "path": "/new", "value": {"x": 1}},
+            {"op": "add", "path": "/new/y", "value": 2},
+        ],
+    }
+    tracker = AGUIStateTracker({})
+    tracker.apply(event)
+    assert tracker.state == {"new": {"x": 1, "y": 2}}
+    assert event["delta"][0]["value"] == {"x": 1}
+
+
+def test_a_delta_whose_later_op_fails_applies_none_of_its_ops() -> None:
+    warnings: list[str] = []
+    tracker = AGUIStateTracker({"a": 1}, on_warning=warnings.append)
+    tracker.apply(
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "replace", "path": "/a", "value": 2},
+                {"op": "replace", "path": "/missing", "value": 3},
+            ],
+        }
+    )
+    assert tracker.state == {"a": 1} and len(warnings) == 1

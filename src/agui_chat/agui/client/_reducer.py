@@ -38,6 +38,47 @@ def _warn(on_warning: Callable[[str], None] | None, message: str) -> None:
         on_warning(message)
 
 
+_UNSUITED = object()
+
+
+def _patched_objects(state: Any, patch: Any) -> Any:
+    """``patch`` applied to ``state`` when it only adds, replaces or removes members of
+    objects along paths of objects (the common delta): the objects on each path are copied,
+    the rest is shared, so ``state`` itself never changes. ``_UNSUITED`` for any other patch
+    (arrays, ``move``/``copy``/``test``, escapes, a missing member), which ``jsonpatch``
+    applies, or refuses, as RFC 6902 says."""
+    if type(state) is not dict or type(patch) is not list:
+        return _UNSUITED
+    root = dict(state)
+    copied = {id(root)}  # the objects this patch made: live, so their ids are unique
+    for op in patch:
+        kind = op.get("op") if type(op) is dict else None
+        path = op.get("path") if kind in ("add", "replace", "remove") else None
+        if type(path) is not str or path[:1] != "/" or "~" in path:
+            return _UNSUITED
+        if kind != "remove" and "value" not in op:
+            return _UNSUITED
+        *parents, last = path[1:].split("/")
+        node = root
+        for key in parents:
+            child = node.get(key)
+            if type(child) is not dict:
+                return _UNSUITED
+            if id(child) not in copied:
+                child = node[key] = dict(child)
+                copied.add(id(child))
+            node = child
+        if kind == "add":
+            node[last] = op["value"]
+        elif last not in node:
+            return _UNSUITED
+        elif kind == "replace":
+            node[last] = op["value"]
+        else:
+            del node[last]
+    return root
+
+
 class AGUIStateTracker:
     """The AG-UI shared state of one thread: ``STATE_SNAPSHOT`` replaces it (as delivered,
     not copied), ``STATE_DELTA`` patches it atomically into a new value (RFC 6902; a patch
@@ -63,6 +104,10 @@ class AGUIStateTracker:
             self._state = event["snapshot"]
             return True
         if event_type == "STATE_DELTA":
+            patched = _patched_objects(self._state, event["delta"])
+            if patched is not _UNSUITED:
+                self._state = patched
+                return True
             try:
                 self._state = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
             except _PATCH_ERRORS as exc:
