@@ -6,10 +6,14 @@ An answer that cannot be read in full is refused, never partly applied: an unkno
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 from ._exceptions import InvalidResponseError
 from ._schema import to_jsonable
@@ -27,28 +31,49 @@ _KEY_CHARS = 40
 _UNKNOWN_KEY_ERRORS = ("extra_forbidden", "invalid_key")
 
 
-class ApprovalPayload(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ApprovalPayload:
     """A person's answer to a tool approval; ``edited_args`` (``editedArgs`` on the wire)
-    replaces the call's arguments entirely. Strict: no other key, no coercion (``"true"`` is
-    not a boolean), no ``null`` for a key that may be left out, edits only when approved."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    replaces the call's arguments entirely. Read strictly (:func:`read_approval_payload`):
+    no other key, no coercion (``"true"`` is not a boolean), no ``null`` for a key that may
+    be left out, edits only when approved."""
 
     approved: bool
     reason: str | None = None
-    edited_args: dict[str, Any] | None = Field(default=None, alias="editedArgs")
-
-    @field_validator("reason", "edited_args", mode="before")
-    @classmethod
-    def _not_null(cls, value: Any) -> Any:
-        # Only an explicit value reaches a validator (a left-out key keeps its default).
-        if value is None:
-            raise ValueError("null")
-        return value
+    edited_args: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the wire (keys left out rather than ``null``)."""
-        return self.model_dump(by_alias=True, exclude_none=True)
+        wire: dict[str, Any] = {"approved": self.approved}
+        if self.reason is not None:
+            wire["reason"] = self.reason
+        if self.edited_args is not None:
+            wire[EDITED_ARGS] = copy.deepcopy(self.edited_args)
+        return wire
+
+
+@cache
+def _wire_model() -> Any:
+    """The strict pydantic model of the payload, built on first use (pydantic is not
+    imported with the package)."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class WirePayload(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        approved: bool
+        reason: str | None = None
+        edited_args: dict[str, Any] | None = Field(default=None, alias="editedArgs")
+
+        @field_validator("reason", "edited_args", mode="before")
+        @classmethod
+        def _not_null(cls, value: Any) -> Any:
+            # Only an explicit value reaches a validator (a left-out key keeps its default).
+            if value is None:
+                raise ValueError("null")
+            return value
+
+    return WirePayload
 
 
 class ApprovalPayloadError(InvalidResponseError):
@@ -73,10 +98,13 @@ def read_approval_payload(
             f"{where} must be a JSON object {APPROVAL_PAYLOAD_SHAPE}, got {_json_type(value)}",
             request_ids=ids,
         )
+    from pydantic import ValidationError
+
     try:
-        payload = ApprovalPayload.model_validate(value)
+        wire = _wire_model().model_validate(value)
     except ValidationError as exc:
         raise _refusal(exc, value, where, ids) from None
+    payload = ApprovalPayload(wire.approved, wire.reason, wire.edited_args)
     if payload.edited_args is not None and not payload.approved:
         raise ApprovalPayloadError(
             f"{where}.{EDITED_ARGS} only go with approved: true", request_ids=ids

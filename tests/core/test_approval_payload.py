@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import agui_chat
 from agui_chat import FunctionCallContent, InvalidResponseError, ToolApprovalRequestContent
 from agui_chat._approval_payload import (
-    ApprovalPayload,
+    EDITED_ARGS,
     ApprovalPayloadError,
     approval_response_schema,
     offers_edits,
@@ -107,7 +107,7 @@ def test_the_model_takes_the_wire_name_only() -> None:
     """``edited_args`` is the Python name; on the wire only ``editedArgs`` is known."""
     with pytest.raises(ApprovalPayloadError):
         read_approval_payload({"approved": True, "edited_args": {}})
-    assert ApprovalPayload.model_validate({"approved": True, "editedArgs": {}}).edited_args == {}
+    assert read_approval_payload({"approved": True, "editedArgs": {}}).edited_args == {}
 
 
 def test_to_wire_writes_what_the_reader_reads() -> None:
@@ -121,6 +121,9 @@ def test_to_wire_writes_what_the_reader_reads() -> None:
     written = to_wire(True, edited_args={"when": at})
     assert written == {"approved": True, "editedArgs": {"when": "2030-01-01T00:00:00Z"}}
     assert read_approval_payload(written).to_wire() == written
+    payload = read_approval_payload({"approved": True, "editedArgs": {"nested": {"a": 1}}})
+    payload.to_wire()[EDITED_ARGS]["nested"]["a"] = 2  # a written copy is the caller's own
+    assert payload.edited_args == {"nested": {"a": 1}}
     with pytest.raises(ApprovalPayloadError, match="only go with approved: true"):
         to_wire(False, edited_args={"path": "b"})
 
