@@ -318,9 +318,13 @@ def _traced(model: ChatClient, providers: dict[str, Any]) -> Any:
 
 
 def _events(exporter: InMemorySpanExporter) -> list[tuple[str, dict[str, Any]]]:
+    """The person's events, on each request's ``orchestrate_tools`` span."""
     finished: tuple[ReadableSpan, ...] = exporter.get_finished_spans()
     return [
-        (e.name, dict(e.attributes or {})) for s in finished if s.name == "turn" for e in s.events
+        (e.name, dict(e.attributes or {}))
+        for s in finished
+        if s.name == "orchestrate_tools"
+        for e in s.events
     ]
 
 

@@ -134,6 +134,9 @@ async def test_an_approval_round_trip_is_one_trace_with_a_link(
     assert tool.parent is not None and by_id[tool.parent.span_id] is second
     assert (tool.attributes or {})["agui_chat.tool.outcome"] == "ran"
 
+    # the run span stands for the request: the tool loop opens no span of its own under it
+    assert [s for s in spans if s.name == "orchestrate_tools"] == []
+
     # the person's part, on the runs' spans
     assert [e.name for e in first.events] == ["agui_chat.approval.requested"]
     assert [e.name for e in second.events] == ["agui_chat.approval.approved"]
@@ -178,3 +181,41 @@ async def test_a_failed_run_is_an_error_on_both_sides_with_its_code(
     [chat] = [s for s in spans if s.name.startswith("chat")]
     assert (chat.attributes or {})["error.type"] == "ServiceUnavailableError"
     assert chat.status.status_code is StatusCode.ERROR
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_the_persons_events_in_process_are_those_over_ag_ui(
+    global_otel: Recorded, served: Any, capture: bool
+) -> None:
+    """The same approval round trip over AG-UI and in process: the same events, with the
+    same attribute names, only on different spans (the run's, the request's)."""
+
+    async def round_trip(client: Any, options: ChatOptions) -> None:
+        history = [ChatMessage("user", "deploy prod")]
+        paused = await client.get_response(history, options)
+        [request] = paused.input_requests
+        history += [*paused.messages, ChatMessage("user", [request.create_response(True)])]
+        assert (await client.get_response(history, options)).text == "Deployed."
+
+    def events(spans: list[ReadableSpan]) -> list[tuple[str, list[str]]]:
+        return [(e.name, sorted(e.attributes or {})) for s in spans for e in s.events]
+
+    kw = {"capture_content": capture}
+    url = await served(_server(global_otel, **kw))
+    async with AGUIChatClient(url, timeout=10, max_retries=0) as client:
+        await round_trip(client, ChatOptions())  # the server has the tool
+    over_ag_ui = events(_by_name(global_otel.spans(), "agui.run", SpanKind.SERVER))
+    global_otel.exporter.clear()
+    pipeline = (
+        ChatClientBuilder(ScriptedChatClient(model))
+        .use_function_invocation()
+        .use_opentelemetry(**global_otel.providers, **kw)
+        .build()
+    )
+    await round_trip(pipeline, ChatOptions(tools=[deploy]))
+    in_process = events(global_otel.spans("orchestrate_tools"))
+    assert [name for name, _ in in_process] == [
+        "agui_chat.approval.requested",
+        "agui_chat.approval.approved",
+    ]
+    assert in_process == over_ag_ui

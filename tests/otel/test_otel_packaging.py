@@ -123,7 +123,10 @@ async def test_an_expired_answer_is_an_event(otel: Recorded) -> None:
     tracer = otel.tracer_provider.get_tracer("test")
     with tracer.start_as_current_span("turn"), pytest.raises(ExpiredRequestError):
         await client.get_response(history, ChatOptions(tools=[deploy]))
-    [span] = otel.spans("turn")
+    [turn] = otel.spans("turn")
+    [span] = otel.spans("orchestrate_tools")  # the request's span, under the caller's
+    assert span.parent is not None and span.parent.span_id == turn.context.span_id
     assert [(e.name, dict(e.attributes or {})) for e in span.events] == [
         ("agui_chat.request.expired", {"agui_chat.request.id": "approval_c1"})
     ]
+    assert (span.attributes or {})["error.type"] == "ExpiredRequestError"

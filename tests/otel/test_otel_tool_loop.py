@@ -113,7 +113,12 @@ async def test_tool_content_is_recorded_with_capture_content(otel: Recorded) -> 
 
 
 def _events(otel: Recorded) -> list[tuple[str, dict[str, Any]]]:
-    return [(e.name, dict(e.attributes or {})) for s in otel.spans("turn") for e in s.events]
+    """The person's events, on each request's span (``orchestrate_tools``, under "turn N")."""
+    turns = {s.context.span_id for s in otel.spans("turn")}
+    requests = otel.spans("orchestrate_tools")
+    assert requests and all(s.parent is not None and s.parent.span_id in turns for s in requests)
+    assert all(not s.events for s in otel.spans("turn"))
+    return [(e.name, dict(e.attributes or {})) for s in requests for e in s.events]
 
 
 @pytest.mark.parametrize("capture", [False, True])
@@ -240,9 +245,7 @@ async def test_the_tool_loop_traces_through_the_global_api_on_its_own(
     with tracer.start_as_current_span("turn 3"):
         await client.get_response(history, TOOLS)
     assert RUNS[before:] == ["eu"]
-    events = [
-        (e.name, dict(e.attributes or {})) for s in global_otel.spans("turn") for e in s.events
-    ]
+    events = _events(global_otel)
     assert [name for name, _ in events] == [
         "agui_chat.approval.requested",
         "agui_chat.approval.approved",

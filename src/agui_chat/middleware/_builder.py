@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ class ChatClientBuilder:
     def __init__(self, inner_client: ChatClient) -> None:
         self._inner = inner_client
         self._factories: list[Middleware] = []
+        self._added: list[str] = []  # "tools" / "otel": where the order matters
 
     def use(self, middleware: Middleware) -> ChatClientBuilder:
         """Add a callable taking a client and returning one (as a ``DelegatingChatClient``)."""
@@ -36,6 +38,7 @@ class ChatClientBuilder:
         from ._function_invocation import FunctionInvokingChatClient
 
         FunctionInvokingChatClient.check_settings(settings)
+        self._added.append("tools")
         return self.use(lambda inner: FunctionInvokingChatClient(inner, **settings))
 
     def use_logging(self, logger: logging.Logger | None = None) -> ChatClientBuilder:
@@ -64,6 +67,7 @@ class ChatClientBuilder:
         providers and ``capture_content``."""
         from ._chat_tracing import OpenTelemetryChatClient
 
+        self._added.append("otel")
         return self.use(
             lambda inner: OpenTelemetryChatClient(
                 inner, capture_content=capture_content, **settings
@@ -75,7 +79,14 @@ class ChatClientBuilder:
         return self.use(lambda inner: ConfigureOptionsChatClient(inner, configure))
 
     def build(self) -> ChatClient:
-        """Build the pipeline; the first middleware added ends up outermost."""
+        """Build the pipeline; the first middleware added ends up outermost. Warns when
+        ``use_opentelemetry()`` comes before ``use_function_invocation()``."""
+        if "otel" in self._added and "tools" in self._added[self._added.index("otel") :]:
+            warnings.warn(
+                "use_opentelemetry() outside use_function_invocation() makes one chat span of"
+                " the whole tool loop: use .use_function_invocation().use_opentelemetry()",
+                stacklevel=2,
+            )
         client = self._inner
         for factory in reversed(self._factories):
             client = factory(client)

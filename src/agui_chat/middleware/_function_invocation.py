@@ -40,12 +40,13 @@ from ._invocation import (
     raise_failures,
 )
 from ._pairs import take_verified_pairs
+from ._request_span import in_request_span, link_to_paused
 from ._resume import (
     ScheduledCall,
     input_request_id,
     plan_resume,
 )
-from ._tool_tracing import ToolTracing
+from ._tool_tracing import ToolTracing, error_type
 from ._turns import (
     TurnRecorder,
     bad_arguments,
@@ -164,6 +165,7 @@ class _Loop:
         self.stopped = False  # the request ends here (a pause, or a call that ended it)
         self.current_options = options  # the options of the round trip under way
         self.history_sent: list[ChatMessage] = []  # what the next round trip sends
+        self.own_span = False  # whether the request runs in its own orchestrate_tools span
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -182,7 +184,17 @@ class _Loop:
             additional_properties=message.additional_properties,
         )
 
-    async def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+    def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
+        """The request's steps, in its own span when one opens (``_request_span.py``):
+        without an SDK they come straight from ``_steps()``, as if no tracing existed."""
+        telemetry = self.owner.telemetry
+        if not telemetry.opens_request_span():
+            return self._steps()
+        self.own_span = True
+        steps = self._steps()
+        return in_request_span(telemetry.request_span, steps, lambda: self.usage, error_type)
+
+    async def _steps(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
         """Answer the paused run, then round trips until the model answers. A streamed
         turn's updates pass inline here: one generator hop per update (bench/README.md)."""
         async with aclosing(self._resume_paused()) as resumed:
@@ -260,7 +272,9 @@ class _Loop:
                 ChatMessage(ChatRole.USER, [p.answer for p in verified]),
             ]
         resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
-        self.owner.telemetry.resumed(answered_in, resumed)
+        paused = self.owner.telemetry.resumed(answered_in, resumed)
+        if self.own_span:  # AGUIServer's run span links to the paused run itself
+            link_to_paused(paused)
         at = plan.anchor
         if not (self.options is not None and self.options.conversation_id):
             history[at:at] = plan.rebuilt

@@ -1,8 +1,9 @@
 """The tool loop's tracing with ``opentelemetry-api`` (no-op without an SDK): an
-``execute_tool {name}`` span per tool call, the person's part as events on the current span
-(inside ``AGUIServer``, the run's SERVER span), and their metrics. :data:`REQUESTED_AT` and
-:data:`TRACEPARENT`, stamped on a request only while something records, carry a pause
-across requests and workers."""
+``orchestrate_tools`` span per request (``_request_span.py``), an ``execute_tool {name}`` span
+per tool call, the person's part as events on the current span (the request's; inside
+``AGUIServer``, the run's SERVER span, which stands for the request), and their metrics.
+:data:`REQUESTED_AT` and :data:`TRACEPARENT`, stamped on a request only while something
+records, carry a pause across requests and workers."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from .._tools import AITool
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
+from ._request_span import ORCHESTRATE_TOOLS, stands_for_a_request
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Meter, MeterProvider
@@ -138,6 +140,15 @@ class ToolTracing:
         provider = self._tracer_provider or trace.get_tracer_provider()
         return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
+    def opens_request_span(self) -> bool:
+        """Whether a request starting now gets its own span: something records, and no span
+        that stands for a request (``invoke_agent``, ``AGUIServer``'s run) is current."""
+        return self._traces() and not stands_for_a_request(trace.get_current_span())
+
+    def request_span(self) -> Span:
+        """A new ``orchestrate_tools`` span (MEAI's name and kind for it)."""
+        return self._tracer.start_span(ORCHESTRATE_TOOLS, kind=SpanKind.INTERNAL)
+
     def _records(self) -> bool:
         """Whether anything would record a span, an event on the current span or a metric."""
         return (
@@ -227,10 +238,12 @@ class ToolTracing:
         for request_id in request_ids:
             span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
-    def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> None:
-        """Events, metrics per answer to ``call_ids`` in ``history``'s last answering message."""
+    def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> list[str]:
+        """Events, metrics per answer to ``call_ids`` in ``history``'s last answering message;
+        returns the traceparents the answered requests were stamped with."""
+        paused: list[str] = []
         if not self._records():
-            return
+            return paused
         requests: dict[str, InputRequestContent] = {}
         answers: list[ToolApprovalResponseContent | InterruptResponseContent] = []
         for message in history:
@@ -259,6 +272,10 @@ class ToolTracing:
             if attributes.get(TOOL_CALL_ID) in call_ids:
                 seconds = None if at is None else max(0.0, now - at)
                 self._decided(request, answer, attributes, seconds)
+                traceparent = (request.additional_properties or {}).get(TRACEPARENT)
+                if isinstance(traceparent, str):
+                    paused.append(traceparent)
+        return paused
 
     def _decided(
         self,
