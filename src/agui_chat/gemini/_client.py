@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
@@ -128,6 +129,7 @@ def _base_url(client: genai.Client) -> str:
 
 
 def _make_client(api_key: str | None, base_url: str | None) -> genai.Client:
+    base_url = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
     # One attempt: retries are RetryingChatClient's to decide (this also turns off the
     # SDK's implicit retry of connection errors).
     options = types.HttpOptions(base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1))
