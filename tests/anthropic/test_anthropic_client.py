@@ -25,6 +25,7 @@ from agui_chat import (
     FunctionResultContent,
     HTTPStatusError,
     RateLimitError,
+    RunError,
     ServiceTimeoutError,
     ServiceUnavailableError,
     TextReasoningContent,
@@ -343,8 +344,9 @@ async def test_an_error_in_the_stream_is_typed() -> None:
             {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         )
     )
-    with pytest.raises(HTTPStatusError, match="Overloaded"):
+    with pytest.raises(RunError, match="Overloaded") as caught:
         [u async for u in api.client().get_streaming_response("x")]
+    assert caught.value.code == "overloaded_error"
 
 
 def test_the_client_it_makes_has_the_sdks_retries_off() -> None:

@@ -8,6 +8,7 @@ Each SDK error becomes one of ours, with the SDK's chained as ``__cause__``::
     APIStatusError 429                    -> RateLimitError (retry_after from Retry-After)
     APIStatusError 502 / 503 / 504 / 529  -> ServiceUnavailableError (retry_after too)
     other APIStatusError                  -> HTTPStatusError (status_code, body)
+    an error event inside a stream        -> RunError (code: the error's type)
     APIResponseValidationError            -> ProtocolError
     any other AnthropicError              -> ChatClientError
 """
@@ -25,6 +26,7 @@ from .._exceptions import (
     HTTPStatusError,
     ProtocolError,
     RateLimitError,
+    RunError,
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
@@ -45,6 +47,13 @@ def map_error(exc: anthropic.AnthropicError, service: str) -> ChatClientError:
         detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
         return ConnectError(f"could not reach {service}: {exc}{detail}")
     if isinstance(exc, anthropic.APIStatusError):
+        if exc.status_code < 400:  # the stream had begun (HTTP 200), then carried an error
+            detail = _body_message(exc.body) or exc.message
+            kind = getattr(exc, "type", None)
+            return RunError(
+                f"{service} reported an error in the stream: {detail}",
+                code=kind if isinstance(kind, str) else None,
+            )
         return _status_error(exc, service)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ProtocolError(f"{service} sent a response that does not fit its schema: {exc}")
