@@ -26,8 +26,10 @@ from agui_chat import (
     FunctionResultContent,
     HTTPStatusError,
     RateLimitError,
+    ServiceTimeoutError,
     ServiceUnavailableError,
     TextReasoningContent,
+    TransportError,
     ai_function,
     approval_required,
 )
@@ -296,9 +298,19 @@ async def test_status_errors_are_typed(
     assert len(api.bodies) == 1  # no retry by the SDK
 
 
-async def test_a_connection_failure_is_typed_and_not_retried() -> None:
-    api = Api(httpx2.ConnectError("refused"))
-    with pytest.raises(ConnectError):
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (httpx2.ConnectError("refused"), ConnectError),
+        (httpx2.ReadTimeout("slow"), ServiceTimeoutError),
+        (httpx2.ReadError("reset"), TransportError),
+    ],
+)
+async def test_transport_failures_are_typed_and_not_retried(
+    exc: Exception, kind: type[Exception]
+) -> None:
+    api = Api(exc)
+    with pytest.raises(kind):
         await api.client().get_response("x")
     assert len(api.bodies) == 1
 
