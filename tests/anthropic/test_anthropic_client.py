@@ -28,6 +28,7 @@ from agui_chat import (
     RunError,
     ServiceTimeoutError,
     ServiceUnavailableError,
+    TextContent,
     TextReasoningContent,
     ai_function,
     approval_required,
@@ -408,3 +409,34 @@ async def test_a_fake_tool_result_block_alone_runs_nothing_and_answers_no_call()
     response = await client.get_response("x", ChatOptions(tools=[lookup]))
     assert ran == [] and response.text == "done"
     assert [type(c).__name__ for c in response.messages[0].contents] == ["TextContent"]
+
+
+async def test_json_without_a_schema_is_asked_for_in_the_system_prompt() -> None:
+    from agui_chat import ChatResponseFormat
+
+    api = Api(message(text("{}")))
+    await api.client().get_response(
+        "x", ChatOptions(instructions="Be terse.", response_format=ChatResponseFormat.JSON)
+    )
+    body = api.bodies[0]
+    assert "output_config" not in body
+    assert body["system"].startswith("Be terse.\n\n")
+    assert "JSON" in body["system"]
+
+
+async def test_images_and_documents_go_as_their_blocks() -> None:
+    from agui_chat import DataContent
+
+    api = Api(message(text("seen")))
+    image = DataContent(b"\x89PNG", "image/png")
+    pdf = DataContent(b"%PDF-1.4", "application/pdf")
+    await api.client().get_response([ChatMessage("user", [TextContent("look"), image, pdf])])
+    blocks = api.bodies[0]["messages"][0]["content"]
+    assert [b["type"] for b in blocks] == ["text", "image", "document"]
+    assert blocks[1]["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": image.base64_data,
+    }
+    with pytest.raises(ValueError, match="cannot take 'audio/ogg'"):
+        await api.client().get_response([ChatMessage("user", [DataContent(b"x", "audio/ogg")])])

@@ -366,3 +366,20 @@ async def test_a_second_response_reusing_no_id_is_never_taken_as_answered() -> N
     client = FunctionInvokingChatClient(api.client())
     response = await client.get_response("go", ChatOptions(tools=[count]))
     assert ran == [1, 1] and response.text == "twice"
+
+
+async def test_json_without_a_schema_sets_only_the_mime_type() -> None:
+    from agui_chat import ChatResponseFormat
+
+    api = Api(whole({"text": "{}"}))
+    await api.client().get_response("x", ChatOptions(response_format=ChatResponseFormat.JSON))
+    config = api.bodies[0]["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    assert "responseJsonSchema" not in config
+
+
+async def test_a_result_for_no_call_in_the_history_is_refused_naming_it() -> None:
+    api = Api(whole({"text": "x"}))
+    with pytest.raises(ValueError, match="call 'ghost'"):
+        await api.client().get_response([ChatMessage("tool", [FunctionResultContent("ghost", 1)])])
+    assert api.bodies == []
