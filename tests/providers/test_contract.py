@@ -5,7 +5,7 @@ the SDK really sent (the recording proxy) and on aimock's journal."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import BaseModel
@@ -24,7 +24,9 @@ from agui_chat import (
 )
 from agui_chat.agui import AGUIChatClient
 from agui_server import agui_server, client_for
-from conftest import Provider
+
+if TYPE_CHECKING:  # the fixture's type (conftest modules share one name across folders)
+    from conftest import Provider
 
 
 async def ask(
