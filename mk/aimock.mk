@@ -1,4 +1,4 @@
-# The OpenAI-compatible server lane (tests/openai/test_aimock_*.py): @copilotkit/aimock from
+# The mock-provider lane (tests/openai/test_aimock_*.py, tests/providers/): @copilotkit/aimock from
 # npm, pinned in tests/openai/aimock/package.json, installed into
 # $(CACHE)/npm/aimock-<hash of the pin> once and reused; a stamp marks a finished install.
 # A failed install does not stop `make test`: the tests that need it skip, or fail under CI.

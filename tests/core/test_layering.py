@@ -26,9 +26,9 @@ CORE_AND_MIDDLEWARE = sorted(
 )
 FORBIDDEN = (
     "httpx", "httpx_sse", "openai", "starlette", "uvicorn", "fastapi", "ag_ui",
-    "opentelemetry.sdk", "opentelemetry.exporter",
+    "opentelemetry.sdk", "opentelemetry.exporter", "anthropic", "google.genai", "httpx2",
 )  # fmt: skip
-ADAPTERS = ("agui", "openai", "mcp", "otel", "stores", "cli", "testing")
+ADAPTERS = ("agui", "openai", "anthropic", "gemini", "mcp", "otel", "stores", "cli", "testing")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

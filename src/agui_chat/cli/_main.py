@@ -200,10 +200,37 @@ def _export_telemetry() -> Callable[[], None]:
 def _add_api(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--api",
-        choices=("responses", "chat"),
-        help="the OpenAI API --model speaks: the Responses API or Chat Completions (default: "
-        "chat for a custom OPENAI_BASE_URL, responses for OpenAI's own)",
+        choices=("responses", "chat", "anthropic", "gemini"),
+        help="the API --model speaks: OpenAI's Responses API or Chat Completions (default: "
+        "chat for a custom OPENAI_BASE_URL, responses for OpenAI's own), Anthropic's Messages "
+        "API (ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL) or Gemini (GEMINI_API_KEY, "
+        "GOOGLE_API_KEY or GOOGLE_GEMINI_BASE_URL)",
     )
+
+
+# For each provider API: its extra, the environment that makes it usable, and its name.
+_PROVIDERS = {
+    "anthropic": ("anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"), "Anthropic"),
+    "gemini": ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"), "Gemini"),
+}
+
+
+def _provider_model(name: str, api: str) -> tuple[ChatClient, str]:
+    extra, env, label = _PROVIDERS[api]
+    if not any(os.environ.get(var) for var in env):
+        raise CommandError(f"--api {api} needs {' or '.join(env)}")
+    try:
+        if api == "anthropic":
+            from ..anthropic import AnthropicChatClient
+
+            return AnthropicChatClient(name), f"the {label} model {name!r} (Messages API)"
+        from ..gemini import GeminiChatClient
+
+        return GeminiChatClient(name), f"the {label} model {name!r} (Gemini API)"
+    except ImportError as exc:
+        raise CommandError(
+            f"--api {api} needs the {extra} extra: pip install 'agui-chat[{extra}]'"
+        ) from exc
 
 
 def _model(name: str | None, api: str | None = None) -> tuple[ChatClient, str]:
@@ -211,6 +238,8 @@ def _model(name: str | None, api: str | None = None) -> tuple[ChatClient, str]:
         if api is not None:
             raise CommandError("--api chooses the API of --model; give --model too")
         return demo_model(), "the built-in offline demo model (no network, no key)"
+    if api in _PROVIDERS:
+        return _provider_model(name, api)
     if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
         raise CommandError(
             "--model needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
