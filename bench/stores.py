@@ -167,7 +167,11 @@ def resume_app(store: ApprovalStore) -> AGUIServer:
         return [FunctionCallContent("c1", "delete_file", {"path": "a.txt"})]
 
     return AGUIServer(
-        ScriptedChatClient(model), tools=[delete_file], signing_key=KEY, approval_store=store
+        ScriptedChatClient(model),
+        tools=[delete_file],
+        signing_key=KEY,
+        approval_store=store,
+        audience=f"bench-{secrets.token_hex(4)}",  # servers side by side: one audience each
     )
 
 
