@@ -98,12 +98,15 @@ class PostgresApprovalStore(ApprovalStore):
     ``url_or_pool`` is a ``postgresql://`` / ``postgres://`` URL or a
     ``psycopg_pool.AsyncConnectionPool`` (yours to open and close).
 
-    Every server that holds the signing key must use the same database and table. Each call
-    waits at most ``timeout`` seconds (for a connection and for its statement); an
-    unreachable database makes it raise ``ApprovalStoreUnavailableError`` naming the URL
-    (never its password): the server then refuses the resume with
-    ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same answer succeeds once the
-    database is back. ``clock`` gives the time in epoch seconds (tests pass a fake one).
+    Every server that holds the signing key must use the same database and table (``table``
+    may be ``schema.table``). Each call waits at most ``timeout`` seconds for a connection
+    (and twice that in all); an unreachable database makes it raise
+    ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
+    refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
+    answer succeeds once the database is back. A URL's pool holds up to ``max_connections``
+    connections (autocommit; each checked before use, so one that died with a restart of
+    the database is replaced, not failed). Every write is its own commit, durable as the
+    database's ``synchronous_commit`` makes it. ``clock`` gives the time in epoch seconds.
     """
 
     def __init__(
