@@ -4,7 +4,8 @@
     python bench/stores.py --quick  # tiny sizes: proves it still runs
 
 (claim)  one claim of a fresh key, median over many, per store: memory, SQLite
-         (synchronous=FULL and NORMAL, WAL, the file on this disk), Redis over loopback
+         (synchronous=FULL and NORMAL, WAL, the file on this disk), Redis and PostgreSQL
+         over loopback
 (resume) one resume round trip end to end (POST with the approval over HTTP to uvicorn on
          127.0.0.1, the tool runs, the stream ends), each durable store paired with memory,
          alternated; the median of the per-pair ratios (and, for reference, the same in
@@ -12,14 +13,18 @@
 
 Budget (DESIGN §6): a claim costs at most 1 ms on loopback Redis and 2 ms on SQLite
 (median); a resume with a durable store stays within 1.5x of memory. Redis needs
-``redis-server`` on PATH (started here on a free port of 127.0.0.1, no persistence).
+``redis-server`` on PATH (started here on a free port of 127.0.0.1, no persistence);
+PostgreSQL needs Debian's ``postgresql`` (a throwaway cluster here, as the ``postgres`` user
+when run as root, ``fsync`` on as in production).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -74,7 +79,46 @@ def redis_server() -> Iterator[str | None]:
             process.wait(timeout=10)
 
 
-def stores(directory: Path, redis_url: str | None) -> dict[str, Callable[[], ApprovalStore]]:
+@contextmanager
+def postgres_server() -> Iterator[str | None]:
+    """A throwaway PostgreSQL cluster on a free port, or ``None`` if none is installed."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
+    initdb = found[0] if found else shutil.which("initdb")
+    if initdb is None:
+        yield None
+        return
+    bin_dir = Path(initdb).parent
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as directory:
+        if as_user:
+            shutil.chown(directory, "postgres", "postgres")
+        data = f"{directory}/data"
+        subprocess.run([*as_user, initdb, "-D", data, "-U", "bench", "-A", "trust"],
+                       check=True, capture_output=True)  # fmt: skip
+        process = subprocess.Popen(
+            [*as_user, str(bin_dir / "postgres"), "-D", data, "-p", str(port),
+             "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={directory}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        ready = [str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]
+        try:
+            for _ in range(600):
+                if subprocess.run(ready).returncode == 0:
+                    break
+                time.sleep(0.05)
+            yield f"postgresql://bench@127.0.0.1:{port}/postgres"
+        finally:
+            # runuser does not pass signals on: stop the postmaster itself
+            os.kill(int(Path(data, "postmaster.pid").read_text().split()[0]), 2)
+            process.wait(timeout=30)
+
+
+def stores(
+    directory: Path, redis_url: str | None, postgres_url: str | None = None
+) -> dict[str, Callable[[], ApprovalStore]]:
     made: dict[str, Callable[[], ApprovalStore]] = {
         "memory": InMemoryApprovalStore,
         "sqlite (FULL)": lambda: SQLiteApprovalStore(directory / f"{secrets.token_hex(4)}.db"),
@@ -86,6 +130,12 @@ def stores(directory: Path, redis_url: str | None) -> dict[str, Callable[[], App
         from agui_chat.stores import RedisApprovalStore
 
         made["redis"] = lambda: RedisApprovalStore(redis_url)
+    if postgres_url is not None:
+        from agui_chat.stores import PostgresApprovalStore
+
+        made["postgres"] = lambda: PostgresApprovalStore(
+            postgres_url, table=f"bench_{secrets.token_hex(4)}"
+        )
     return made
 
 
@@ -117,7 +167,11 @@ def resume_app(store: ApprovalStore) -> AGUIServer:
         return [FunctionCallContent("c1", "delete_file", {"path": "a.txt"})]
 
     return AGUIServer(
-        ScriptedChatClient(model), tools=[delete_file], signing_key=KEY, approval_store=store
+        ScriptedChatClient(model),
+        tools=[delete_file],
+        signing_key=KEY,
+        approval_store=store,
+        audience=f"bench-{secrets.token_hex(4)}",  # servers side by side: one audience each
     )
 
 
@@ -218,10 +272,16 @@ async def main(quick: bool) -> int:
     claims, pairs, per_pair = (50, 2, 3) if quick else (2000, 7, 15)
     print(f"CPython {sys.version.split()[0]}, {sys.platform}")
     failed = False
-    with tempfile.TemporaryDirectory() as directory, redis_server() as redis_url:
-        made = stores(Path(directory), redis_url)
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        redis_server() as redis_url,
+        postgres_server() as postgres_url,
+    ):
+        made = stores(Path(directory), redis_url, postgres_url)
         if redis_url is None:
             print("redis-server not found: the Redis figures are skipped")
+        if postgres_url is None:
+            print("PostgreSQL not found (apt-get install postgresql): its figures are skipped")
         print("\n(claim) one claim of a fresh key, median")
         for name, make in made.items():
             ms = await claim_cost(make, claims)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from agui_streams import validated_server_streams
+from postgres_server import postgres_server, postgres_server_process  # noqa: F401 - fixtures
 from redis_server import redis_server, redis_server_process  # noqa: F401 - fixtures
 
 

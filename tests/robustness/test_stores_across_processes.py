@@ -1,6 +1,6 @@
 """Exactly once beyond one process, over real HTTP: two uvicorn worker processes with the same
-signing key and the same store (a SQLite file; a real Redis), every side effect a line that
-whichever process ran it appends to one file.
+signing key and the same store (a SQLite file; a real Redis; a real PostgreSQL), every side
+effect a line that whichever process ran it appends to one file.
 
 - 30 concurrent copies of one approval, split across both workers: the tool runs once;
 - both workers restarted, the same approval sent again: nothing runs, and the stream
@@ -26,6 +26,7 @@ import httpx
 import pytest
 from robustness_http import approve, free_port, history_from, run_input, sse_events, user
 
+from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 HERE = Path(__file__).parent
@@ -49,7 +50,10 @@ class Worker:
                 "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
             ],
             cwd=HERE,
-            env={**os.environ, **self.env, "PYTHONPATH": f"{HERE}{os.pathsep}{HERE.parent}"},
+            # the caller's PYTHONPATH last: a worktree's src/, not an installed copy
+            env={**os.environ, **self.env, "PYTHONPATH": os.pathsep.join(
+                [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
+            )},
         )  # fmt: skip
 
     def wait_ready(self) -> None:
@@ -130,7 +134,7 @@ class Deployment:
         return [line.rsplit(" pid=", 1)[0] for line in lines]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "redis"])
+@pytest.fixture(scope="module", params=["sqlite", "redis", "postgres"])
 def deployment(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Deployment]:
@@ -139,6 +143,9 @@ def deployment(
     tmp_path = tmp_path_factory.mktemp(f"deployment-{request.param}")
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path}/approvals.db"
+    elif request.param == "postgres":
+        postgres: PostgresServer = request.getfixturevalue("postgres_server_process")
+        url = f"{postgres.url}?application_name=deployment"  # the default table, made by a worker
     else:
         redis: RedisServer = request.getfixturevalue("redis_server_process")
         redis.flush()

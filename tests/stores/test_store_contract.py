@@ -1,11 +1,12 @@
 """Every approval store keeps the same contract (``agui_chat.stores.ApprovalStore``): an atomic
 claim, leases that lapse only for claims never started, releases that never undo a started
 or finished record, results kept as long as the claim, and records swept after their
-retention. Run against memory, a SQLite file and a real Redis."""
+retention. Run against memory, a SQLite file, a real Redis and a real PostgreSQL."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -14,10 +15,12 @@ import pytest
 from agui_chat.stores import (
     ApprovalStore,
     InMemoryApprovalStore,
+    PostgresApprovalStore,
     RedisApprovalStore,
     SQLiteApprovalStore,
 )
 from fake_clock import FakeClock
+from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 
@@ -26,7 +29,7 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 async def make_store(
     request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
 ) -> AsyncIterator[Callable[[], ApprovalStore]]:
@@ -34,12 +37,16 @@ async def make_store(
     deployment, as far as the store can tell)."""
     made: list[ApprovalStore] = []
     shared_memory = InMemoryApprovalStore(clock=clock)
+    table = f"contract_{uuid.uuid4().hex[:12]}"  # each test its own table
 
     def make() -> ApprovalStore:
         if request.param == "memory":
             return shared_memory
         if request.param == "sqlite":
             store: ApprovalStore = SQLiteApprovalStore(tmp_path / "approvals.db", clock=clock)
+        elif request.param == "postgres":
+            postgres: PostgresServer = request.getfixturevalue("postgres_server")
+            store = PostgresApprovalStore(postgres.url, table=table, clock=clock)
         else:
             redis: RedisServer = request.getfixturevalue("redis_server")
             store = RedisApprovalStore(redis.url, clock=clock)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import uuid
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
@@ -21,22 +22,28 @@ from agui_chat import ApprovalStoreUnavailableError
 from agui_chat.stores import (
     ApprovalStore,
     InMemoryApprovalStore,
+    PostgresApprovalStore,
     RedisApprovalStore,
     SQLiteApprovalStore,
 )
 from fake_clock import FakeClock
+from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 NOW = 1_900_000_000.0
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ApprovalStore]:
     made: ApprovalStore
     if request.param == "memory":
         made = InMemoryApprovalStore(clock=FakeClock())
     elif request.param == "sqlite":
         made = SQLiteApprovalStore(tmp_path / "approvals.db", clock=FakeClock())
+    elif request.param == "postgres":
+        postgres: PostgresServer = request.getfixturevalue("postgres_server")
+        table = f"pins_{uuid.uuid4().hex[:12]}"
+        made = PostgresApprovalStore(postgres.url, table=table, clock=FakeClock())
     else:
         redis: RedisServer = request.getfixturevalue("redis_server")
         made = RedisApprovalStore(redis.url, clock=FakeClock())

@@ -94,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--store",
         metavar="URL",
-        help="where consumed approvals are kept: sqlite:///file.db, redis://host:6379/0 or "
+        help="where consumed approvals are kept: sqlite:///file.db, redis://host:6379/0, "
+        "postgresql://user:password@host:5432/dbname or "
         f"memory:// (default: sqlite:///{DEFAULT_STORE_FILE} when {_KEY_ENV} is set, else memory)",
     )
 

@@ -5,8 +5,9 @@ again (to another worker, or after a restart) runs nothing twice.
 - :class:`SQLiteApprovalStore` — a file shared by the workers of one host, kept across
   restarts (stdlib ``sqlite3``);
 - :class:`RedisApprovalStore` — shared by every machine (the ``[redis]`` extra);
-- :func:`store_from_url` — one of them from ``memory://``, ``sqlite:///path`` or
-  ``redis://host:port/db``.
+- :class:`PostgresApprovalStore` — a table shared by every machine (the ``[postgres]`` extra);
+- :func:`store_from_url` — one of them from ``memory://``, ``sqlite:///path``,
+  ``redis://host:port/db`` or ``postgresql://user@host:port/dbname``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from ._sqlite import SQLiteApprovalStore
 from ._url import store_from_url
 
 if TYPE_CHECKING:
+    from ._postgres import PostgresApprovalStore
     from ._redis import RedisApprovalStore
 
 __all__ = [
     "ApprovalStore",
     "InMemoryApprovalStore",
+    "PostgresApprovalStore",
     "RedisApprovalStore",
     "SQLiteApprovalStore",
     "store_from_url",
@@ -31,9 +34,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # redis-py is an extra: imported only when the Redis store is asked for.
+    # redis-py and psycopg are extras: imported only when their store is asked for.
     if name == "RedisApprovalStore":
         from ._redis import RedisApprovalStore
 
         return RedisApprovalStore
+    if name == "PostgresApprovalStore":
+        from ._postgres import PostgresApprovalStore
+
+        return PostgresApprovalStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

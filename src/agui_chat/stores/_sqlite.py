@@ -111,8 +111,10 @@ class SQLiteApprovalStore(ApprovalStore):
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 connection.execute(_SCHEMA)
             except sqlite3.Error as exc:
+                if connection is not None:
+                    connection.close()
                 raise ApprovalStoreUnavailableError(
-                    f"cannot open the approval store sqlite:///{self.path}: {exc}"
+                    f"cannot open the approval store sqlite:///{self.path}: {exc}{_hint(exc)}"
                 ) from exc
             self._local.connection = connection
         return connection
@@ -123,8 +125,14 @@ class SQLiteApprovalStore(ApprovalStore):
             try:
                 return work(connection)
             except sqlite3.Error as exc:
+                if not _busy(exc):
+                    # A connection that met a read-only file or an I/O error stays that way
+                    # (SQLite opened the file read-only, or gave up on it): the next call
+                    # opens the file again, so the store recovers once the file does.
+                    connection.close()
+                    self._local.connection = None
                 raise ApprovalStoreUnavailableError(
-                    f"the approval store sqlite:///{self.path} failed: {exc}"
+                    f"the approval store sqlite:///{self.path} failed: {exc}{_hint(exc)}"
                 ) from exc
 
         loop = asyncio.get_running_loop()
@@ -184,7 +192,28 @@ def _use_wal(connection: sqlite3.Connection, deadline: float) -> None:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             return
-        except sqlite3.OperationalError:
-            if time.monotonic() >= deadline:
+        except sqlite3.OperationalError as exc:
+            # Only "locked" is worth waiting for: a file or directory that cannot be written
+            # (WAL needs its -wal and -shm files beside it) is refused at once.
+            if not _busy(exc) or time.monotonic() >= deadline:
                 raise
             time.sleep(0.005)
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" / "busy" (another writer holds it)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED and their extended codes
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _hint(exc: sqlite3.Error) -> str:
+    """What to check when SQLite cannot write the file (read-only or cannot open it)."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return (
+            " (the file and its directory must be writable by this process: SQLite writes a "
+            "-wal and a -shm file beside it)"
+        )
+    return ""

@@ -1,4 +1,5 @@
-"""Opening an approval store from a URL: ``memory://``, ``sqlite:///path``, ``redis://...``."""
+"""Opening an approval store from a URL: ``memory://``, ``sqlite:///path``, ``redis://...``,
+``postgresql://...``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ._url_redaction import redact_url
 __all__ = ["store_from_url"]
 
 _FORMS = (
-    "memory://, sqlite:///relative/path.db, sqlite:////absolute/path.db or redis://host:port/db"
+    "memory://, sqlite:///relative/path.db, sqlite:////absolute/path.db, redis://host:port/db "
+    "or postgresql://user:password@host:port/dbname"
 )
 
 
@@ -23,7 +25,9 @@ def store_from_url(url: str) -> ApprovalStore:
       ``sqlite:////var/lib/agent/approvals.db`` (absolute; SQLAlchemy's spelling) —
       :class:`SQLiteApprovalStore`; ``?synchronous=FULL`` makes claims survive a power loss;
     - ``redis://[:password@]host:port/db``, ``rediss://...``, ``unix://...`` —
-      :class:`RedisApprovalStore` (the ``[redis]`` extra).
+      :class:`RedisApprovalStore` (the ``[redis]`` extra);
+    - ``postgresql://[user[:password]@]host[:port]/dbname[?options]`` or ``postgres://...``
+      — :class:`PostgresApprovalStore` (the ``[postgres]`` extra), its default table.
 
     A URL that does not parse raises ``ValueError`` naming it (never its password); one that
     parses but cannot be reached fails on first use with ``ApprovalStoreUnavailableError``.
@@ -55,4 +59,8 @@ def store_from_url(url: str) -> ApprovalStore:
         from ._redis import RedisApprovalStore
 
         return RedisApprovalStore(url)
+    if scheme in ("postgresql", "postgres"):
+        from ._postgres import PostgresApprovalStore
+
+        return PostgresApprovalStore(url)
     raise ValueError(f"cannot read the approval store URL {shown!r}; use {_FORMS}")

@@ -71,7 +71,7 @@ def test_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     "url",
     [
-        "postgres://user:s3cret@db:5432/x",
+        "mysql://user:s3cret@db:5432/x",
         "sqlite://",
         "memory://somewhere",
         "redis://user:s3cret@[::1:6379/0",

@@ -42,10 +42,16 @@ async def read_body(request: Request, *, max_bytes: int, timeout: float) -> byte
 
 
 def parse_json(body: bytes) -> Any:
-    """The body's JSON; 400 ``JSON_TOO_DEEP`` past ``MAX_JSON_DEPTH``, ``INVALID_JSON`` if it
-    is not JSON."""
+    """The body's JSON, read as text in the UTF it is in (8, 16 or 32, either byte order,
+    with or without a BOM: RFC 8259 §8.1), then checked: 400 ``JSON_TOO_DEEP`` past
+    ``MAX_JSON_DEPTH``, ``INVALID_JSON`` if it is not such text or not JSON."""
     try:
-        data = json.loads(body)
+        text = body.decode(json.detect_encoding(body))
+    except UnicodeDecodeError:
+        not_text = "the body is not UTF-8, UTF-16 or UTF-32 text"
+        raise InputError(400, "INVALID_JSON", not_text) from None
+    try:
+        data = json.loads(text)
     except RecursionError:
         raise _too_deep() from None
     except ValueError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import weakref
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -80,7 +81,8 @@ class AGUIServer:
       ``InMemoryApprovalStore()`` explicitly for one process that never restarts.
     - ``audience``: what tokens are issued for; another audience's are refused. Default
       ``AGUI_CHAT_AUDIENCE``, else :func:`default_audience` of the tools the sources have
-      now (give it when they are not open yet).
+      now (give it when they are not open yet) and of the path each request came to (its
+      mount path), so agents mounted side by side refuse each other's tokens.
     - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
     - ``claim_lease``: how long a claimed answer whose tool has not started holds.
     - ``max_body_bytes`` (413 past it), ``body_timeout`` (seconds, 408 after),
@@ -126,17 +128,22 @@ class AGUIServer:
             self.pipeline = chat_client
         self._invoker = invoker
         names = self._server_tools()[0].by_name
+        self._tool_names = list(names)
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.approval_store, self._owns_store = open_store(
             approval_store, fixed_key=key is not None
         )
-        self.audience = audience or os.environ.get(AUDIENCE_ENV) or default_audience(names)
+        given = audience or os.environ.get(AUDIENCE_ENV)
+        self.audience = given or default_audience(names)
+        self._per_path: dict[str, InterruptSigner] | None = None if given else {}
         self.approval_ttl = approval_ttl
         self.claim_lease = claim_lease
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.keepalive_seconds = keepalive_seconds
         self._signer = _signer(key, self.audience)
+        if given:
+            _note_audience(self, self._signer)
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -192,6 +199,7 @@ class AGUIServer:
         )
         return _Run(
             self,
+            self._signer_for(request.scope),
             run_input,
             to_chat_messages(run_input),
             options,
@@ -199,6 +207,22 @@ class AGUIServer:
             functions,
             failure,
         )
+
+    def _signer_for(self, scope: Scope) -> InterruptSigner:
+        """The signer of the audience a request is served under: the configured one, or the
+        default audience of the path it came to (``root_path`` and ``path``, whichever way
+        the host splits them)."""
+        if self._per_path is None:
+            return self._signer
+        root, path = scope.get("root_path", ""), scope.get("path", "")
+        where = (path if path.startswith(root) else root + path).rstrip("/") or "/"
+        signer = self._per_path.get(where)
+        if signer is None:
+            signer = self._signer.with_audience(default_audience(self._tool_names, where))
+            if len(self._per_path) < _MAX_PATHS:  # a client inventing paths adds nothing
+                self._per_path[where] = signer
+                _note_audience(self, signer)
+        return signer
 
     def _server_tools(self) -> tuple[ToolRegistry, list[AITool]]:
         """The server's tools as they are now: the registry of the tool loop's
@@ -211,7 +235,7 @@ class AGUIServer:
         """Write the run's events as they come, keep-alive comments while it is quiet; a
         client that goes away cancels the run."""
         outbox = run.outbox
-        work = traced_run(self._produce(run), run.input, run.encoder, run.headers, self._signer)
+        work = traced_run(self._produce(run), run.input, run.encoder, run.headers, run.signer)
         producer = asyncio.ensure_future(work)
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
@@ -265,7 +289,7 @@ class AGUIServer:
                     checked = await check_resume(
                         run.input,
                         run.messages,
-                        signer=self._signer,
+                        signer=run.signer,
                         store=self.approval_store,
                         functions=run.functions,
                         lease=self.claim_lease,
@@ -327,6 +351,7 @@ class _Run:
     def __init__(
         self,
         server: AGUIServer,
+        signer: InterruptSigner,
         run_input: RunAgentInput,
         messages: list[ChatMessage],
         options: ChatOptions,
@@ -334,7 +359,7 @@ class _Run:
         functions: dict[str, AITool],
         failure: DuplicateToolError | None,
     ) -> None:
-        self.input = run_input
+        self.input, self.signer = run_input, signer
         self.functions = functions  # the server's tools as this run found them
         self.failure = failure
         self.messages = messages
@@ -343,7 +368,7 @@ class _Run:
         self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
         self.outbox = _Outbox()
         issuer = InterruptIssuer(
-            server._signer,
+            signer,
             run_input.thread_id,
             ttl=server.approval_ttl,
             functions=functions,
@@ -405,11 +430,31 @@ class _Outbox:
         return data, self.closed
 
 
-def default_audience(functions: Iterable[str]) -> str:
-    """The audience a server has when none is configured: the sorted names of its tools
-    (stable across restarts and workers; agents that share a tool set and a key must be told
-    apart with ``audience=``)."""
-    return "tools:" + ",".join(sorted(functions))
+def default_audience(functions: Iterable[str], path: str = "/") -> str:
+    """The audience a server has when none is configured: the sorted names of its tools and
+    the path it is mounted at (stable across restarts and workers; agents that share a tool
+    set, a path and a key must be told apart with ``audience=``)."""
+    tools = "tools:" + ",".join(sorted(functions))
+    return tools if path == "/" else f"{tools}@{path}"
+
+
+#: How many paths' audiences a server keeps (more are derived again on each request).
+_MAX_PATHS = 64
+#: The server that first issued tokens for each (key, audience) in this process.
+_ISSUERS: weakref.WeakValueDictionary[tuple[str, str], AGUIServer] = weakref.WeakValueDictionary()
+
+
+def _note_audience(server: AGUIServer, signer: InterruptSigner) -> None:
+    """Warn when another live server of this process has the same key and audience: each
+    would then accept the other's tokens."""
+    slot = (signer.key_id, str(signer.audience))
+    other = _ISSUERS.setdefault(slot, server)
+    if other is not server:
+        _log.warning(
+            "two AGUIServers in this process share a signing key and the audience %r: each "
+            "accepts the other's approvals; give each its own audience=",
+            signer.audience,
+        )
 
 
 def _signer(key: bytes | str | None, audience: str) -> InterruptSigner:

@@ -191,6 +191,10 @@ class InterruptSigner:
         """A signer with a random key (tokens die with the process)."""
         return cls(secrets.token_bytes(32), audience=audience)
 
+    def with_audience(self, audience: str) -> InterruptSigner:
+        """A signer under the same key for another audience."""
+        return InterruptSigner(self._key, audience=audience)
+
     def _subkey(self, audience: str | None) -> bytes:
         if audience is None:
             return self._key

@@ -1,0 +1,253 @@
+"""``PostgresApprovalStore``: consumed approvals in a PostgreSQL table, shared by every server
+that holds the signing key, on any machine. Needs the ``[postgres]`` extra (``psycopg`` 3 with
+its asyncio connections, and ``psycopg-pool``).
+
+One table, one row per claimed interrupt, its key the primary key (the same columns as the
+SQLite store's). A claim is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE``: it inserts a
+new row, or takes over one that lapsed (past its expiry, or a claim never started whose lease
+ran out), and the row lock PostgreSQL takes makes it atomic: of two claims exactly one
+changes the row. The table is created on first use under an advisory lock, so workers that
+start at once do not race ``CREATE TABLE``. Rows past their expiry are swept at most once a
+minute.
+
+Every call waits at most ``timeout`` seconds for a connection and for its statement: an
+unreachable database is ``ApprovalStoreUnavailableError`` within seconds (not the pool's
+default 30 s), and the pool's reconnection attempts are bounded by the same figure, so the
+store answers again within seconds of the database coming back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .._exceptions import ApprovalStoreUnavailableError
+from .._extras import needs_extra
+from ._base import ApprovalStore
+from ._url_redaction import redact_url
+
+with needs_extra("postgres", by="PostgresApprovalStore", module="psycopg", package="psycopg 3"):
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+with needs_extra(
+    "postgres", by="PostgresApprovalStore", module="psycopg_pool", package="psycopg-pool"
+):
+    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+__all__ = ["PostgresApprovalStore"]
+
+_T = TypeVar("_T")
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {table} (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    lease_until DOUBLE PRECISION,
+    expires_at DOUBLE PRECISION,
+    started BOOLEAN NOT NULL DEFAULT FALSE,
+    result TEXT
+)
+"""
+# Inserted, or taken over when the row counts as absent: past its expiry, or a claim never
+# started whose lease ran out. A row that holds is left alone and nothing is returned.
+_CLAIM = (
+    "INSERT INTO {table} AS t (key, owner, lease_until, expires_at) VALUES (%s, %s, %s, %s) "
+    "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = "
+    "EXCLUDED.lease_until, expires_at = EXCLUDED.expires_at, started = FALSE, result = NULL "
+    "WHERE (t.expires_at IS NOT NULL AND t.expires_at < %s) OR (NOT t.started AND "
+    "t.result IS NULL AND t.lease_until IS NOT NULL AND t.lease_until < %s) RETURNING 1"
+)
+_START = "UPDATE {table} SET started = TRUE WHERE key = %s AND owner = %s AND result IS NULL"
+_RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NULL"
+_RECORD = "UPDATE {table} SET result = %s WHERE key = %s"
+_GET = "SELECT result FROM {table} WHERE key = %s"
+_SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
+
+
+def _pool_address(pool: Any) -> str:
+    """How a lent pool is named in errors: the URL it connects to (never a password)."""
+    try:
+        params = conninfo_to_dict(pool.conninfo)
+    except (psycopg.Error, AttributeError, TypeError):
+        return "postgresql://?"
+    host, port = params.get("host", ""), params.get("port", "")
+    return f"postgresql://{host}{':' if port else ''}{port}/{params.get('dbname', '')}"
+
+
+def _table(name: str) -> sql.Composable:
+    """``table`` or ``schema.table`` as a quoted identifier; anything else is refused."""
+    parts = name.split(".") if isinstance(name, str) else []
+    if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(p) for p in parts):
+        raise ValueError(
+            f"table must be a PostgreSQL name such as 'agui_chat_approvals' or "
+            f"'myschema.approvals' (letters, digits, _), got {name!r}"
+        )
+    return sql.Identifier(*parts)
+
+
+class PostgresApprovalStore(ApprovalStore):
+    """Consumed approvals in the PostgreSQL table ``table`` (created if missing):
+    ``url_or_pool`` is a ``postgresql://`` / ``postgres://`` URL or a
+    ``psycopg_pool.AsyncConnectionPool`` (yours to open and close).
+
+    Every server that holds the signing key must use the same database and table (``table``
+    may be ``schema.table``). Each call waits at most ``timeout`` seconds for a connection
+    (and twice that in all); an unreachable database makes it raise
+    ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
+    refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
+    answer succeeds once the database is back. A URL's pool holds up to ``max_connections``
+    connections (autocommit; each checked before use, so one that died with a restart of
+    the database is replaced, not failed). Every write is its own commit, durable as the
+    database's ``synchronous_commit`` makes it. ``clock`` gives the time in epoch seconds.
+    """
+
+    def __init__(
+        self,
+        url_or_pool: str | Any,
+        *,
+        table: str = "agui_chat_approvals",
+        timeout: float = 2.0,
+        max_connections: int = 10,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(clock=clock)
+        if timeout <= 0 or max_connections < 1:
+            raise ValueError("timeout must be positive and max_connections at least 1")
+        self.table = table
+        name = _table(table)
+        self._timeout = timeout
+        self._owns_pool = isinstance(url_or_pool, str)  # a pool lent is yours to close
+        if isinstance(url_or_pool, str):
+            self.url = redact_url(url_or_pool)
+            try:  # libpq's messages quote the URL, password and all: never shown
+                readable = url_or_pool.startswith(("postgresql://", "postgres://")) and bool(
+                    conninfo_to_dict(url_or_pool)
+                )
+            except psycopg.Error:
+                readable = False
+            if not readable:
+                raise ValueError(
+                    f"cannot read the approval store URL {self.url!r}: give "
+                    "postgresql://user:password@host:port/dbname with libpq's ?options only"
+                )
+            pool: Any = AsyncConnectionPool(
+                url_or_pool,
+                min_size=1,
+                max_size=max_connections,
+                open=False,
+                timeout=timeout,
+                reconnect_timeout=timeout,
+                check=AsyncConnectionPool.check_connection,
+                name=f"agui_chat approvals {self.url}",
+                kwargs={"autocommit": True, "connect_timeout": max(2, math.ceil(timeout))},
+            )
+        else:
+            pool = url_or_pool
+            self.url = _pool_address(pool)
+        self._pool = pool
+        self._ready = False
+        self._lock = asyncio.Lock()
+        # An advisory lock per table: concurrent CREATE TABLE IF NOT EXISTS can otherwise fail.
+        digest = hashlib.sha256(f"agui_chat:{table}".encode()).digest()
+        self._lock_id = int.from_bytes(digest[:8], "big", signed=True)
+        self._sql = {
+            what: sql.SQL(text).format(table=name)
+            for what, text in {
+                "schema": _SCHEMA,
+                "claim": _CLAIM,
+                "start": _START,
+                "release": _RELEASE,
+                "record": _RECORD,
+                "get": _GET,
+                "sweep": _SWEEP,
+            }.items()
+        }
+
+    def __repr__(self) -> str:
+        return f"PostgresApprovalStore({self.url!r}, table={self.table!r})"
+
+    async def _run(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
+        async def job() -> _T:
+            if not self._ready:
+                await self._prepare()
+            async with self._pool.connection(timeout=self._timeout) as connection:
+                return await work(connection)
+
+        try:
+            return await asyncio.wait_for(job(), self._timeout * 2)
+        except (psycopg.Error, PoolTimeout, OSError, asyncio.TimeoutError) as exc:
+            reason = str(exc) or f"no answer within {self._timeout * 2:g} seconds"
+            raise ApprovalStoreUnavailableError(
+                f"the approval store {self.url} is unavailable: {type(exc).__name__}: {reason}"
+            ) from exc
+
+    async def _prepare(self) -> None:
+        """Open the pool (a URL's) and create the table, once."""
+        async with self._lock:
+            if self._ready:
+                return
+            if self._owns_pool:
+                await self._pool.open(wait=False)
+            connect = self._pool.connection(timeout=self._timeout)
+            async with connect as connection, connection.transaction():
+                await connection.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_id,))
+                await connection.execute(self._sql["schema"])
+            self._ready = True
+
+    # -- the contract ---------------------------------------------------------------------------
+    async def _claim(
+        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+    ) -> bool:
+        sweep = self._sweep_due(now)
+
+        async def work(db: Any) -> bool:
+            if sweep:
+                await db.execute(self._sql["sweep"], (now,))
+            claimed = await db.execute(
+                self._sql["claim"], (key, owner, lease_until, expires_at, now, now)
+            )
+            return bool(claimed.rowcount == 1)
+
+        return await self._run(work)
+
+    async def mark_started(self, key: str, *, owner: str = "") -> bool:
+        async def work(db: Any) -> bool:
+            return bool((await db.execute(self._sql["start"], (key, owner))).rowcount == 1)
+
+        return await self._run(work)
+
+    async def release(self, key: str, *, owner: str = "") -> None:
+        query, args = self._sql["release"], [key]
+        if owner:
+            query, args = sql.SQL("{} AND owner = %s").format(query), [key, owner]
+
+        async def work(db: Any) -> None:
+            await db.execute(query, args)
+
+        await self._run(work)
+
+    async def record_result(self, key: str, result: str) -> None:
+        async def work(db: Any) -> None:
+            await db.execute(self._sql["record"], (result, key))
+
+        await self._run(work)
+
+    async def get_result(self, key: str) -> str | None:
+        async def work(db: Any) -> str | None:
+            row = await (await db.execute(self._sql["get"], (key,))).fetchone()
+            return None if row is None else row[0]
+
+        return await self._run(work)
+
+    async def aclose(self) -> None:
+        if self._owns_pool:
+            await self._pool.close()
+            self._ready = False
