@@ -37,6 +37,7 @@ PUBLIC = {
     "agui_chat.stores": [
         "ApprovalStore",
         "InMemoryApprovalStore",
+        "PostgresApprovalStore",
         "RedisApprovalStore",
         "SQLiteApprovalStore",
         "store_from_url",
@@ -52,6 +53,8 @@ PUBLIC = {
         "current_invocation",
     ],
     "agui_chat.openai": ["OpenAIChatClient", "OpenAIResponsesChatClient"],
+    "agui_chat.anthropic": ["AnthropicChatClient"],
+    "agui_chat.gemini": ["GeminiChatClient"],
     "agui_chat.testing": ["ScriptedChatClient"],
 }
 
