@@ -15,9 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-import jsonschema
 import mcp.types as types
-from jsonschema.protocols import Validator
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import ToolArgumentsError, ToolError
@@ -29,6 +27,8 @@ from .._tools import (
 )
 
 if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
     from ._policy import ApprovalPredicate
 
 __all__ = ["MCPApprovalRequired", "MCPTool", "tool_name"]
@@ -58,6 +58,8 @@ def tool_name(name: str) -> str:
 def check_schema(tool: types.Tool) -> Validator:
     """A validator for the tool's input schema; ``ToolError`` naming the tool if the schema
     is not a valid JSON schema of an object."""
+    import jsonschema  # on the first tool listed: not with ``import agui_chat.mcp``
+
     schema = tool.input_schema
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         raise ToolError(f"MCP tool {tool.name!r}: its input schema is not an object schema")
