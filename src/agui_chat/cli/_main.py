@@ -83,6 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--ui", action="store_true", help="also serve the web page for a person on GET /"
     )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name the server answers (repeatable; NAME or NAME:PORT, '*' for any); "
+        "any other gets 403, against DNS rebinding. Default: the loopback names only "
+        "(localhost, 127.0.0.1, ::1), so a --host other than loopback needs it",
+    )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
     _add_api(serve)
@@ -404,6 +413,20 @@ def _serve(args: argparse.Namespace) -> int:
     server = _server_extra()
     AGUIServer, serve = server.AGUIServer, server.serve
     check_port(args.host, args.port)
+    if not args.allowed_host and not is_loopback(f"http://{_bracketed(args.host)}/"):
+        raise CommandError(
+            f"--host {args.host} lets other machines reach the server, which by default "
+            "answers only the loopback names: say under which names it is reached with "
+            "--allowed-host NAME (e.g. --allowed-host agent.example.com, or the machine's "
+            "address)"
+        )
+    hosts = args.allowed_host or None
+    from ..agui.server._hosts import HostGuard
+
+    try:
+        guard = HostGuard(hosts)
+    except ValueError as exc:
+        raise CommandError(f"--allowed-host: {exc}") from exc
     port = args.port or _free_port(args.host)  # --port 0: a free port, announced below
     # A fixed key needs a store every worker shares and a restart keeps; an ephemeral one
     # dies with the process, and memory is enough.
@@ -422,7 +445,7 @@ def _serve(args: argparse.Namespace) -> int:
             app = (
                 _with_mcp(args, target, [], store)
                 if args.mcp
-                else AGUIServer(target, approval_store=store)
+                else AGUIServer(target, approval_store=store, allowed_hosts=hosts)
                 if is_client
                 else target
             )
@@ -432,6 +455,8 @@ def _serve(args: argparse.Namespace) -> int:
                 )
             if args.ui and not args.mcp:
                 app.ui = True
+            if hosts and isinstance(app, AGUIServer) and not is_client:
+                app.allowed_hosts = guard
             described = args.app
         else:
             model, described = _model(args.model, args.api)
@@ -440,7 +465,9 @@ def _serve(args: argparse.Namespace) -> int:
             app = (
                 _with_mcp(args, model, demo_tools(), store)
                 if args.mcp
-                else AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
+                else AGUIServer(
+                    model, tools=demo_tools(), approval_store=store, ui=args.ui, allowed_hosts=hosts
+                )
             )
     except ValueError as exc:
         raise CommandError(f"--store: {exc}") from exc
@@ -448,6 +475,10 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], store: Any) -> Any:
@@ -459,7 +490,11 @@ def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], sto
         return WithMCPTools(
             args.mcp,
             lambda toolsets: AGUIServer(
-                model, tools=[*tools, *toolsets], approval_store=store, ui=args.ui
+                model,
+                tools=[*tools, *toolsets],
+                approval_store=store,
+                ui=args.ui,
+                allowed_hosts=args.allowed_host or None,
             ),
         )
     except (ValueError, TypeError, ImportError) as exc:

@@ -14,7 +14,6 @@ from server_support import SideEffects
 
 from agui_server import agui_server
 
-
 #: What every expired card says, approval or question alike.
 EXPIRED = "Expired: this can no longer be approved or answered, only turned down."
 
