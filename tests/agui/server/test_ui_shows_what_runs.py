@@ -13,6 +13,7 @@ from typing import Any
 from browser_support import Recorder, RecordingModel, open_page, ready, say, serve, shot
 
 from agui_chat import ai_function, approval_required
+from agui_chat.cli._demo_agent import demo_model
 from agui_server import agui_server
 from agui_streams import SideEffects
 
@@ -117,26 +118,29 @@ def _reachable(page: Any, card: Any, name: str) -> bool:
 
 
 def test_reject_is_as_reachable_as_approve_at_360_px_and_at_1200_by_900(tmp_path: Path) -> None:
+    """The demo's first request (the card lands below the fold: Reject used to sit under
+    the composer at 1200×900), and a request after a conversation long enough to scroll."""
     for width, height in ((360, 740), (1200, 900)):
-        effects = SideEffects()
-        folder = tmp_path / f"{width}x{height}"
-        folder.mkdir()
-        with (
-            serve(_app(effects, {"record_id": 7, "title": "r"})) as url,
-            open_page(folder, width=width, height=height) as page,
-        ):
-            ready(page, url)
-            for n in range(4):  # a conversation long enough to scroll
-                say(page, f"hello {n} " + "words " * 60)
-                page.get_by_text(f"You said: hello {n}").wait_for()
-            say(page, "delete it")
-            card = _card(page)
-            assert _reachable(page, card, "Approve delete_record"), (width, height)
-            assert _reachable(page, card, "Reject delete_record"), (width, height)
-            page.screenshot(path=str(folder / "viewport.png"))
-            card.get_by_role("button", name="Reject delete_record").click()
-            page.get_by_text("Done: ").wait_for()
-        assert effects.count("delete_record") == 0
+        for history in (0, 4):
+            effects = SideEffects()
+            folder = tmp_path / f"{width}x{height}-{history}"
+            folder.mkdir()
+            app = agui_server(demo_model(), tools=[effects.delete_file()], ui=True).app
+            with serve(app) as url, open_page(folder, width=width, height=height) as page:
+                ready(page, url)
+                for n in range(history):
+                    say(page, f"hello {n} " + "words " * 60)
+                    page.locator("article.msg.assistant").nth(n).wait_for()
+                say(page, "Please clean up the draft report.")
+                card = page.get_by_role("group", name="Approve delete_file?")
+                card.wait_for()
+                where = (width, height, history)
+                assert _reachable(page, card, "Approve delete_file"), where
+                assert _reachable(page, card, "Reject delete_file"), where
+                page.screenshot(path=str(folder / "viewport.png"))
+                card.get_by_role("button", name="Reject delete_file").click()
+                page.locator(".tool[data-state=rejected]").wait_for()
+            assert effects.count("delete_file") == 0
 
 
 def test_a_dns_rebinding_page_is_refused_and_cannot_approve_its_own_call(tmp_path: Path) -> None:
