@@ -82,7 +82,8 @@ function callState(call, toolMessage, view) {
     return ["rejected", outcome.reason ? `Rejected: ${outcome.reason} — it did not run.` : "Rejected (no reason given) — it did not run."];
   if (outcome && outcome.kind === "expired") return ["expired", "Expired before it was approved — it did not run."];
   if (toolMessage) {
-    if (toolMessage.error) return ["failed", "Failed: it ran and reported an error."];
+    // The tool loop answers a failed call with an "Error: ..." result (MEAI's wording).
+    if (toolMessage.error || resultText(toolMessage).startsWith("Error: ")) return ["failed", "Failed: the tool reported an error (its result says which)."];
     return ["ran", outcome && outcome.kind === "edited" ? "Ran with your edited arguments." : "Ran."];
   }
   if (view.running) return ["running", "Running…"];

@@ -413,13 +413,8 @@ def _serve(args: argparse.Namespace) -> int:
     server = _server_extra()
     AGUIServer, serve = server.AGUIServer, server.serve
     check_port(args.host, args.port)
-    if not args.allowed_host and not is_loopback(f"http://{_bracketed(args.host)}/"):
-        raise CommandError(
-            f"--host {args.host} lets other machines reach the server, which by default "
-            "answers only the loopback names: say under which names it is reached with "
-            "--allowed-host NAME (e.g. --allowed-host agent.example.com, or the machine's "
-            "address)"
-        )
+    if not args.app or args.mcp:
+        _check_reach(args)
     hosts = args.allowed_host or None
     from ..agui.server._hosts import HostGuard
 
@@ -455,7 +450,12 @@ def _serve(args: argparse.Namespace) -> int:
                 )
             if args.ui and not args.mcp:
                 app.ui = True
-            if hosts and isinstance(app, AGUIServer) and not is_client:
+            if hosts and not is_client and not args.mcp:
+                if not isinstance(app, AGUIServer):
+                    raise CommandError(
+                        "--allowed-host needs a ChatClient or an AGUIServer; give your app's "
+                        "AGUIServer allowed_hosts=[...] yourself"
+                    )
                 app.allowed_hosts = guard
             described = args.app
         else:
@@ -471,14 +471,25 @@ def _serve(args: argparse.Namespace) -> int:
             )
     except ValueError as exc:
         raise CommandError(f"--store: {exc}") from exc
+    if args.app and not args.mcp and isinstance(app, AGUIServer):
+        _check_reach(args)
     page = " (and its web page on GET /)" if args.ui else ""
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
 
 
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+def _check_reach(args: argparse.Namespace) -> None:
+    """A ``--host`` other than loopback needs the names the server is reached under (the
+    server's own check of them is what stops DNS rebinding)."""
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    if not args.allowed_host and not is_loopback(f"http://{host}/"):
+        raise CommandError(
+            f"--host {args.host} lets other machines reach the server, which by default "
+            "answers only the loopback names: say under which names it is reached with "
+            "--allowed-host NAME (e.g. --allowed-host agent.example.com, or the machine's "
+            "address)"
+        )
 
 
 def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], store: Any) -> Any:

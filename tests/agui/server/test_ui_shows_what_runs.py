@@ -176,3 +176,23 @@ def test_a_dns_rebinding_page_is_refused_and_cannot_approve_its_own_call(tmp_pat
         _card(page).get_by_role("button", name="Approve delete_record").click()
         page.get_by_text("Done: deleted 7").wait_for()
     assert effects.count("delete_record") == 1  # only the person's own approval ran
+
+
+def test_a_call_that_failed_says_so(tmp_path: Path) -> None:
+    @ai_function
+    def lookup(city: str) -> str:
+        """Weather."""
+        raise RuntimeError("the weather service is down")
+
+    model = RecordingModel({"weather": [("lookup", {"city": "Lyon"})]})
+    with (
+        serve(agui_server(model.client, tools=[lookup], ui=True).app) as url,
+        open_page(tmp_path) as page,
+    ):
+        ready(page, url)
+        say(page, "weather?")
+        card = page.locator(".tool[data-state=failed]")
+        card.wait_for()
+        assert card.locator(".tool-status").inner_text().startswith("Failed: ")
+        card.locator(".result").wait_for()
+        assert card.locator(".result").inner_text().startswith("Error: ")
