@@ -57,8 +57,8 @@ async def main() -> None:
         signing_key=secrets.token_bytes(32),
         approval_store=InMemoryApprovalStore(),
     )
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
-    async with http, AGUIChatClient("http://agent/", http_client=http) as client:
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://localhost")
+    async with http, AGUIChatClient("http://localhost/", http_client=http) as client:
         response = await client.get_response(
             [ChatMessage("user", "What time is it here?")], ChatOptions(tools=[local_time])
         )

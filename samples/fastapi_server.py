@@ -94,7 +94,7 @@ async def demo() -> None:
         "messages": [{"id": "u1", "role": "user", "content": "delete notes.txt"}],
     }
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://agent") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         refused = await client.post("/agui", json=body)
         print(f"without a token: HTTP {refused.status_code}")
         headers = {"Authorization": f"Bearer {TOKEN}"}

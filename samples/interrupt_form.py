@@ -94,9 +94,9 @@ async def main() -> None:
         signing_key=secrets.token_bytes(32),
         approval_store=InMemoryApprovalStore(),
     )
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://agent")
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://localhost")
     history = [ChatMessage("user", "Book me a room for Friday.")]
-    async with http, AGUIChatClient("http://agent/", http_client=http) as client:
+    async with http, AGUIChatClient("http://localhost/", http_client=http) as client:
         response = await client.get_response(history)
         while response.input_requests:
             history += response.messages

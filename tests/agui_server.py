@@ -23,7 +23,7 @@ from agui_chat.stores import ApprovalStore, InMemoryApprovalStore
 from agui_streams import assert_valid_agui, history_from, run_input, sse_events
 
 SIGNING_KEY = "test-signing-key-0123456789abcdef"
-BASE_URL = "http://agui.test"
+BASE_URL = "http://localhost"
 
 #: ``approval_store=`` left out: each server gets a new ``InMemoryApprovalStore``.
 FRESH: Any = object()

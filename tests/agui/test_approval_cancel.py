@@ -112,7 +112,7 @@ async def test_over_agui_a_cancel_is_a_cancelled_entry_and_the_server_runs_nothi
     http = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server), event_hooks={"request": [record]}
     )
-    async with AGUIChatClient("http://agui.test/", http_client=http) as client:
+    async with AGUIChatClient("http://localhost/", http_client=http) as client:
         history = [ChatMessage("user", "delete a.txt")]
         paused = await client.get_response(history)
         (request,) = paused.input_requests

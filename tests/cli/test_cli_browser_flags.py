@@ -77,6 +77,10 @@ def _page_and_endpoint(url: str) -> None:
     run = httpx.post(url, json=body, headers={"accept": "text/event-stream"}, timeout=10)
     assert run.headers["content-type"].startswith("text/event-stream")
     assert '"RUN_FINISHED"' in run.text
+    # The loopback default (issue 25): a DNS-rebinding name gets 403, page and endpoint alike.
+    evil = {"host": "evil.example", "accept": "text/event-stream"}
+    assert httpx.get(url, headers=evil, timeout=10).status_code == 403
+    assert httpx.post(url, json=body, headers=evil, timeout=10).status_code == 403
 
 
 def test_demo_browser_prints_the_url_of_the_page() -> None:

@@ -112,7 +112,7 @@ async def test_a_tool_that_became_destructive_waits_and_a_removed_one_is_not_fou
 
 async def _post(app: AGUIServer, body: dict[str, Any]) -> list[dict[str, Any]]:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://agui.test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         response = await http.post("/", json=body)
     assert response.status_code == 200, response.text
     return sse_events(response.content)

@@ -66,8 +66,8 @@ def test_with_the_api_alone_nothing_traces_and_the_export_names_the_extra() -> N
         )
 
         async def main():
-            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://t")
-            async with AGUIChatClient("http://t/", http_client=http) as client:
+            http = httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://localhost")
+            async with AGUIChatClient("http://localhost/", http_client=http) as client:
                 print((await client.get_response("add")).text)
             calls = ScriptedChatClient(lambda m, o: [FunctionCallContent("d1", "deploy", {})])
             traced = (

@@ -2,6 +2,8 @@
 // person can act on; transport failures are told apart: unreachable, refused, not AG-UI, or
 // a stream the page could not read.
 
+import { restoreExact } from "./exact.js";
+
 export const RUN_ERROR_WORDS = {
   AGENT_ERROR: "The agent hit an internal error and stopped. Try again, or start a new conversation.",
   MODEL_ERROR: "The model service failed. Try again in a moment.",
@@ -44,6 +46,7 @@ export const RUN_ERROR_WORDS = {
   METHOD_NOT_ALLOWED: "The server does not accept AG-UI runs at this address.",
   UNSUPPORTED_MEDIA_TYPE: "The server does not accept AG-UI runs at this address.",
   PROTOCOL_VERSION: "The server speaks a version of AG-UI this page does not.",
+  INVALID_DISPLAY_REQUEST: "The server could not show what the page asked about.",
 };
 
 /** A tagged error raised by the page's own fetch wrapper. */
@@ -105,6 +108,8 @@ export function describeFailure(error, endpoint) {
 
 /** The page's fetch: failures become PageErrors the page can put in words. */
 export async function guardedFetch(url, init) {
+  // Integers past 2^53 an edit kept exactly go out as their digits (exact.js).
+  if (init && typeof init.body === "string") init = { ...init, body: restoreExact(init.body) };
   let response;
   try {
     response = await fetch(url, init);

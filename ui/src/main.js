@@ -7,7 +7,8 @@ import { HttpAgent, randomUUID } from "@ag-ui/client";
 import { isApproval, pauseView } from "./cards.js";
 import { fill, h } from "./dom.js";
 import { describeFailure, describeRunError, guardedFetch } from "./errors.js";
-import { createConversation } from "./render.js";
+import { createConversation, resultText } from "./render.js";
+import { askDisplay } from "./shown.js";
 
 const endpoint = location.href.split("#")[0].split("?")[0];
 const STORAGE_KEY = `agui-chat:thread:${endpoint}`;
@@ -25,7 +26,7 @@ const composerHint = $("composer-hint");
 $("endpoint").textContent = endpoint;
 
 const renderConversation = createConversation(log);
-const state = { running: false, interrupts: [], pause: null, reconnecting: null };
+const state = { running: false, interrupts: [], pause: null, reconnecting: null, outcomes: {}, shown: { calls: {}, results: {} } };
 let agent = newAgent(load());
 
 function load() {
@@ -49,6 +50,8 @@ function save() {
         threadId: agent.threadId,
         messages: agent.messages,
         pause: state.interrupts.length ? { interrupts: state.interrupts } : null,
+        outcomes: state.outcomes,
+        shown: state.shown,
       }),
     );
   } catch {
@@ -64,6 +67,9 @@ function newAgent(saved) {
     fetch: guardedFetch,
   });
   state.interrupts = saved && saved.pause && Array.isArray(saved.pause.interrupts) ? saved.pause.interrupts : [];
+  state.outcomes = saved && saved.outcomes && typeof saved.outcomes === "object" ? saved.outcomes : {};
+  const shown = saved && saved.shown;
+  state.shown = shown && shown.calls && shown.results ? shown : { calls: {}, results: {} };
   created.pendingInterrupts = state.interrupts;
   return created;
 }
@@ -94,7 +100,7 @@ function waitingFor() {
 
 function render() {
   const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
-  renderConversation(agent.messages, waitingFor());
+  renderConversation(agent.messages, { waiting: waitingFor(), outcomes: state.outcomes, shown: state.shown, running: state.running });
   $("empty").hidden = agent.messages.length > 0;
   const pending = state.interrupts.length > 0;
   input.disabled = state.running || pending;
@@ -114,7 +120,15 @@ function showPause({ focus }) {
     pauseSlot.replaceChildren();
     return;
   }
-  state.pause = pauseView(state.interrupts, agent.messages, (entries) => run({ resume: entries }));
+  state.pause = pauseView(
+    state.interrupts,
+    agent.messages,
+    (entries, outcomes) => {
+      Object.assign(state.outcomes, outcomes);
+      run({ resume: entries });
+    },
+    endpoint,
+  );
   pauseSlot.replaceChildren(state.pause.el);
   if (focus) state.pause.focus();
 }
@@ -132,6 +146,35 @@ function showError(described) {
     described.code ? h("p", { class: "error-code" }, "Code: ", h("code", { text: described.code })) : null,
   );
   errorBox.hidden = false;
+}
+
+/** Ask the server how to show the calls and results not shown yet (shown.js). */
+async function showCalls() {
+  const calls = [];
+  const callIds = [];
+  const texts = [];
+  const resultIds = [];
+  for (const m of agent.messages) {
+    for (const c of m.toolCalls || []) {
+      if (state.shown.calls[c.id]) continue;
+      callIds.push(c.id);
+      calls.push({ name: c.function.name, arguments: c.function.arguments || "" });
+    }
+    if (m.role === "tool" && !state.shown.results[m.toolCallId]) {
+      resultIds.push(m.toolCallId);
+      texts.push(resultText(m));
+    }
+  }
+  if (!calls.length && !texts.length) return;
+  try {
+    const got = await askDisplay(endpoint, calls, texts);
+    callIds.forEach((id, i) => (state.shown.calls[id] = got.calls[i]));
+    resultIds.forEach((id, i) => (state.shown.results[id] = got.texts[i]));
+  } catch {
+    return; // shown as not ready; asked again after the next run
+  }
+  save();
+  render();
 }
 
 // -- running -------------------------------------------------------------------------------
@@ -180,6 +223,7 @@ async function run(params, { restoreText = "", before = structuredClone(agent.me
   save();
   render();
   showPause({ focus: true });
+  showCalls();
   if (!state.interrupts.length && !input.disabled) input.focus();
 }
 
@@ -227,6 +271,8 @@ $("new-thread").addEventListener("click", () => {
     // nothing kept, nothing to forget
   }
   agent = newAgent(null);
+  state.outcomes = {};
+  state.shown = { calls: {}, results: {} };
   showError(null);
   banner.hidden = true;
   showPause({ focus: false });
@@ -238,4 +284,5 @@ setInterval(() => state.pause && state.pause.tick(), 1000);
 
 render();
 showPause({ focus: false });
+showCalls();
 document.body.dataset.ready = "true";

@@ -1,8 +1,12 @@
-// The conversation: messages as they stream, reasoning collapsed, tool calls as cards with
-// their arguments and results. Nodes are keyed by message and call id and updated in
-// place, so streaming text grows where it is and an opened <details> stays open.
+// The conversation: messages as they stream, reasoning collapsed, tool calls as cards that
+// say what happened to each call (waiting, ran, rejected, expired, cancelled, failed).
+// A call and its result are shown in the server's words (`view.shown`, from shown.js), never
+// from the raw arguments; a call waiting for approval is shown once, on its approval card.
+// Nodes are keyed by message and call id and updated in place, so streaming text grows
+// where it is and an opened <details> stays open.
 
-import { h, prettyJson } from "./dom.js";
+import { h } from "./dom.js";
+import { shownNode } from "./shown.js";
 
 function contentText(content) {
   if (typeof content === "string") return content;
@@ -10,6 +14,12 @@ function contentText(content) {
   return content
     .map((part) => (part && part.type === "text" ? part.text : `[${(part && part.type) || "part"}]`))
     .join("\n");
+}
+
+/** The text of a tool message, as it is sent for display. */
+export function resultText(toolMessage) {
+  const error = toolMessage.error;
+  return error ? `${error}\n${contentText(toolMessage.content)}`.trim() : contentText(toolMessage.content);
 }
 
 function messageNode(message) {
@@ -37,7 +47,7 @@ function messageNode(message) {
   const cards = new Map();
   return {
     node,
-    update(m, results, waiting) {
+    update(m, results, view) {
       const said = contentText(m.content);
       text.textContent = said;
       text.hidden = said === "";
@@ -50,7 +60,7 @@ function messageNode(message) {
           cards.set(call.id, card);
           calls.append(card.node);
         }
-        card.update(call, results.get(call.id), waiting.get(call.id));
+        card.update(call, results.get(call.id), view);
       }
       for (const [id, card] of cards) {
         if (!seen.has(id)) {
@@ -63,45 +73,67 @@ function messageNode(message) {
   };
 }
 
+/** What happened to a call, in words, and a class for its state. */
+function callState(call, toolMessage, view) {
+  const waiting = view.waiting.get(call.id);
+  if (waiting) return ["waiting", waiting];
+  const outcome = view.outcomes[call.id];
+  if (outcome && outcome.kind === "rejected")
+    return ["rejected", outcome.reason ? `Rejected: ${outcome.reason} — it did not run.` : "Rejected (no reason given) — it did not run."];
+  if (outcome && outcome.kind === "expired") return ["expired", "Expired before it was approved — it did not run."];
+  if (toolMessage) {
+    // The tool loop answers a failed call with an "Error: ..." result (MEAI's wording).
+    if (toolMessage.error || resultText(toolMessage).startsWith("Error: ")) return ["failed", "Failed: the tool reported an error (its result says which)."];
+    return ["ran", outcome && outcome.kind === "edited" ? "Ran with your edited arguments." : "Ran."];
+  }
+  if (view.running) return ["running", "Running…"];
+  return ["cancelled", "Cancelled: the run stopped before it ran."];
+}
+
 function toolCard() {
-  const name = h("h3", { class: "tool-name" });
+  const title = h("h3", { class: "tool-name", text: "Tool call" });
   const status = h("p", { class: "tool-status" });
-  const args = h("pre", { class: "args" });
-  const result = h("pre", { class: "result" });
-  const resultBlock = h("div", { class: "result-block", hidden: true }, h("p", { class: "label", text: "Result" }), result);
-  const node = h(
-    "section",
-    { class: "tool" },
-    name,
-    status,
-    h("p", { class: "label", text: "Arguments" }),
-    args,
-    resultBlock,
-  );
+  const callBlock = h("div", { class: "call-block" });
+  const resultBlock = h("div", { class: "result-block", hidden: true });
+  const node = h("section", { class: "tool", "aria-label": "Tool call" }, title, status, callBlock, resultBlock);
+  let shownCall = null;
+  let shownResult = null;
   return {
     node,
-    update(call, toolMessage, waiting) {
-      name.textContent = call.function.name;
-      node.setAttribute("aria-label", `Tool call ${call.function.name}`);
+    update(call, toolMessage, view) {
       node.dataset.callId = call.id;
-      args.textContent = prettyJson(call.function.arguments || "");
-      if (toolMessage) {
-        const error = toolMessage.error;
-        result.textContent = error ? `${error}\n${contentText(toolMessage.content)}`.trim() : contentText(toolMessage.content);
-        resultBlock.hidden = false;
-        status.textContent = error ? "Failed" : "Done";
-      } else {
-        resultBlock.hidden = true;
-        status.textContent = waiting || "Waiting for a result";
+      const [state, words] = callState(call, toolMessage, view);
+      node.dataset.state = state;
+      status.textContent = words;
+      const display = view.shown.calls[call.id];
+      // A call waiting for approval is shown on its card below, once.
+      callBlock.hidden = state === "waiting";
+      if (display !== shownCall) {
+        shownCall = display;
+        node.setAttribute("aria-label", display ? `Tool call ${display.tool ? display.tool.full : ""}`.trim() : "Tool call");
+        callBlock.replaceChildren(display ? shownNode("pre", display.call, { class: "args" }) : h("p", { class: "label", text: "(the call is being prepared for display)" }));
+      }
+      const result = toolMessage ? view.shown.results[call.id] : null;
+      resultBlock.hidden = !toolMessage;
+      if (toolMessage && result !== shownResult) {
+        shownResult = result;
+        resultBlock.replaceChildren(
+          h("p", { class: "label", text: state === "ran" || state === "failed" ? "Result" : "What the model was told" }),
+          result ? shownNode("pre", result, { class: "result" }) : h("p", { class: "label", text: "(the result is being prepared for display)" }),
+        );
       }
     },
   };
 }
 
-/** Renders `messages` into `container`, reusing nodes. `waiting` maps call ids to a status. */
+/**
+ * Renders `messages` into `container`, reusing nodes. `view`: `waiting` (call id → status),
+ * `outcomes` (call id → the person's decision), `shown` (`{calls: {id: {call, tool}}, results: {id: shown}}`),
+ * `running`.
+ */
 export function createConversation(container) {
   const nodes = new Map();
-  return function render(messages, waiting = new Map()) {
+  return function render(messages, view) {
     const results = new Map();
     for (const m of messages) if (m.role === "tool") results.set(m.toolCallId, m);
     const wanted = [];
@@ -112,7 +144,7 @@ export function createConversation(container) {
         entry = { ...messageNode(m), role: m.role };
         nodes.set(m.id, entry);
       }
-      entry.update(m, results, waiting);
+      entry.update(m, results, view);
       wanted.push(entry.node);
     }
     const keep = new Set(wanted);

@@ -6,6 +6,7 @@
 
 import { Validator } from "@cfworker/json-schema";
 import { h, uid } from "./dom.js";
+import { approximate, exactDigits, isExact, parseExact, stringifyExact, typedNumber } from "./exact.js";
 
 const STRUCTURE = ["allOf", "anyOf", "oneOf", "not", "$ref", "if", "patternProperties", "dependentSchemas"];
 const SIMPLE = new Set(["string", "number", "integer", "boolean"]);
@@ -104,7 +105,7 @@ function fieldControl(name, prop, type, required, initial, ids) {
       type: "number",
       step: type === "integer" ? "1" : "any",
       inputmode: type === "integer" ? "numeric" : "decimal",
-      value: initial === undefined || initial === null ? "" : String(initial),
+      value: initial === undefined || initial === null ? "" : isExact(initial) ? exactDigits(initial) : String(initial),
     });
   }
   const long = typeof prop.maxLength !== "number" || prop.maxLength > 120;
@@ -121,7 +122,7 @@ function readControl(control, prop, type) {
   if (type === "number" || type === "integer") {
     if (control.validity && control.validity.badInput) return { error: "Enter a number." };
     if (control.value.trim() === "") return {};
-    return { value: Number(control.value) };
+    return { value: typedNumber(control.value.trim()) }; // an integer past 2^53 kept exactly
   }
   return control.value === "" ? {} : { value: control.value };
 }
@@ -165,7 +166,7 @@ function fieldsForm(schema, initial) {
       if (r.error) problems.set(f.name, r.error);
       else if ("value" in r) value[f.name] = r.value;
     }
-    const errors = problems.size ? [] : validate(schema, value);
+    const errors = problems.size ? [] : validate(schema, approximate(value));
     for (const e of errors) {
       const name = e.path.split("/")[0];
       if (fields.some((f) => f.name === name) && !problems.has(name)) problems.set(name, e.message);
@@ -199,7 +200,7 @@ function jsonEditor(schema, initial, label) {
     rows: "6",
     spellcheck: "false",
     "aria-describedby": `${ids.hint} ${ids.error}`,
-    value: start === undefined ? "" : JSON.stringify(start, null, 2),
+    value: start === undefined ? "" : stringifyExact(start, 2),
   });
   const description = schema && typeof schema.description === "string" ? `${schema.description} ` : "";
   const hint = h("p", { id: ids.hint, class: "hint", text: `${description}Write JSON.` });
@@ -217,12 +218,12 @@ function jsonEditor(schema, initial, label) {
   function read() {
     let value;
     try {
-      value = JSON.parse(control.value);
+      value = parseExact(control.value);
     } catch (e) {
       show([`Not valid JSON: ${e.message}`]);
       return { ok: false };
     }
-    const errors = validate(schema, value);
+    const errors = validate(schema, approximate(value));
     show(errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)));
     return errors.length ? { ok: false } : { ok: true, value };
   }

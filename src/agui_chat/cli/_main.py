@@ -83,6 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--ui", action="store_true", help="also serve the web page for a person on GET /"
     )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name the server answers (repeatable; NAME or NAME:PORT, '*' for any); "
+        "any other gets 403, against DNS rebinding. Default: the loopback names only "
+        "(localhost, 127.0.0.1, ::1), so a --host other than loopback needs it",
+    )
     which = serve.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="NAME", help="serve the demo tools on this OpenAI model")
     _add_api(serve)
@@ -434,6 +443,15 @@ def _serve(args: argparse.Namespace) -> int:
     server = _server_extra()
     AGUIServer, serve = server.AGUIServer, server.serve
     check_port(args.host, args.port)
+    if not args.app or args.mcp:
+        _check_reach(args)
+    hosts = args.allowed_host or None
+    from ..agui.server._hosts import HostGuard
+
+    try:
+        guard = HostGuard(hosts)
+    except ValueError as exc:
+        raise CommandError(f"--allowed-host: {exc}") from exc
     port = args.port or _free_port(args.host)  # --port 0: a free port, announced below
     # A fixed key needs a store every worker shares and a restart keeps; an ephemeral one
     # dies with the process, and memory is enough.
@@ -452,7 +470,7 @@ def _serve(args: argparse.Namespace) -> int:
             app = (
                 _with_mcp(args, target, [], store)
                 if args.mcp
-                else AGUIServer(target, approval_store=store)
+                else AGUIServer(target, approval_store=store, allowed_hosts=hosts)
                 if is_client
                 else target
             )
@@ -462,6 +480,13 @@ def _serve(args: argparse.Namespace) -> int:
                 )
             if args.ui and not args.mcp:
                 app.ui = True
+            if hosts and not is_client and not args.mcp:
+                if not isinstance(app, AGUIServer):
+                    raise CommandError(
+                        "--allowed-host needs a ChatClient or an AGUIServer; give your app's "
+                        "AGUIServer allowed_hosts=[...] yourself"
+                    )
+                app.allowed_hosts = guard
             described = args.app
         else:
             model, described = _model(args.model, args.api)
@@ -470,14 +495,31 @@ def _serve(args: argparse.Namespace) -> int:
             app = (
                 _with_mcp(args, model, demo_tools(), store)
                 if args.mcp
-                else AGUIServer(model, tools=demo_tools(), approval_store=store, ui=args.ui)
+                else AGUIServer(
+                    model, tools=demo_tools(), approval_store=store, ui=args.ui, allowed_hosts=hosts
+                )
             )
     except ValueError as exc:
         raise CommandError(f"--store: {exc}") from exc
+    if args.app and not args.mcp and isinstance(app, AGUIServer):
+        _check_reach(args)
     page = " (and its web page on GET /)" if args.ui else ""
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
+
+
+def _check_reach(args: argparse.Namespace) -> None:
+    """A ``--host`` other than loopback needs the names the server is reached under (the
+    server's own check of them is what stops DNS rebinding)."""
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    if not args.allowed_host and not is_loopback(f"http://{host}/"):
+        raise CommandError(
+            f"--host {args.host} lets other machines reach the server, which by default "
+            "answers only the loopback names: say under which names it is reached with "
+            "--allowed-host NAME (e.g. --allowed-host agent.example.com, or the machine's "
+            "address)"
+        )
 
 
 def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], store: Any) -> Any:
@@ -489,7 +531,11 @@ def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], sto
         return WithMCPTools(
             args.mcp,
             lambda toolsets: AGUIServer(
-                model, tools=[*tools, *toolsets], approval_store=store, ui=args.ui
+                model,
+                tools=[*tools, *toolsets],
+                approval_store=store,
+                ui=args.ui,
+                allowed_hosts=args.allowed_host or None,
             ),
         )
     except (ValueError, TypeError, ImportError) as exc:

@@ -50,7 +50,7 @@ class Remote:
         http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.server), event_hooks={"request": [record]}
         )
-        async with http, AGUIChatClient("http://agui.test/", http_client=http) as client:
+        async with http, AGUIChatClient("http://localhost/", http_client=http) as client:
             yield client
 
 

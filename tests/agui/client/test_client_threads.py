@@ -120,7 +120,7 @@ def scripted_app() -> tuple[Starlette, list[dict[str, Any]]]:
 
 async def test_the_client_talks_to_an_in_process_asgi_agent() -> None:
     app, received = scripted_app()
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app")
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost")
     async with http, AGUIChatClient("/agent", http_client=http) as client:
         response = await client.get_response("hi")
 

@@ -73,9 +73,11 @@ def serve(app: Any, port: int = 0) -> Iterator[str]:
 
 
 @contextmanager
-def open_page(tmp_path: Path, *, width: int = 900, height: int = 800) -> Iterator[Any]:
-    """A page of a Chromium with a fresh profile under ``tmp_path``; any JavaScript error
-    the page raises fails the test."""
+def open_page(
+    tmp_path: Path, *, width: int = 900, height: int = 800, args: tuple[str, ...] = ()
+) -> Iterator[Any]:
+    """A page of a Chromium with a fresh profile under ``tmp_path`` (``args``: more
+    command-line switches); any JavaScript error the page raises fails the test."""
     executable = require("chromium", CHROMIUM_HINT)
     try:
         from playwright.sync_api import sync_playwright
@@ -88,7 +90,7 @@ def open_page(tmp_path: Path, *, width: int = 900, height: int = 800) -> Iterato
             str(tmp_path / "profile"),
             executable_path=executable,
             headless=True,
-            args=LAUNCH_ARGS,
+            args=[*LAUNCH_ARGS, *args],
             viewport={"width": width, "height": height},
         )
         try:

@@ -25,7 +25,9 @@ def sample() -> ModuleType:
 
 
 def client(sample: ModuleType) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=sample.app), base_url="http://agent")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=sample.app), base_url="http://localhost"
+    )
 
 
 @pytest.mark.parametrize(

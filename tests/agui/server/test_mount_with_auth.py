@@ -56,7 +56,7 @@ class Agent:
 
 
 def http(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://host")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost")
 
 
 async def pause_and_approve(client: httpx.AsyncClient, path: str, headers: dict[str, str]) -> None:

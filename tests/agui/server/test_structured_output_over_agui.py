@@ -32,10 +32,10 @@ async def test_the_schema_travels_in_forwarded_props_and_the_reply_validates() -
 
     http = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server),
-        base_url="http://agent",
+        base_url="http://localhost",
         event_hooks={"request": [record]},
     )
-    async with http, AGUIChatClient("http://agent/", http_client=http, max_retries=0) as client:
+    async with http, AGUIChatClient("http://localhost/", http_client=http, max_retries=0) as client:
         response = await client.get_response(
             [ChatMessage("user", "Where?")], ChatOptions(), response_format=Answer, retries=1
         )

@@ -85,7 +85,10 @@ def test_every_control_has_a_name_for_screen_readers(tmp_path: Path) -> None:
             == "true"
         )
         assert page.evaluate(UNNAMED_CONTROLS) == []
-        card.get_by_role("button", name="Approve with these arguments").click()
+        card.get_by_role("button", name="Review the edited call").click()
+        card.get_by_role("button", name="Approve the edited call").wait_for()
+        assert page.evaluate(UNNAMED_CONTROLS) == []
+        card.get_by_role("button", name="Approve the edited call").click()
         page.get_by_text("Done: deleted").wait_for()
         say(page, "Now deploy the web service.")
         page.get_by_role("group", name="Which build of web should I deploy?").wait_for()
@@ -105,7 +108,8 @@ def test_readable_at_360_px_wide(tmp_path: Path) -> None:
             box = button.bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360
         shot(page, tmp_path, "narrow-approval.png")
-        card.get_by_role("button", name="Approve with these arguments").click()
+        card.get_by_role("button", name="Review the edited call").click()
+        card.get_by_role("button", name="Approve the edited call").click()
         page.get_by_text("Done: deleted").wait_for()
         say(page, "Now deploy the web service.")
         page.get_by_role("group", name="Which build of web should I deploy?").wait_for()

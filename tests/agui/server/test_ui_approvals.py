@@ -14,6 +14,9 @@ from server_support import SideEffects
 
 from agui_server import agui_server
 
+#: What every expired card says, approval or question alike.
+EXPIRED = "Expired: this can no longer be approved or answered, only turned down."
+
 
 def _app(
     model: RecordingModel,
@@ -46,11 +49,14 @@ def test_approve_runs_the_tool_once_and_the_answer_appears(tmp_path: Path) -> No
         say(page, "Please tidy up")
         card = _card(page)
         assert tools.count("delete_file") == 0
-        assert '"path": "notes.txt"' in card.inner_text()
+        assert 'delete_file(path="notes.txt")' in card.inner_text()
+        # The arguments are shown once: on the card, not also in the conversation above it.
+        assert page.locator("body").inner_text().count("notes.txt") == 1
         shot(page, tmp_path, "approval-card.png")
         card.get_by_role("button", name="Approve delete_file").click()
         page.get_by_text("Done: deleted notes.txt").wait_for()
         assert page.locator(".tool .result").inner_text() == "deleted notes.txt"
+        assert page.locator(".tool .tool-status").inner_text() == "Ran."
         shot(page, tmp_path, "approved.png")
     assert tools.runs["delete_file"] == [{"path": "notes.txt"}]
     assert [[e["payload"] for e in r] for r in app.resumes()] == [[{"approved": True}]]
@@ -70,6 +76,10 @@ def test_reject_with_a_reason_never_runs_and_the_reason_reaches_the_model(
         shot(page, tmp_path, "rejecting.png")
         card.get_by_role("button", name="Reject delete_file").click()
         page.get_by_text("Done: ").wait_for()
+        # The call's card says it was rejected, with the reason, not "Done" like a call that ran.
+        status = page.locator(".tool .tool-status").text_content()
+        assert status == "Rejected:  keep it for the audit  — it did not run."
+        assert page.locator(".tool").get_attribute("data-state") == "rejected"
         shot(page, tmp_path, "rejected.png")
     assert tools.count("delete_file") == 0
     assert app.resumes()[0][0]["payload"] == {
@@ -92,14 +102,22 @@ def test_edit_runs_with_the_edited_arguments_and_an_invalid_edit_is_never_sent(
         path = card.get_by_label("path (required)")
         assert path.input_value() == "notes.txt"
         path.fill("")
-        card.get_by_role("button", name="Approve with these arguments").click()
+        card.get_by_role("button", name="Review the edited call").click()
         card.get_by_text("This field is required.").wait_for()
         assert path.get_attribute("aria-invalid") == "true"
         shot(page, tmp_path, "invalid-edit.png")
         assert app.resumes() == []  # refused in the page: nothing was sent
         path.fill("drafts/old.txt")
-        card.get_by_role("button", name="Approve with these arguments").click()
+        card.get_by_role("button", name="Review the edited call").click()
+        # The edit is shown as the new call, with what changed, and sent only once confirmed.
+        review = card.get_by_role("region", name="The edited call")
+        review.get_by_text('delete_file(path="drafts/old.txt")').wait_for()
+        assert review.locator(".changes").inner_text() == 'path="notes.txt" → path="drafts/old.txt"'
+        assert app.resumes() == []
+        shot(page, tmp_path, "edit-review.png")
+        card.get_by_role("button", name="Approve the edited call").click()
         page.get_by_text("Done: deleted drafts/old.txt").wait_for()
+        assert page.locator(".tool .tool-status").inner_text() == "Ran with your edited arguments."
     assert tools.runs["delete_file"] == [{"path": "drafts/old.txt"}]
     assert app.resumes()[0][0]["payload"] == {
         "approved": True,
@@ -196,12 +214,14 @@ def test_an_expired_approval_can_only_be_rejected(tmp_path: Path) -> None:
         ready(page, url)
         say(page, "Please tidy up")
         card = _card(page)
-        card.get_by_text("Expired: this request can only be rejected now.").wait_for()
+        card.get_by_text(EXPIRED).wait_for()
         approve = card.get_by_role("button", name="Approve delete_file")
         assert approve.is_disabled()
         assert card.get_by_role("button", name="Edit arguments").is_disabled()
         shot(page, tmp_path, "expired.png")
         card.get_by_role("button", name="Reject delete_file").click()
         page.get_by_text("Done: ").wait_for()
+        status = page.locator(".tool .tool-status").inner_text()
+        assert status == "Expired before it was approved — it did not run."
     assert tools.count("delete_file") == 0
     assert app.resumes()[0][0]["status"] == "cancelled"

@@ -83,8 +83,10 @@ def test_tool_calls_are_cards_with_their_arguments_and_results(tmp_path: Path) -
         say(page, "weather?")
         page.get_by_text("Done: sunny in Lyon").wait_for()
         card = page.get_by_role("region", name="Tool call lookup")
-        assert card.locator(".args").inner_text() == '{\n  "city": "Lyon"\n}'
+        # Shown once, in the consent engine's words: the call as it ran, then its result.
+        assert card.locator(".args").inner_text() == 'lookup(city="Lyon")'
         assert card.locator(".result").inner_text() == "sunny in Lyon"
+        assert card.locator(".tool-status").inner_text() == "Ran."
         shot(page, tmp_path, "tool-card.png")
 
 
@@ -130,7 +132,7 @@ def test_model_output_is_rendered_as_text_never_as_html(tmp_path: Path) -> None:
         page.locator("section.card").nth(1).wait_for()
         page.get_by_text(f"Echo: hello {XSS}").wait_for()
         approval = page.locator("section.card.approval")
-        assert XSS in approval.locator(".args").inner_text()
+        assert XSS in approval.locator(".call").inner_text()
         question = page.locator("section.card.question")
         assert question.get_by_text(f"Pick one {XSS}").is_visible()
         assert question.get_by_text(XSS, exact=True).first.is_visible()  # a description

@@ -4,7 +4,10 @@ An approval request becomes ``{"id", "reason": "tool_call", "message", "toolCall
 "responseSchema": {approved, reason?, editedArgs?}, "expiresAt"?}``; a question (a tool
 that called ``request_input``) ``{"id", "reason", "message"?, "responseSchema"?,
 "expiresAt"?, "metadata": {"agui_chat": {"toolCallId"?, "key"}}}``, since the spec keeps
-``toolCallId`` for approvals. Every ``id`` is a signed token (``_signing.py``).
+``toolCallId`` for approvals. Every ``id`` is a signed token (``_signing.py``). With
+``display`` (the server's own page) each also carries the consent engine's display
+(``_display.py``) in ``metadata.agui_chat.shown``: ``{"title", "call"?, "tool"?}``, each
+``{"text", "full", "omitted"}``, the only text the page shows of it (DESIGN §3 rule 8).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from ..._approval_payload import approval_response_schema
 from ..._contents import FunctionCallContent
+from ..._display import Shown, shown_call, shown_text
 from ..._hitl_contents import (
     InputRequestContent,
     InterruptRequestContent,
@@ -25,6 +29,7 @@ from ..._hitl_contents import (
 from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_of_current
 from ..wire._messages import QUESTION_METADATA_KEY
+from ._page_display import shown_json
 from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
 
 #: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
@@ -47,7 +52,9 @@ class InterruptIssuer:
         *,
         ttl: timedelta | None,
         functions: Mapping[str, AITool],
+        display: bool = False,
     ) -> None:
+        self.display = display
         self.signer = signer
         self.thread_id = thread_id
         self.ttl = ttl
@@ -111,12 +118,19 @@ class InterruptIssuer:
                 if isinstance(function, AIFunctionDeclaration)
                 else {"type": "object"}
             )
+        message = request.message or f"Approve {call.name}?"
+        shown = {
+            "title": shown_text(message),
+            "call": shown_call(call.name, call.arguments),
+            "tool": shown_text(call.name, multiline=False),
+        }
         return _present(
             id=self.signer.sign(claims),
             reason=APPROVAL_REASON,
-            message=request.message or f"Approve {call.name}?",
+            message=message,
             toolCallId=call.call_id,
             responseSchema=approval_response_schema(edits),
+            metadata=self._shown({}, shown),
         )
 
     def _question(
@@ -145,13 +159,25 @@ class InterruptIssuer:
             **common,
         )
         marker = _present(key=key, toolCallId=call_id)
+        shown = {"title": shown_text(request.message or "The agent has a question.")}
+        if call is not None:
+            shown["tool"] = shown_text(call.name, multiline=False)
         return _present(
             id=self.signer.sign(claims),
             reason=request.reason or "input_required",
             message=request.message,
             responseSchema=request.response_schema,
-            metadata={**(request.metadata or {}), QUESTION_METADATA_KEY: marker},
+            metadata=self._shown(
+                {**(request.metadata or {}), QUESTION_METADATA_KEY: marker}, shown
+            ),
         )
+
+    def _shown(self, metadata: dict[str, Any], shown: dict[str, Shown]) -> dict[str, Any] | None:
+        """``metadata`` with the display for the server's own page, when it has one."""
+        if self.display:
+            ours = metadata.setdefault(QUESTION_METADATA_KEY, {})
+            ours["shown"] = {k: shown_json(v) for k, v in shown.items()}
+        return metadata or None
 
 
 def _present(**values: Any) -> dict[str, Any]:

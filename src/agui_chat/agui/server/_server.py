@@ -43,7 +43,9 @@ from ._from_wire import (
     parse_run_input,
     to_chat_messages,
 )
+from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
+from ._page_display import DISPLAY_QUERY, display_response
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -89,7 +91,14 @@ class AGUIServer:
       ``keepalive_seconds`` (an SSE comment after this long without an event).
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server
       adds (``ValueError`` when the pipeline has one).
-    - ``ui``: also serve a browser page on ``GET`` (``_ui.py``).
+    - ``ui``: also serve a browser page on ``GET`` (``_ui.py``); its interrupts then carry
+      the consent engine's display of each call and question (``metadata.agui_chat.shown``).
+    - ``allowed_hosts``: the ``Host`` names (and so the ``Origin``s) answered, each ``name``
+      (any port) or ``name:port``; any other, on any route, is a 403 and runs nothing (DNS
+      rebinding). ``None`` (the default): the loopback names ``localhost``, ``127.0.0.1``
+      and ``::1`` only, however the server is bound; a server reached under another name (a
+      LAN address, a proxy's public name) lists it; ``["*"]`` answers any (only behind
+      something that checks the name itself).
     """
 
     def __init__(
@@ -107,7 +116,9 @@ class AGUIServer:
         keepalive_seconds: float = 15.0,
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
     ) -> None:
+        self.allowed_hosts = HostGuard(allowed_hosts)
         self.tools = list(tools)
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
             raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
@@ -156,10 +167,21 @@ class AGUIServer:
             return
         if scope["type"] != "http":
             raise RuntimeError(f"AGUIServer serves HTTP only, not {scope['type']!r}")
+        if refused := self.allowed_hosts.refusal(scope):
+            _log.warning("refused a %s request: %s", scope["method"], refused)
+            await self.allowed_hosts.refuse(refused, scope, receive, send)
+            return
         if self.ui and scope["method"] in ("GET", "HEAD"):
             await page()(scope, receive, send)
             return
         try:
+            if self.ui and scope.get("query_string") == DISPLAY_QUERY:
+                request = Request(scope, receive)
+                shown = await display_response(
+                    request, max_bytes=self.max_body_bytes, timeout=self.body_timeout
+                )
+                await shown(scope, receive, send)
+                return
             run = await self._accept(Request(scope, receive))
         except InputError as exc:
             headers = {"Allow": "POST"} if exc.status == 405 else None
@@ -372,6 +394,7 @@ class _Run:
             run_input.thread_id,
             ttl=server.approval_ttl,
             functions=functions,
+            display=server.ui,
         )
         self.encoder = RunEncoder(
             run_input.thread_id,
