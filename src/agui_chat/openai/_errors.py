@@ -31,6 +31,7 @@ from .._exceptions import (
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
+from .._network_failure import network_failure
 from ..middleware._retry import parse_retry_after
 
 __all__ = ["map_error"]
@@ -43,7 +44,8 @@ def map_error(exc: openai.OpenAIError, service: str) -> ChatClientError:
     if isinstance(exc, openai.APITimeoutError):
         return ServiceTimeoutError(f"{service} did not answer in time: {exc}")
     if isinstance(exc, openai.APIConnectionError):
-        return ConnectError(f"could not reach {service}: {_cause(exc)}")
+        failure = network_failure(exc) or "no connection"  # DNS, refused or TLS, in words
+        return ConnectError(f"could not reach {service}: {failure} ({_cause(exc)})")
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, service)
     if isinstance(exc, openai.APIResponseValidationError):
@@ -80,9 +82,10 @@ def _body_text(exc: openai.APIStatusError) -> str:
 
 
 def _cause(exc: BaseException) -> str:
-    """The connection error's own text plus what caused it (the SDK's text is generic)."""
-    cause = exc.__cause__
-    return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
+    """What first caused the connection error (the SDK's own text is generic)."""
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _retry_after(headers: Any) -> float | None:
