@@ -268,6 +268,12 @@ async def _demo(args: argparse.Namespace) -> int:
         url = f"http://127.0.0.1:{port}/"
         term.say(f"agui-chat demo: an AG-UI server on {url} hosting {described}.")
         term.say("The client below talks to it over real HTTP; the tools need your say-so.")
+        term.say(
+            "It answers both questions itself (--yes)."
+            if args.yes
+            else "It will ask you two things: to approve or reject a tool call, then to answer "
+            "a question. It waits for your answers; no answer rejects."
+        )
         history: list[ChatMessage] = []
         transcript = Transcript()
         async with AGUIChatClient(url) as client:
