@@ -82,10 +82,16 @@ def _body_text(exc: openai.APIStatusError) -> str:
 
 
 def _cause(exc: BaseException) -> str:
-    """What first caused the connection error (the SDK's own text is generic)."""
-    while exc.__cause__ is not None or exc.__context__ is not None:
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return f"{type(exc).__name__}: {exc}"
+    """What caused the connection error (the SDK's own text is generic): the network error at
+    the root of the chain when there is one, else the direct cause."""
+    root, link = None, exc.__cause__
+    while link is not None:  # the deepest network error of the chain
+        root = link if isinstance(link, OSError) else root
+        link = link.__cause__ or link.__context__
+    if root is not None:
+        return f"{type(root).__name__}: {root}"
+    cause = exc.__cause__
+    return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
 
 
 def _retry_after(headers: Any) -> float | None:
