@@ -3,6 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make demo` installs only what the demo needs (the base install and the server extra, about
+# 25 packages), not the development set `make test` needs (with Playwright, ruff, mypy, ...).
+DEMO_STAMP := $(VENV)/.demo-installed
 # Peer virtualenvs, npm packages and other downloads live outside the clone, so that later runs
 # (and CI on the same machine) reuse them; each is keyed by what it pins.
 CACHE ?= $(HOME)/.cache/agui-chat
@@ -26,7 +29,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[server]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/agui-chat demo
 
 lint: $(STAMP)

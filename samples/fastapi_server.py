@@ -57,7 +57,10 @@ def model(messages: list[ChatMessage], options: ChatOptions | None) -> str | lis
     last = messages[-1]
     if last.role == "tool":
         return f"Done: {last.contents[0].result}."  # type: ignore[attr-defined]
-    return [FunctionCallContent("call_1", "delete_file", {"path": last.text.split()[-1]})]
+    # A call id of its own for every call (a real model's are unique too): an id reused across
+    # turns would make the next answer name two different calls, and be refused.
+    call_id = f"call_{len(messages)}"
+    return [FunctionCallContent(call_id, "delete_file", {"path": last.text.split()[-1]})]
 
 
 agent = AGUIServer(

@@ -5,8 +5,10 @@ destructive: the official filesystem server on a temporary directory.
 tools to ``ChatOptions(tools=...)``. With ``approval="auto"`` the server's own annotations
 decide: ``list_directory`` and ``read_text_file`` are read-only and run at once, while
 ``write_file`` is destructive and waits for you. The scripted model lists the folder, then
-asks to write ``haiku.txt``; you approve (``y``) or reject (anything else, optionally with a
-reason) in the terminal, and the sample prints what the folder holds afterwards.
+asks to write ``haiku.txt``; you approve (``y``) or reject (``n``, or type your reason: the
+model gets it exactly as typed), and the sample prints what the folder holds afterwards. The
+call is shown whole up to a limit; past it, the prompt says how much is cut and ``all``
+shows the whole, so nothing is hidden (``--content`` writes a text of your own).
 
 Offline: the model is a ``ScriptedChatClient`` and the server runs from the npm package
 ``make test`` caches (or pass ``--server path/to/dist/index.js``; without either, ``npx``
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from agui_chat import (
     TextContent,
     ToolApprovalRequestContent,
 )
+from agui_chat._display import shown_call, shown_text
 from agui_chat.mcp import MCPToolset
 from agui_chat.testing import ScriptedChatClient
 
@@ -50,7 +52,7 @@ def server_command(folder: Path, server: str | None) -> list[str]:
     return ["npx", "-y", PACKAGE, str(folder)]
 
 
-def scripted_model(folder: Path) -> ScriptedChatClient:
+def scripted_model(folder: Path, content: str = HAIKU) -> ScriptedChatClient:
     """List the folder, then write the haiku, then say how it went."""
 
     def reply(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
@@ -59,36 +61,43 @@ def scripted_model(folder: Path) -> ScriptedChatClient:
             return [FunctionCallContent("list", "list_directory", {"path": str(folder)})]
         if len(results) == 1:
             path = str(folder / "haiku.txt")
-            return [FunctionCallContent("write", "write_file", {"path": path, "content": HAIKU})]
+            return [FunctionCallContent("write", "write_file", {"path": path, "content": content})]
         return f"Done: {results[-1].result}"
 
     return ScriptedChatClient(reply)
 
 
 def decide(request: ToolApprovalRequestContent, auto: bool) -> Any:
-    """Ask the person in the terminal; an empty or 'n' answer rejects."""
+    """Ask the person in the terminal: ``y`` approves; ``n`` or nothing rejects; anything else
+    rejects with what was typed, verbatim, as the reason. ``all`` shows a cut call whole."""
     call = request.tool_call
-    shown = {k: (v if len(str(v)) < 40 else str(v)[:37] + "...") for k, v in call.arguments.items()}
-    prompt = f"{request.message} {json.dumps(shown)} [y/N] "
+    shown = shown_call(call.name, call.arguments)  # escaped; never cut without saying so
+    print(f"{shown_text(request.message or '', multiline=False).text} {shown.text}")
+    choices = "[y]es / [n]o / type a reason to reject"
+    prompt = f"{choices} / [all] of it? " if shown.cut else f"{choices}? "
     if auto:
         print(f"{prompt}y (approved with --yes)")
         return request.create_response(True)
-    try:
-        line = input(prompt).strip()
-    except EOFError:
-        line = ""
-    if line.lower() in ("y", "yes"):
-        return request.create_response(True)
-    reason = line[1:].strip(" :,-") if line.lower().startswith("n") else line
-    return request.create_response(False, reason or None)
+    while True:
+        try:
+            line = input(prompt)
+        except EOFError:
+            line = ""
+        if shown.cut and line.strip().lower() == "all":
+            print(shown.full)
+            continue
+        if line.strip().lower() in ("y", "yes"):
+            return request.create_response(True)
+        no_reason = line.strip().lower() in ("", "n", "no")
+        return request.create_response(False, None if no_reason else line)
 
 
-async def main(auto: bool, server: str | None) -> None:
+async def main(auto: bool, server: str | None, content: str = HAIKU) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp).resolve()
         (folder / "notes.txt").write_text("remember the milk\n")
         async with MCPToolset(server_command(folder, server)) as toolset:
-            client = FunctionInvokingChatClient(scripted_model(folder))
+            client = FunctionInvokingChatClient(scripted_model(folder, content))
             history = [ChatMessage("user", "Write a haiku into haiku.txt")]
             print(f"you> {history[0].text}")
             while True:
@@ -100,7 +109,7 @@ async def main(auto: bool, server: str | None) -> None:
                 for message in response.messages:
                     for c in message.contents:
                         if isinstance(c, FunctionResultContent):
-                            print(f"  [{c.call_id}] {str(c.result).strip()}")
+                            print(f"  [{c.call_id}] {shown_text(str(c.result).strip()).text}")
                         elif isinstance(c, TextContent) and c.text:
                             print(f"assistant> {c.text}")
                 if not response.input_requests:
@@ -118,6 +127,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--yes", action="store_true", help="approve without asking")
     parser.add_argument("--server", help="the filesystem server's dist/index.js")
+    parser.add_argument("--content", default=HAIKU, help="what the model writes (a haiku)")
     args = parser.parse_args()
-    asyncio.run(main(args.yes, args.server))
+    asyncio.run(main(args.yes, args.server, args.content))
     sys.exit(0)

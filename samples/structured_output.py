@@ -3,7 +3,8 @@
 ``get_response(..., response_format=Cities, retries=1)`` sends the strict JSON schema of
 ``Cities`` to the model and returns a ``ChatResponse[Cities]`` whose ``.value`` is checked by
 pydantic (and typed for mypy). The offline model first answers in prose, so the reply fails
-validation and the errors go back once for a repair. With ``--base-url URL --model NAME`` it
+validation and the errors go back once for a repair; the sample prints each reply and the
+repair it sent, then the typed result. With ``--base-url URL --model NAME`` it
 asks any OpenAI-compatible server instead (``--api responses`` for the Responses API).
 
     python samples/structured_output.py
@@ -15,10 +16,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agui_chat import ChatClient, ChatMessage, ChatOptions, StructuredOutputError
+from agui_chat import (
+    ChatClient,
+    ChatMessage,
+    ChatOptions,
+    ChatResponse,
+    DelegatingChatClient,
+    StructuredOutputError,
+)
 from agui_chat.testing import ScriptedChatClient
 
 QUESTION = "Name the three largest cities of France, with their populations."
@@ -45,6 +54,21 @@ def offline_model() -> ScriptedChatClient:
     return ScriptedChatClient(reply)
 
 
+class ShowAttempts(DelegatingChatClient):
+    """Prints every reply of the model, and the repair sent back after one that did not
+    validate, so the repair is seen happening."""
+
+    replies = 0
+
+    async def _get_response(self, messages: Any, options: ChatOptions | None) -> ChatResponse:
+        if self.replies:  # the structured-output loop sent the errors back: show them
+            print("repair sent:", messages[-1].text.replace("\n", "\n    "))
+        response = await super()._get_response(messages, options)
+        self.replies += 1
+        print(f"reply {self.replies}: {response.text}")
+        return response
+
+
 def model_from(args: argparse.Namespace) -> ChatClient:
     if args.base_url is None:
         return offline_model()
@@ -61,7 +85,7 @@ async def main() -> int:
     parser.add_argument("--api", choices=("chat", "responses"), default="chat")
     parser.add_argument("--api-key", help="the key, if the server needs one")
     args = parser.parse_args()
-    model = model_from(args)
+    model = ShowAttempts(model_from(args))
     try:
         response = await model.get_response(QUESTION, response_format=Cities, retries=1)
     except StructuredOutputError as exc:
@@ -71,6 +95,7 @@ async def main() -> int:
         close = getattr(model, "aclose", None)
         if close is not None:
             await close()
+    print(f"valid after {model.replies} replies:")
     for city in response.value.cities:  # a Cities instance, typed for mypy
         print(f"{city.name}: {city.population:,} people")
     return 0

@@ -6,7 +6,8 @@ Both halves use the same answer loop: send the history, append what the run adde
 answer every pause — an approval with ``create_response(True)``, a question with its
 payload — and send again until the run finishes. ``delete_file`` runs once per approval.
 
-Run ``python samples/tour.py``.
+Run ``.venv/bin/python samples/tour.py`` (after ``make demo``), or ``python samples/tour.py``
+wherever ``agui-chat[server]`` is installed.
 """
 
 from __future__ import annotations

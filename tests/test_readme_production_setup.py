@@ -40,4 +40,6 @@ def test_the_production_block_builds_a_server_with_a_shared_store_and_an_audienc
 
     assert isinstance(app.approval_store, SQLiteApprovalStore)
     assert app.audience == "files-agent"
-    assert len(block.group(1).strip().splitlines()) == 6  # the call and its five lines
+    imports, call = block.group(1).strip().split("\n\n", 1)
+    assert imports == "from agui_chat.agui import AGUIServer"  # its one home, named
+    assert len(call.splitlines()) == 6  # the call and its five lines

@@ -22,6 +22,7 @@ from ._exceptions import (
     ApprovalStoreUnavailableError,
     AuthenticationError,
     ChatClientError,
+    ConfigurationError,
     ConnectError,
     DuplicateResponseError,
     DuplicateToolError,
@@ -105,6 +106,7 @@ __all__ = [
     "ChatResponseUpdate",
     "ChatRole",
     "ChatToolMode",
+    "ConfigurationError",
     "ConfigureOptionsChatClient",
     "ConnectError",
     "DataContent",
@@ -161,3 +163,10 @@ __all__ = [
     "get_structured_response",
     "request_input",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """An adapter's name asked of ``agui_chat``: an ``ImportError`` naming its one home."""
+    if name in ("AGUIServer", "AGUIChatClient"):
+        raise ImportError(f"{name} is not in agui_chat: from agui_chat.agui import {name}")
+    raise AttributeError(f"module 'agui_chat' has no attribute {name!r}", name=name)

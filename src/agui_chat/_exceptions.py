@@ -16,6 +16,7 @@ Catch at the level you care about::
     │   ├── RunError                   the remote run reported its own failure (.code)
     │   └── RefusalError               the model refused to answer (.refusal)
     ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
+    ├── ConfigurationError             (also a ValueError) a server, store or key is set wrongly
     ├── ToolError                      a tool could not be built, declared or called
     │   ├── ToolArgumentsError         arguments do not fit the tool's parameters
     │   └── DuplicateToolError         two tools of one tool set share a name (.name)
@@ -140,6 +141,10 @@ class StructuredOutputError(AGUIChatError):
         self.errors: tuple[str, ...] = tuple(errors)
         self.response = response
         self.attempts = attempts
+
+
+class ConfigurationError(AGUIChatError, ValueError):
+    """A server, store or signing key is set wrongly (the message names it); nothing ran."""
 
 
 class ToolError(AGUIChatError):

@@ -154,8 +154,8 @@ def test_a_server_that_is_down_says_connecting_then_gives_up_naming_the_address(
     out = chat(f"http://127.0.0.1:{port}/", "hello\n")
     assert f"  connecting to 127.0.0.1:{port}…" in out.stdout
     assert error_lines(out.stdout) == [
-        f"error: cannot connect to 127.0.0.1:{port}: nothing answers there. Is the server "
-        "running? (start one with: agui-chat serve)"
+        f"error: cannot connect to 127.0.0.1:{port}: connection refused: nothing listens on "
+        "that port. Is the server running? (start one with: agui-chat serve)"
     ]
     assert out.returncode == 1
 

@@ -160,8 +160,8 @@ def test_chat_with_an_unreachable_server_reports_one_line_per_failed_turn(
     errors = [line for line in out.stdout.splitlines() if "error:" in line]
     assert len(errors) == 1
     assert errors[0].endswith(
-        f"error: cannot connect to 127.0.0.1:{port}: nothing answers there. Is the server "
-        "running? (start one with: agui-chat serve)"
+        f"error: cannot connect to 127.0.0.1:{port}: connection refused: nothing listens on "
+        "that port. Is the server running? (start one with: agui-chat serve)"
     )
     assert out.returncode == 1  # the last turn failed
 

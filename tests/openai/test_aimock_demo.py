@@ -40,4 +40,8 @@ def test_the_structured_output_sample_against_aimock(aimock: str, api: str) -> N
         env=env,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.splitlines()[0] == "Paris: 2,102,650 people"
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("reply 1: ")  # each reply is shown, then the typed result
+    assert lines[lines.index(next(x for x in lines if x.startswith("valid after"))) + 1] == (
+        "Paris: 2,102,650 people"
+    )

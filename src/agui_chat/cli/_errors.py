@@ -7,6 +7,7 @@ own message.
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlsplit
 
 from .._exceptions import (
@@ -20,8 +21,9 @@ from .._exceptions import (
     TransportError,
     TruncatedStreamError,
 )
+from .._network_failure import network_failure
 
-__all__ = ["address", "explain"]
+__all__ = ["ServerFailures", "address", "explain"]
 
 #: What a person can do about each ``RUN_ERROR`` code (docs/errors.md has the full table).
 _RUN_ERRORS = {
@@ -55,11 +57,7 @@ _RUN_ERRORS = {
 #: What to say for an error of each kind whose line needs nothing but the error itself, most
 #: specific first: ``{where}`` is ``host:port``, ``{exc}`` the error.
 _BY_KIND: tuple[tuple[type[AGUIChatError], str], ...] = (
-    (
-        ConnectError,
-        "cannot connect to {where}: nothing answers there. Is the server running? "
-        "(start one with: agui-chat serve)",
-    ),
+    (ConnectError, "cannot connect to {where}: {exc}"),
     (ServiceTimeoutError, "{where} did not answer in time; try again, or check the server"),
     (
         AuthenticationError,
@@ -74,6 +72,15 @@ _BY_KIND: tuple[tuple[type[AGUIChatError], str], ...] = (
 )
 
 
+#: What to do, after the words :func:`network_failure` found (up to their first colon).
+_NETWORK_ADVICE = {
+    "the host name does not resolve (DNS)": "; check the host name in the URL",
+    "connection refused": ". Is the server running? (start one with: agui-chat serve)",
+    "its TLS certificate is not trusted": "; check the URL's host and the certificate's issuer",
+    "it reset the connection unanswered (a TLS server does to plain HTTP)": "; try https://",
+}
+
+
 def address(url: str) -> str:
     """``host:port`` of ``url`` (the port the scheme implies if none is given)."""
     parts = urlsplit(url)
@@ -84,6 +91,10 @@ def address(url: str) -> str:
 def explain(exc: AGUIChatError, url: str) -> str:
     """The one line to print for ``exc``, raised while talking to ``url``."""
     where = address(url)
+    failure = network_failure(exc) if isinstance(exc, TransportError) else None
+    if failure is not None:  # DNS, refused, TLS: told apart, each with what to do
+        advice = _NETWORK_ADVICE.get(failure.partition(":")[0], "")
+        return f"cannot connect to {where}: {failure}{advice}"
     for kind, line in _BY_KIND:
         if isinstance(exc, kind):
             return line.format(where=where, exc=exc)
@@ -111,3 +122,34 @@ def explain(exc: AGUIChatError, url: str) -> str:
         code = f" ({exc.code}; see docs/errors.md)" if exc.code else ""
         return f"the agent's run failed: {exc.message}{code}"
     return str(exc)
+
+
+class ServerFailures(logging.Filter):
+    """While active (``with``), the demo's own in-process server keeps each one-line failure
+    of a run (a model that cannot be reached, ...) here instead of logging it, so the demo
+    reports it once, as the cause of the ``MODEL_ERROR`` its client receives. A failure
+    logged with a traceback (a bug) is still logged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: str | None = None
+        self._logger = logging.getLogger("agui_chat.server")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR or record.exc_info:
+            return True
+        self.last = record.getMessage().partition(" failed: ")[2] or record.getMessage()
+        return False
+
+    def __enter__(self) -> ServerFailures:
+        self._logger.addFilter(self)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._logger.removeFilter(self)
+
+    def explain(self, exc: RunError) -> str:
+        """The line for a run that failed: the model's failure itself when it was that."""
+        if exc.code == "MODEL_ERROR" and self.last:
+            return f"the model failed: {self.last}"
+        return str(exc)

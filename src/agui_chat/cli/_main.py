@@ -13,14 +13,15 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 from .._client import ChatClient
-from .._exceptions import AGUIChatError
+from .._exceptions import AGUIChatError, ConfigurationError, RunError
 from .._messages import ChatMessage
 from ..middleware import ChatClientBuilder
 from ._conversation import Transcript, take_turn
 from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
+from ._errors import ServerFailures
 from ._input import Interrupted
 from ._prompts import Terminal
 from ._session import is_loopback, run_chat
@@ -175,7 +176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "otel", False):
             _OTEL.append(_export_telemetry())
         if args.command == "demo":
-            return asyncio.run(_demo(args))
+            with ServerFailures() as failures:  # its own server's failures: one line each
+                try:
+                    return asyncio.run(_demo(args))
+                except RunError as exc:
+                    raise CommandError(failures.explain(exc)) from None
         if args.command == "serve":
             return _serve(args)
         return asyncio.run(_chat(args))
@@ -247,7 +252,7 @@ def _model(name: str | None, api: str | None = None) -> tuple[ChatClient, str]:
     if name is None:
         if api is not None:
             raise CommandError("--api chooses the API of --model; give --model too")
-        return demo_model(), "the built-in offline demo model (no network, no key)"
+        return demo_model(), "the built-in offline demo model (no network, no API key)"
     if api in _PROVIDERS:
         return _provider_model(name, api)
     if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
@@ -302,6 +307,12 @@ async def _demo(args: argparse.Namespace) -> int:
         url = f"http://127.0.0.1:{port}/"
         term.say(f"agui-chat demo: an AG-UI server on {url} hosting {described}.")
         term.say("The client below talks to it over real HTTP; the tools need your say-so.")
+        term.say(
+            "It answers both questions itself (--yes)."
+            if args.yes
+            else "It will ask you two things: to approve or reject a tool call, then to answer "
+            "a question. It waits for your answers; no answer rejects."
+        )
         history: list[ChatMessage] = []
         transcript = Transcript()
         async with AGUIChatClient(url) as client:
@@ -442,6 +453,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise CommandError(f"--port must be between 0 and 65535, got {args.port}")
     server = _server_extra()
     AGUIServer, serve = server.AGUIServer, server.serve
+    _check_key()
     check_port(args.host, args.port)
     if not args.app or args.mcp:
         _check_reach(args)
@@ -499,12 +511,15 @@ def _serve(args: argparse.Namespace) -> int:
                     model, tools=demo_tools(), approval_store=store, ui=args.ui, allowed_hosts=hosts
                 )
             )
-    except ValueError as exc:
-        raise CommandError(f"--store: {exc}") from exc
+    except ConfigurationError as exc:  # named for the setting it is about, not always --store
+        about_store = args.store is not None and "store" in str(exc)
+        raise CommandError(f"--store: {exc}" if about_store else str(exc)) from exc
     if args.app and not args.mcp and isinstance(app, AGUIServer):
         _check_reach(args)
     page = " (and its web page on GET /)" if args.ui else ""
     print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
+    for line in _setup(app, store, AGUIServer, mcp=bool(args.mcp)):
+        print(f"agui-chat: {line}", file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
 
@@ -520,6 +535,54 @@ def _check_reach(args: argparse.Namespace) -> None:
             "--allowed-host NAME (e.g. --allowed-host agent.example.com, or the machine's "
             "address)"
         )
+
+
+def _check_key() -> None:
+    """A signing key from the environment too short to use, reported as the key's error."""
+    key = os.environ.get(_KEY_ENV)
+    if key and len(key.encode("utf-8")) < 16:
+        raise CommandError(
+            f"{_KEY_ENV} is {len(key.encode('utf-8'))} bytes long; a signing key must be at "
+            "least 16 bytes (make one with: python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))')"
+        )
+
+
+def _setup(app: Any, store: Any, server_type: Any, *, mcp: bool) -> list[str]:
+    """What the banner says of the signing key and the approval store (where its files are)."""
+    if not isinstance(app, server_type) and not mcp:  # an ASGI app of the user's
+        return ["signing key and approval store: the app's own (--app is not an AGUIServer)"]
+    fixed = app.fixed_key if isinstance(app, server_type) else bool(os.environ.get(_KEY_ENV))
+    key = (
+        f"signing key: fixed (signing_key or {_KEY_ENV}): pending approvals outlive this process"
+        if fixed
+        else "signing key: ephemeral (random, made now): pending approvals end with this "
+        f"process; set {_KEY_ENV} to keep them"
+    )
+    if isinstance(app, server_type):
+        store = app.approval_store
+    return [key, f"approval store: {_store_described(store)}"]
+
+
+def _store_described(store: Any) -> str:
+    """Which store, and where it keeps what: a SQLite file's full path, a redacted URL."""
+    from ..stores import InMemoryApprovalStore, SQLiteApprovalStore
+    from ..stores._url_redaction import redact_url
+
+    path = getattr(store, "path", None) if isinstance(store, SQLiteApprovalStore) else None
+    if isinstance(store, str):
+        parts = urlsplit(store)
+        if parts.scheme.lower() == "memory":
+            store = None
+        elif parts.scheme.lower() == "sqlite":
+            path = unquote(parts.path[1:])
+        else:
+            return redact_url(store)
+    if path is not None:
+        return f"SQLite file {os.path.abspath(path)} (made on first use, with -wal and -shm)"
+    if store is None or isinstance(store, InMemoryApprovalStore):
+        return "in memory (this process only: a restart forgets which approvals were used)"
+    return str(getattr(store, "url", None) or repr(store))
 
 
 def _with_mcp(args: argparse.Namespace, model: ChatClient, tools: list[Any], store: Any) -> Any:

@@ -31,6 +31,7 @@ from .._exceptions import (
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
+from .._network_failure import network_failure
 from ..middleware._retry import parse_retry_after
 
 __all__ = ["map_error"]
@@ -43,7 +44,8 @@ def map_error(exc: openai.OpenAIError, service: str) -> ChatClientError:
     if isinstance(exc, openai.APITimeoutError):
         return ServiceTimeoutError(f"{service} did not answer in time: {exc}")
     if isinstance(exc, openai.APIConnectionError):
-        return ConnectError(f"could not reach {service}: {_cause(exc)}")
+        failure = network_failure(exc) or "no connection"  # DNS, refused or TLS, in words
+        return ConnectError(f"could not reach {service}: {failure} ({_cause(exc)})")
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, service)
     if isinstance(exc, openai.APIResponseValidationError):
@@ -80,7 +82,14 @@ def _body_text(exc: openai.APIStatusError) -> str:
 
 
 def _cause(exc: BaseException) -> str:
-    """The connection error's own text plus what caused it (the SDK's text is generic)."""
+    """What caused the connection error (the SDK's own text is generic): the network error at
+    the root of the chain when there is one, else the direct cause."""
+    root, link = None, exc.__cause__
+    while link is not None:  # the deepest network error of the chain
+        root = link if isinstance(link, OSError) else root
+        link = link.__cause__ or link.__context__
+    if root is not None:
+        return f"{type(root).__name__}: {root}"
     cause = exc.__cause__
     return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
 

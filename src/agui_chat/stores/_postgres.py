@@ -26,7 +26,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError
+from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
 from .._extras import needs_extra
 from ._base import ApprovalStore
 from ._url_redaction import redact_url
@@ -86,7 +86,7 @@ def _table(name: str) -> sql.Composable:
     """``table`` or ``schema.table`` as a quoted identifier; anything else is refused."""
     parts = name.split(".") if isinstance(name, str) else []
     if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(p) for p in parts):
-        raise ValueError(
+        raise ConfigurationError(
             f"table must be a PostgreSQL name such as 'agui_chat_approvals' or "
             f"'myschema.approvals' (letters, digits, _), got {name!r}"
         )
@@ -120,7 +120,7 @@ class PostgresApprovalStore(ApprovalStore):
     ) -> None:
         super().__init__(clock=clock)
         if timeout <= 0 or max_connections < 1:
-            raise ValueError("timeout must be positive and max_connections at least 1")
+            raise ConfigurationError("timeout must be positive and max_connections at least 1")
         self.table = table
         name = _table(table)
         self._timeout = timeout
@@ -134,7 +134,7 @@ class PostgresApprovalStore(ApprovalStore):
             except psycopg.Error:
                 readable = False
             if not readable:
-                raise ValueError(
+                raise ConfigurationError(
                     f"cannot read the approval store URL {self.url!r}: give "
                     "postgresql://user:password@host:port/dbname with libpq's ?options only"
                 )

@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError
+from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
 from .._extras import needs_extra
 from ._base import ApprovalStore
 from ._url_redaction import redact_url
@@ -104,7 +104,7 @@ class RedisApprovalStore(ApprovalStore):
                     url_or_client, socket_timeout=timeout, socket_connect_timeout=timeout
                 )
             except ValueError as exc:
-                raise ValueError(f"cannot read the Redis URL {self.url}: {exc}") from None
+                raise ConfigurationError(f"cannot read the Redis URL {self.url}: {exc}") from None
         else:
             client = url_or_client
             self.url = _client_address(client)

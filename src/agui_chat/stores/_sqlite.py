@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError
+from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
 from ._base import ApprovalStore
 
 __all__ = ["SQLiteApprovalStore"]
@@ -82,10 +82,10 @@ class SQLiteApprovalStore(ApprovalStore):
         clock: Callable[[], float] = time.time,
     ) -> None:
         if synchronous not in ("FULL", "NORMAL"):
-            raise ValueError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
+            raise ConfigurationError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
         self.path = os.fspath(path)
         if not self.path or self.path == ":memory:":
-            raise ValueError(
+            raise ConfigurationError(
                 "SQLiteApprovalStore needs a file path that every worker can open, not "
                 f"{self.path!r}; use InMemoryApprovalStore() for a single process"
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from .._exceptions import ConfigurationError
 from ._base import ApprovalStore
 from ._memory import InMemoryApprovalStore
 from ._url_redaction import redact_url
@@ -29,7 +30,7 @@ def store_from_url(url: str) -> ApprovalStore:
     - ``postgresql://[user[:password]@]host[:port]/dbname[?options]`` or ``postgres://...``
       — :class:`PostgresApprovalStore` (the ``[postgres]`` extra), its default table.
 
-    A URL that does not parse raises ``ValueError`` naming it (never its password); one that
+    A URL that does not parse raises ``ConfigurationError`` naming it (never its password); one that
     parses but cannot be reached fails on first use with ``ApprovalStoreUnavailableError``.
     """
     if not isinstance(url, str):
@@ -38,7 +39,9 @@ def store_from_url(url: str) -> ApprovalStore:
     try:
         parts = urlsplit(url)
     except ValueError:
-        raise ValueError(f"cannot read the approval store URL {shown!r}; use {_FORMS}") from None
+        raise ConfigurationError(
+            f"cannot read the approval store URL {shown!r}; use {_FORMS}"
+        ) from None
     scheme = parts.scheme.lower()
     if scheme == "memory" and not (parts.netloc or parts.path or parts.query):
         return InMemoryApprovalStore()
@@ -48,7 +51,7 @@ def store_from_url(url: str) -> ApprovalStore:
         options = parse_qs(parts.query)
         synchronous = options.pop("synchronous", ["NORMAL"])[-1].upper()
         if options or synchronous not in ("NORMAL", "FULL"):
-            raise ValueError(
+            raise ConfigurationError(
                 f"cannot read the approval store URL {shown!r}: the only SQLite option is "
                 "?synchronous=NORMAL or ?synchronous=FULL"
             )
@@ -63,4 +66,4 @@ def store_from_url(url: str) -> ApprovalStore:
         from ._postgres import PostgresApprovalStore
 
         return PostgresApprovalStore(url)
-    raise ValueError(f"cannot read the approval store URL {shown!r}; use {_FORMS}")
+    raise ConfigurationError(f"cannot read the approval store URL {shown!r}; use {_FORMS}")

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from agui_chat import ConfigurationError
 from agui_chat.agui.server._signing import (
     InterruptClaims,
     InterruptSigner,
@@ -129,9 +130,10 @@ def test_an_authentic_token_whose_claims_do_not_read_is_unknown() -> None:
 
 def test_a_too_short_key_is_refused_naming_the_minimum() -> None:
     """The error a misconfigured server shows names the rule exactly."""
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(ConfigurationError) as refused:
         InterruptSigner("short")
-    assert str(refused.value) == "the signing key must be at least 16 bytes long"
+    assert str(refused.value) == "the signing key must be at least 16 bytes, not 5"
+    assert isinstance(refused.value, ValueError)  # existing ``except ValueError`` still works
 
 
 def test_an_ephemeral_signer_issues_for_its_audience() -> None:

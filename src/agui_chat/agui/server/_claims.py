@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping, Set
 
 from ..._contents import FunctionCallContent
-from ..._exceptions import ApprovalStoreError
+from ..._exceptions import ApprovalStoreError, ConfigurationError
 from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
 from ._resume_check import ResumeRejected
 
@@ -26,10 +26,10 @@ _FIXED_KEY_NEEDS_A_STORE = (
 
 def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[ApprovalStore, bool]:
     """The store to use and whether the server owns it (so closes it). ``None`` with a fixed
-    key is refused (``ValueError``): every process holding the key must share the store."""
+    key is refused (``ConfigurationError``): every process holding the key must share the store."""
     if store is None:
         if fixed_key:
-            raise ValueError(_FIXED_KEY_NEEDS_A_STORE)
+            raise ConfigurationError(_FIXED_KEY_NEEDS_A_STORE)
         return InMemoryApprovalStore(), True
     if isinstance(store, str):
         return store_from_url(store), True

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
+from ..._exceptions import ConfigurationError
+
 #: The names a server answers by default: this machine's loopback names, on any port.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
@@ -19,7 +21,7 @@ class HostGuard:
 
     def __init__(self, allowed: Iterable[str] | None) -> None:
         if isinstance(allowed, str):
-            raise ValueError("allowed_hosts must be a list of names, not one string")
+            raise ConfigurationError("allowed_hosts must be a list of names, not one string")
         names = list(LOOPBACK_HOSTS if allowed is None else allowed)
         self.any = "*" in names
         self.names: set[tuple[str, int | None]] = set()
@@ -27,7 +29,7 @@ class HostGuard:
             bare_v6 = isinstance(name, str) and name.count(":") > 1 and name[:1] != "["
             parsed = _split(f"[{name}]" if bare_v6 else name)
             if name != "*" and parsed is None:
-                raise ValueError(
+                raise ConfigurationError(
                     f"allowed_hosts: {name!r} is not a host name (such as 'agent.example.com' "
                     "or 'agent.example.com:8443')"
                 )

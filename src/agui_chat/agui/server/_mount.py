@@ -15,15 +15,17 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..._exceptions import ConfigurationError
+
 #: A check of a request's headers: true lets the request through (may be async).
 HeaderCheck = Callable[[Headers], "bool | Awaitable[bool]"]
 
 
 def bearer_token(*tokens: str) -> Callable[[Headers], bool]:
     """A check that passes requests carrying ``Authorization: Bearer <one of tokens>``
-    (compared in constant time); ``ValueError`` without a non-empty token."""
+    (compared in constant time); ``ConfigurationError`` without a non-empty token."""
     if not tokens or not all(tokens):
-        raise ValueError("bearer_token needs at least one non-empty token string")
+        raise ConfigurationError("bearer_token needs at least one non-empty token string")
     wanted = [t.encode() for t in tokens]
 
     def check(headers: Headers) -> bool:

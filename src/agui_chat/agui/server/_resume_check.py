@@ -110,7 +110,8 @@ async def check_resume(
     for answer in answers:
         call_id = answer.claims.call_id
         if call_id is not None and call_id in calls:
-            _check_matches(answer, calls[call_id])
+            record = records[call_id]  # an earlier call under its id: the id was reused
+            _check_matches(answer, calls[call_id], len(record.variants) > 1 or record.answered)
     answered = {call_id for call_id, r in records.items() if r.answered}
     active = [a for a in answers if a.claims.call_id not in answered]
     _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
@@ -381,7 +382,7 @@ def _check_pairs(
         raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
 
 
-def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:
+def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool = False) -> None:
     """A call the client re-sent must be the call the token vouches for."""
     claims = answer.claims
     if existing.name != claims.tool_name or (
@@ -394,7 +395,8 @@ def _check_matches(answer: Answer, existing: FunctionCallContent) -> None:
         raise ResumeRejected(
             f"{answer.prefix}_CALL_MISMATCH",
             f"resume[{answer.index}]: the history's tool call {claims.call_id!r} differs from "
-            "the call that was approved",
+            "the call that was approved"
+            + (": an earlier call has that id (a call id reused across turns)" if reused else ""),
         )
 
 

@@ -22,7 +22,13 @@ from starlette.types import Message, Receive, Scope, Send
 
 from ..._client import ChatClient
 from ..._contents import FunctionCallContent, FunctionResultContent
-from ..._exceptions import ApprovalStoreError, ChatClientError, DuplicateToolError, ToolError
+from ..._exceptions import (
+    ApprovalStoreError,
+    ChatClientError,
+    ConfigurationError,
+    DuplicateToolError,
+    ToolError,
+)
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
@@ -79,7 +85,7 @@ class AGUIServer:
       random key: pending approvals then die with the process).
     - ``approval_store``: where consumed answers are recorded, shared by every process
       holding the key: an ``ApprovalStore`` or a URL (``sqlite:///…``, ``redis://…``,
-      ``memory://``). Required with a fixed key (``ValueError``); pass
+      ``memory://``). Required with a fixed key (``ConfigurationError``); pass
       ``InMemoryApprovalStore()`` explicitly for one process that never restarts.
     - ``audience``: what tokens are issued for; another audience's are refused. Default
       ``AGUI_CHAT_AUDIENCE``, else :func:`default_audience` of the tools the sources have
@@ -90,7 +96,7 @@ class AGUIServer:
     - ``max_body_bytes`` (413 past it), ``body_timeout`` (seconds, 408 after),
       ``keepalive_seconds`` (an SSE comment after this long without an event).
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server
-      adds (``ValueError`` when the pipeline has one).
+      adds (``ConfigurationError`` when the pipeline has one).
     - ``ui``: also serve a browser page on ``GET`` (``_ui.py``); its interrupts then carry
       the consent engine's display of each call and question (``metadata.agui_chat.shown``).
     - ``allowed_hosts``: the ``Host`` names (and so the ``Origin``s) answered, each ``name``
@@ -121,9 +127,9 @@ class AGUIServer:
         self.allowed_hosts = HostGuard(allowed_hosts)
         self.tools = list(tools)
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
-            raise ValueError("max_body_bytes, body_timeout and keepalive_seconds must be positive")
+            raise ConfigurationError("max_body_bytes, body_timeout, keepalive_seconds must be > 0")
         if claim_lease.total_seconds() <= 0:
-            raise ValueError("claim_lease must be positive")
+            raise ConfigurationError("claim_lease must be positive")
         invoker = chat_client.get_service(FunctionInvokingChatClient)
         if invoker is None:
             settings = dict(function_invocation or {})
@@ -131,7 +137,7 @@ class AGUIServer:
             invoker = FunctionInvokingChatClient(chat_client, **settings)
             self.pipeline: ChatClient = invoker
         elif function_invocation is not None:
-            raise ValueError(
+            raise ConfigurationError(
                 "function_invocation settings apply only to the FunctionInvokingChatClient the "
                 "server adds; this chat client already has one: configure that one instead"
             )
@@ -141,6 +147,7 @@ class AGUIServer:
         names = self._server_tools()[0].by_name
         self._tool_names = list(names)
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
+        self.fixed_key = key is not None  # else approvals die with the process
         self.approval_store, self._owns_store = open_store(
             approval_store, fixed_key=key is not None
         )
@@ -345,7 +352,8 @@ class AGUIServer:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
             outbox.push(encoder.error(exc.message, exc.code))
         except Exception as exc:
-            _log.exception("run %s of thread %s failed", run.input.run_id, run.input.thread_id)
+            failed = f"run {run.input.run_id} of thread {run.input.thread_id} failed: {exc}"
+            _log.error(failed, exc_info=not isinstance(exc, ChatClientError))  # a model: 1 line
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
             if guard is not None:

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
+from ..._exceptions import ConfigurationError
+
 _VERSION = "v1"
 _B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 #: Domain separation for the consumed-approvals store key (see ``InterruptSigner.fingerprint``).
@@ -171,13 +173,13 @@ def _split(token: object) -> tuple[str, bytes, bytes]:
 
 class InterruptSigner:
     """Issues and checks interrupt tokens under one secret key (at least 16 bytes, else
-    ``ValueError``). With an ``audience``, tokens are issued for it and those of any other
+    ``ConfigurationError``). With an ``audience``, tokens are issued for it and those of any other
     audience refused; without one, tokens of any audience verify (inspection, tests)."""
 
     def __init__(self, key: bytes | str, *, audience: str | None = None) -> None:
         raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
         if len(raw) < 16:
-            raise ValueError("the signing key must be at least 16 bytes long")
+            raise ConfigurationError(f"the signing key must be at least 16 bytes, not {len(raw)}")
         self._key = raw
         self.audience = audience
         self.audience_id = audience_id(audience) if audience is not None else None
