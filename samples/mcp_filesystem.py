@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -33,6 +32,8 @@ from agui_chat import (
     TextContent,
     ToolApprovalRequestContent,
 )
+from agui_chat._display import shown_call
+from agui_chat.cli._prompts import approval_prompt, one_line
 from agui_chat.mcp import MCPToolset
 from agui_chat.testing import ScriptedChatClient
 
@@ -68,13 +69,17 @@ def scripted_model(folder: Path) -> ScriptedChatClient:
 def decide(request: ToolApprovalRequestContent, auto: bool) -> Any:
     """Ask the person in the terminal; an empty or 'n' answer rejects."""
     call = request.tool_call
-    shown = {k: (v if len(str(v)) < 40 else str(v)[:37] + "...") for k, v in call.arguments.items()}
-    prompt = f"{request.message} {json.dumps(shown)} [y/N] "
+    # Asked as the agui-chat command asks: the whole call, escaped; a long one says so.
+    shown = shown_call(call.name, call.arguments)
+    prompt = f"{one_line(request.message)}\n{approval_prompt(shown, allow_edits=False)}"
     if auto:
         print(f"{prompt}y (approved with --yes)")
         return request.create_response(True)
     try:
         line = input(prompt).strip()
+        while line.lower() in ("v", "view") and shown.cut:
+            print(shown.full)
+            line = input(prompt).strip()
     except EOFError:
         line = ""
     if line.lower() in ("y", "yes"):
