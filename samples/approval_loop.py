@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -38,6 +37,8 @@ from agui_chat import (
     approval_required,
     request_input,
 )
+from agui_chat._display import shown_call
+from agui_chat.cli._prompts import approval_prompt
 from agui_chat.testing import ScriptedChatClient
 
 FILES = {"notes.txt", "draft.md", "todo.txt"}
@@ -98,7 +99,7 @@ def show(messages: list[ChatMessage]) -> None:
             if isinstance(content, TextContent) and content.text:
                 print(f"assistant> {content.text}")
             elif isinstance(content, FunctionCallContent):
-                print(f"  [call] {content.name}({json.dumps(content.arguments)})")
+                print(f"  [call] {shown_call(content.name, content.arguments).full}")
             elif isinstance(content, FunctionResultContent):
                 print(f"  [result] {content.result}")
 
@@ -115,12 +116,18 @@ def answer(request: InputRequestContent, auto: bool) -> InputResponseContent:
     """The person's answer to one request: an approval decision or an answer to a question."""
     if isinstance(request, ToolApprovalRequestContent):
         call = request.tool_call
-        # The agui-chat command asks the same way (no answer at all rejects).
-        prompt = f"  approve {call.name}({json.dumps(call.arguments)})? [y]es / [n]o: "
+        # The agui-chat command asks the same way: the whole call, escaped (a long one says
+        # so and offers [v]iew all); no answer at all rejects.
+        shown = shown_call(call.name, call.arguments)
+        prompt = f"  {approval_prompt(shown, allow_edits=False)}"
         if auto:
             print(f"{prompt}y (approved with --yes)")
             return request.create_response(True)
-        if (ask(prompt) or "").lower() in ("y", "yes"):
+        choice = (ask(prompt) or "").lower()
+        while choice in ("v", "view") and shown.cut:
+            print(f"  {shown.full}")
+            choice = (ask(prompt) or "").lower()
+        if choice in ("y", "yes"):
             return request.create_response(True)
         return request.create_response(False, ask("  reason (optional): ") or None)
     assert isinstance(request, InterruptRequestContent)

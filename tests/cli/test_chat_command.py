@@ -31,8 +31,11 @@ def test_an_approval_typed_on_stdin_runs_the_tool_once_and_shows_the_call_and_st
     assert agent.deleted == ["reports/draft.txt"]
     text = out.stdout
     assert "Deleting the draft." in text
-    assert '-> delete_file({"path": "reports/draft.txt"})' in text
-    assert 'approval needed: delete_file({"path": "reports/draft.txt"})' in text
+    # The call waiting for approval is shown once, by its prompt (issue 25).
+    assert [line for line in text.splitlines() if "delete_file(" in line] == [
+        '  approve delete_file(path="reports/draft.txt")? [y]es / [n]o / [e]dit: '
+        "  <- deleted reports/draft.txt"
+    ]
     assert "<- deleted reports/draft.txt" in text
     assert 'state: {"messages_seen": 1}' in text
     assert "Done: deleted reports/draft.txt" in text
@@ -64,9 +67,11 @@ def test_a_typed_reason_reaches_the_model_exactly_as_typed() -> None:
 
 def test_edited_arguments_typed_on_stdin_are_what_runs() -> None:
     with live_agent() as (url, agent):
-        out = chat(url, 'clean up the draft\ne\n{"path": "reports/old.txt"}\n\n')
+        out = chat(url, 'clean up the draft\ne\n{"path": "reports/old.txt"}\ny\n\n')
     assert out.returncode == 0, out.stdout + out.stderr
     assert agent.deleted == ["reports/old.txt"]
+    assert 'changed  path="reports/draft.txt"  →  path="reports/old.txt"' in out.stdout
+    assert 'run the edited call delete_file(path="reports/old.txt") instead?' in out.stdout
     assert "<- deleted reports/old.txt" in out.stdout
 
 

@@ -27,7 +27,9 @@ def test_demo_completes_the_round_trip_offline_with_yes() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert "offline demo model" in text
-    assert "approval needed: delete_file" in text
+    assert (
+        'approve delete_file(path="reports/q3-draft.txt")? [y]es / [n]o / [e]dit: y  [auto]' in text
+    )
     assert "deleted reports/q3-draft.txt" in text
     assert "question: Which build of web should I deploy?" in text
     assert "deployed web build 42" in text

@@ -47,6 +47,6 @@ def test_rejecting_with_a_reason_and_answering_the_form(
 def test_editing_the_arguments_and_taking_the_schema_default(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = demo('e\n{"path": "reports/old.txt"}\n\n\n', capsys, monkeypatch)
+    out = demo('e\n{"path": "reports/old.txt"}\ny\n\n\n', capsys, monkeypatch)
     assert "deleted reports/old.txt" in out
     assert "deployed web build 42" in out  # the schema's default, taken on an empty answer

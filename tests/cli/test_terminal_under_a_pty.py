@@ -63,9 +63,7 @@ def wait_until(condition: object, what: str) -> None:
 def approval_prompt(child: pexpect.spawn) -> None:
     child.expect_exact("you> ")
     child.sendline("clean up the draft")
-    child.expect_exact(
-        'approve delete_file({"path": "reports/draft.txt"})? [y]es / [n]o / [e]dit: '
-    )
+    child.expect_exact('approve delete_file(path="reports/draft.txt")? [y]es / [n]o / [e]dit: ')
 
 
 def rejection_seen(agent: Agent) -> str:

@@ -49,8 +49,10 @@ def test_answers_typed_on_stdin_reject_the_call_and_cancel_the_question() -> Non
 
 
 def test_the_sample_asks_for_an_approval_as_the_agui_chat_command_does() -> None:
+    from agui_chat._display import shown_call
     from agui_chat.cli._prompts import approval_prompt
 
     out = _run("--yes")
-    asked = approval_prompt("delete_file", '{"path": "notes.txt"}', allow_edits=False)
+    asked = approval_prompt(shown_call("delete_file", {"path": "notes.txt"}), allow_edits=False)
+    assert asked == 'approve delete_file(path="notes.txt")? [y]es / [n]o: '
     assert f"  {asked}y (approved with --yes)" in out.stdout.splitlines()

@@ -3,26 +3,33 @@
 The streaming runs through :meth:`CtrlC.run`: Ctrl-C cancels it, which closes the stream
 (the server sees the client leave) and raises ``Interrupted`` for the caller to drop the
 turn. A stream that shows nothing for a second says it is still connecting.
+
+Everything printed went through the display function (:mod:`agui_chat._display`), whole: the
+model's text keeps its lines (indented under ``agent>``, so no line of it passes for a prompt),
+anything else is one escaped line. A call that waits for approval is shown once, by its prompt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Container
 
 from .._client import ChatClient
 from .._contents import (
-    ErrorContent,
+    AIContent,
     FunctionCallContent,
     FunctionResultContent,
     TextContent,
     TextReasoningContent,
 )
+from .._display import shown_call, visible
+from .._hitl_contents import ToolApprovalRequestContent
 from .._messages import ChatMessage
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
-from ._prompts import Terminal, answer_requests
+from ._prompts import Terminal, answer_requests, one_line
 
 #: How long a turn waits for its first update before saying it is still connecting.
 CONNECTING_AFTER = 1.0
@@ -41,14 +48,31 @@ class Transcript:
         self.text = ""
 
 
+def _printed(content: AIContent) -> bool:
+    """Whether the printer shows ``content`` (an error is raised as ``RunError`` at the end of
+    the stream and reported once then)."""
+    if isinstance(content, (TextContent, TextReasoningContent)):
+        return bool(content.text)
+    return isinstance(content, FunctionResultContent)
+
+
 class _Printer:
     """Prints one streamed reply: text inline after ``agent>``, everything else on its own
-    indented line."""
+    indented line. A call is held back until something else is printed or the reply ends,
+    so one that ends up waiting for approval is shown by its prompt alone."""
 
     def __init__(self, term: Terminal, transcript: Transcript) -> None:
         self.term = term
         self.transcript = transcript
         self.in_text = False
+        self.calls: list[FunctionCallContent] = []
+
+    def flush(self, asked: Container[str] = ()) -> None:
+        """Print the calls held back, except those waiting for approval (``asked``)."""
+        calls, self.calls = self.calls, []
+        for call in calls:
+            if call.call_id not in asked:
+                self.line(f"-> {shown_call(call.name, call.arguments).full}")
 
     def line(self, text: str) -> None:
         if self.in_text:
@@ -60,29 +84,32 @@ class _Printer:
         if not self.in_text:
             self.term.say("agent> ", end="")
             self.in_text = True
-        self.term.say(text, end="")
+        self.term.say(visible(text, multiline=True).replace("\n", "\n       "), end="")
         self.transcript.text += text
 
     def update(self, update: ChatResponseUpdate) -> None:
         for content in update.contents:
-            if isinstance(content, TextContent):
-                self.text(content.text)
-            elif isinstance(content, TextReasoningContent) and content.text:
-                self.line(f"(thinking) {content.text}")
-            elif isinstance(content, FunctionCallContent):
-                args = json.dumps(content.arguments or {}, ensure_ascii=False)
-                self.line(f"-> {content.name}({args})")
-            elif isinstance(content, FunctionResultContent):
-                self.line(f"<- {content.result}")
-                self.transcript.tool_results.append(str(content.result))
-            elif isinstance(content, ErrorContent):
-                pass  # raised as RunError at the end of the stream, and reported once then
+            if isinstance(content, FunctionCallContent):
+                self.calls.append(content)
+            elif _printed(content):
+                self.flush()
+                self.content(content)
         event = update.raw_representation
         if isinstance(event, dict) and event.get("type") in ("STATE_SNAPSHOT", "STATE_DELTA"):
             state = (update.additional_properties or {}).get("agui_state")
-            self.line(f"state: {json.dumps(state, ensure_ascii=False)}")
+            self.line(f"state: {one_line(json.dumps(state, ensure_ascii=False))}")
 
-    def end(self) -> None:
+    def content(self, content: AIContent) -> None:
+        if isinstance(content, TextContent):
+            self.text(content.text)
+        elif isinstance(content, TextReasoningContent):
+            self.line(f"(thinking) {one_line(content.text)}")
+        elif isinstance(content, FunctionResultContent):
+            self.line(f"<- {one_line(content.result)}")
+            self.transcript.tool_results.append(str(content.result))
+
+    def end(self, asked: Container[str] = ()) -> None:
+        self.flush(asked)
         if self.in_text:
             self.term.say()
             self.in_text = False
@@ -134,16 +161,23 @@ async def _stream(
     loop = asyncio.get_running_loop()
     notice = loop.call_later(CONNECTING_AFTER, lambda: printer.line(f"connecting to {address}…"))
     updates: list[ChatResponseUpdate] = []
+    asked: set[str] = set()
     stream = client.get_streaming_response(history, options)
     try:
         async for update in stream:
             notice.cancel()
             printer.update(update)
             updates.append(update)
+        response = ChatResponse.from_updates(updates)
+        asked = {
+            r.tool_call.call_id
+            for r in response.input_requests
+            if isinstance(r, ToolApprovalRequestContent)
+        }
+        return response
     finally:
         notice.cancel()
-        printer.end()
+        printer.end(asked)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
-    return ChatResponse.from_updates(updates)

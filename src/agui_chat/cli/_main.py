@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import logging
 import os
 import secrets
 import signal
@@ -23,6 +22,7 @@ from ._conversation import Transcript, take_turn
 from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
 from ._errors import ServerFailures
 from ._input import Interrupted
+from ._log_lines import configure_logging
 from ._prompts import Terminal
 from ._session import is_loopback, run_chat
 
@@ -171,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="agui-chat: %(levelname)s: %(message)s")
+    configure_logging()
     try:
         if getattr(args, "otel", False):
             _OTEL.append(_export_telemetry())

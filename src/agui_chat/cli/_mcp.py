@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._display import visible
 from .._tool_registry import ToolSource
 
 __all__ = ["WithMCPTools", "mcp_toolset"]
@@ -65,14 +66,18 @@ class WithMCPTools:
                 for toolset in self.toolsets:
                     opened = await stack.enter_async_context(toolset)
                     opened_sets.append(opened)
+                    # What an MCP server calls itself and its tools is its own text.
                     names = ", ".join(t.name for t in opened.tools)
                     print(
-                        f"agui-chat: MCP server {opened.server_name!r} ({opened.target}): {names}",
+                        visible(
+                            f"agui-chat: MCP server {opened.server_name!r} ({opened.target}): "
+                            f"{names}"
+                        ),
                         file=sys.stderr,
                     )
                 self.app = self.build(opened_sets)
             except Exception as exc:
-                print(f"agui-chat: error: {exc}", file=sys.stderr)
+                print(visible(f"agui-chat: error: {exc}"), file=sys.stderr)
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
             # The server's own lifespan (it closes its approval store) runs inside ours.

@@ -4,8 +4,15 @@ Consent fails closed: an approval prompt that gets no answer (end of input, an u
 stream, Ctrl-C) rejects the call with the reason :data:`NO_ANSWER` and says so; a question
 without an answer is cancelled. Only ``auto`` (``--yes``) answers by itself.
 
-The approval prompt reads ``approve NAME(ARGS)? [y]es / [n]o`` (`` / [e]dit`` when edits
-are offered), then ``reason (optional):`` on a rejection; the samples ask the same way.
+Everything shown that came from a model or a server (tool names, arguments, messages,
+questions, schema labels, errors) goes through the consent engine's display function
+(:mod:`agui_chat._display`): escapes stay visible, one value never spans lines, and a call too
+long to show whole says so and offers ``[v]iew all``.
+
+An approval is one line, ``approve NAME(ARGS)? [y]es / [n]o`` (`` / [e]dit`` when edits are
+offered, `` / [v]iew all`` when the call is cut), then ``reason (optional):`` on a rejection;
+the samples ask the same way. An edit is shown as the new call, with what changed, and is
+sent only once the person confirms it; declining goes back to the proposed call.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from .._contents import AIContent
+from .._display import Shown, shown_arguments, shown_call, shown_text, visible
 from .._exceptions import HumanInTheLoopError
 from .._hitl_contents import (
     InputRequestContent,
@@ -25,17 +33,24 @@ from .._hitl_contents import (
 from .._schema import schema_errors
 from ._input import CtrlC, Interrupted, LineReader
 
-__all__ = ["NO_ANSWER", "Terminal", "answer_requests", "approval_prompt"]
+__all__ = ["NO_ANSWER", "Terminal", "answer_requests", "approval_prompt", "changes", "one_line"]
 
 #: The reason a call is rejected with when the person gave no answer; the model reads it
 #: after MEAI's text, as given ("Tool call invocation rejected. no answer from the person").
 NO_ANSWER = "no answer from the person"
 
 
-def approval_prompt(name: str, arguments: str, *, allow_edits: bool) -> str:
-    """The one approval question, shared by the CLI and the samples."""
+def approval_prompt(call: Shown, *, allow_edits: bool) -> str:
+    """The one approval question, shared by the CLI and the samples: ``call`` is
+    :func:`~agui_chat._display.shown_call` of the call that runs."""
     edit = " / [e]dit" if allow_edits else ""
-    return f"approve {name}({arguments})? [y]es / [n]o{edit}: "
+    view = " / [v]iew all" if call.cut else ""
+    return f"approve {call.text}? [y]es / [n]o{edit}{view}: "
+
+
+def one_line(text: object) -> str:
+    """Text from a model or a server as one visibly escaped line, whole."""
+    return shown_text(str(text), multiline=False).full
 
 
 class Terminal:
@@ -49,7 +64,9 @@ class Terminal:
         self.ctrl_c = CtrlC()
 
     def say(self, text: str = "", *, end: str = "\n") -> None:
-        self.stdout.write(text + end)
+        """Write ``text``: whatever a caller forgot to escape is escaped here (newlines and
+        tabs aside), so no control sequence ever reaches the terminal."""
+        self.stdout.write(visible(text + end, multiline=True))
         self.stdout.flush()
 
     async def read(self, prompt: str, *, strip: bool = True) -> str | None:
@@ -92,7 +109,7 @@ async def answer_requests(
             answers.append(answer)
             answered = answered and given
     except Interrupted:
-        term.say("^C")
+        term.say()  # the terminal itself echoed the ^C
         answers = [_decline(r, term) for r in requests if _askable(r)]
         answered = False
     return answers, answered
@@ -104,27 +121,30 @@ def _askable(request: InputRequestContent) -> bool:
 
 def _decline(request: InputRequestContent, term: Terminal) -> AIContent:
     if isinstance(request, ToolApprovalRequestContent):
-        term.say(f"  rejected {request.tool_call.name}: {NO_ANSWER}")
+        term.say(f"  rejected {one_line(request.tool_call.name)}: {NO_ANSWER}")
         return request.create_response(False, NO_ANSWER)
     assert isinstance(request, InterruptRequestContent)
     term.say(f"  question cancelled: {NO_ANSWER}")
     return request.cancel()
 
 
+def _no_answer(request: ToolApprovalRequestContent, term: Terminal) -> tuple[AIContent, bool]:
+    term.say(f"\n  end of input: rejected {one_line(request.tool_call.name)} ({NO_ANSWER})")
+    return request.create_response(False, NO_ANSWER), False
+
+
 async def _ask_approval(
     request: ToolApprovalRequestContent, term: Terminal
 ) -> tuple[AIContent, bool]:
     call = request.tool_call
-    args = json.dumps(call.arguments or {}, ensure_ascii=False)
-    term.say(f"  approval needed: {call.name}({args})")
-    if request.message:
-        term.say(f"  {request.message}")
-    prompt = "  " + approval_prompt(call.name, args, allow_edits=request.allow_edits)
+    shown = shown_call(call.name, call.arguments)
+    if request.message and request.message != f"Approve {call.name}?":  # not the default
+        term.say(f"  {one_line(request.message)}")
+    prompt = "  " + approval_prompt(shown, allow_edits=request.allow_edits)
     while True:
         choice = await term.ask(prompt, "y")
         if choice is None:
-            term.say(f"\n  end of input: rejected {call.name} ({NO_ANSWER})")
-            return request.create_response(False, NO_ANSWER), False
+            return _no_answer(request, term)
         choice = choice.lower()
         if choice in ("y", "yes", "a", "approve"):
             return request.create_response(True), True
@@ -134,24 +154,84 @@ async def _ask_approval(
                 term.say()
             # The person's own words, passed on verbatim (a blank one means none).
             return request.create_response(False, reason or None), True
+        if choice in ("v", "view") and shown.cut:
+            term.say(f"  {shown.full}")
+            continue
         if choice in ("e", "edit") and request.allow_edits:
-            text = await term.ask("  new arguments as JSON: ", args)
-            if text is None:
-                term.say(f"\n  end of input: rejected {call.name} ({NO_ANSWER})")
-                return request.create_response(False, NO_ANSWER), False
-            try:
-                edited = json.loads(text)
-                if not isinstance(edited, dict):
-                    raise ValueError("arguments must be a JSON object")
-                return request.create_response(True, edited_arguments=edited), True
-            except (ValueError, HumanInTheLoopError) as exc:
-                term.say(f"  not accepted: {exc}")
-                continue
-        term.say("  please answer y or n" + (" (or e to edit)" if request.allow_edits else ""))
+            edited = await _edit(request, term)
+            if edited is not None:
+                return edited
+            continue
+        term.say(
+            "  please answer y or n"
+            + (" (or e to edit)" if request.allow_edits else "")
+            + (" (or v to view the whole call)" if shown.cut else "")
+        )
+
+
+async def _edit(
+    request: ToolApprovalRequestContent, term: Terminal
+) -> tuple[AIContent, bool] | None:
+    """Read new arguments, show the edited call and what changed, and send it only once
+    confirmed; ``None`` goes back to the proposed call (nothing decided yet)."""
+    call = request.tool_call
+    proposed = dict(call.arguments or {})
+    text = await term.read("  new arguments as JSON: ")
+    if text is None:
+        return _no_answer(request, term)
+    try:
+        edited = json.loads(text)
+        if not isinstance(edited, dict):
+            raise ValueError("arguments must be a JSON object")
+        response = request.create_response(True, edited_arguments=edited)
+    except (ValueError, HumanInTheLoopError) as exc:
+        term.say(f"  not accepted: {one_line(exc)}")
+        return None
+    if _canonical(edited) == _canonical(proposed):
+        term.say("  unchanged: that is the proposed call")
+        return None
+    for line in changes(proposed, edited):
+        term.say(f"  {line}")
+    shown = shown_call(call.name, edited)
+    view = " / [v]iew all" if shown.cut else ""
+    prompt = f"  run the edited call {shown.text} instead? [y]es / [n]o, back{view}: "
+    while True:
+        choice = await term.read(prompt)
+        if choice is None:
+            return _no_answer(request, term)
+        choice = choice.lower()
+        if choice in ("y", "yes"):
+            return response, True
+        if choice in ("n", "no"):
+            term.say("  edit dropped; the proposed call is still waiting for your answer")
+            return None
+        if choice in ("v", "view") and shown.cut:
+            term.say(f"  {shown.full}")
+            continue
+        term.say("  please answer y (run the edited call) or n (back to the proposed one)")
+
+
+def _canonical(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, allow_nan=True)
+
+
+def changes(proposed: Mapping[str, Any], edited: Mapping[str, Any]) -> list[str]:
+    """What an edit changed, one argument a line (each value as the JSON the tool gets)."""
+    lines: list[str] = []
+    for key in [*proposed, *(k for k in edited if k not in proposed)]:
+        before = shown_arguments({key: proposed[key]}) if key in proposed else None
+        after = shown_arguments({key: edited[key]}) if key in edited else None
+        if before is None:
+            lines.append(f"added    {after}")
+        elif after is None:
+            lines.append(f"removed  {before}")
+        elif _canonical({key: proposed[key]}) != _canonical({key: edited[key]}):
+            lines.append(f"changed  {before}  →  {after}")
+    return lines
 
 
 async def _ask_question(request: InterruptRequestContent, term: Terminal) -> tuple[AIContent, bool]:
-    term.say(f"  question: {request.message or request.reason or request.request_id}")
+    term.say(f"  question: {one_line(request.message or request.reason or request.request_id)}")
     schema = request.response_schema
     while True:
         if (
@@ -181,7 +261,7 @@ async def _ask_question(request: InterruptRequestContent, term: Terminal) -> tup
         try:
             return request.create_response(payload), True
         except HumanInTheLoopError as exc:
-            term.say(f"  not accepted: {exc}")
+            term.say(f"  not accepted: {one_line(exc)}")
             if term.auto:
                 return request.cancel(), True
 
@@ -193,14 +273,19 @@ _NO_ANSWER: Any = object()
 def field_prompt(name: str, prop: Mapping[str, Any], required: bool) -> str:
     """``  Build number (integer, required) [42]: ``: the label, the type or choices,
     whether it must be answered, and the default an empty answer takes."""
-    label = prop.get("description") or name
-    kind = "/".join(map(str, prop["enum"])) if "enum" in prop else str(prop.get("type", "string"))
+    label = one_line(prop.get("description") or prop.get("title") or name)
+    kind = (
+        "/".join(_show(choice) for choice in prop["enum"])
+        if isinstance(prop.get("enum"), list)
+        else one_line(prop.get("type", "string"))
+    )
     default = f" [{_show(prop['default'])}]" if "default" in prop else ""
     return f"  {label} ({kind}, {'required' if required else 'optional'}){default}: "
 
 
 def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """A schema value (a default, a choice) as one escaped line: a string as it is typed."""
+    return one_line(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 async def _ask_form(schema: Mapping[str, Any], term: Terminal) -> Any:
@@ -229,11 +314,11 @@ async def _ask_form(schema: Mapping[str, Any], term: Terminal) -> Any:
             try:
                 value = _coerce(text, kind)
             except ValueError as exc:
-                term.say(f"  {exc}")
+                term.say(f"  {one_line(exc)}")
                 continue
             problems = schema_errors(value, prop)
             if problems:
-                term.say("  " + "; ".join(p.split(": ", 1)[-1] for p in problems))
+                term.say("  " + one_line("; ".join(p.split(": ", 1)[-1] for p in problems)))
                 continue
             payload[name] = value
             break

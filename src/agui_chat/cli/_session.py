@@ -17,7 +17,7 @@ from .._messages import ChatMessage
 from ._conversation import Transcript, take_turn
 from ._errors import address, explain
 from ._input import Interrupted
-from ._prompts import Terminal
+from ._prompts import Terminal, one_line
 
 __all__ = ["is_loopback", "run_chat"]
 
@@ -48,11 +48,12 @@ async def run_chat(client: ChatClient, url: str, term: Terminal) -> int:
             try:
                 line = await term.read("\nyou> ")
             except Interrupted:
+                # The terminal itself echoed the ^C: say what it did, not ^C again.
                 if interrupted:
-                    term.say("^C")
+                    term.say()
                     return CTRL_C_STATUS
                 interrupted = True
-                term.say("^C  (press Ctrl-C again, or Ctrl-D, to quit)")
+                term.say("  (press Ctrl-C again, or Ctrl-D, to quit)")
                 continue
             interrupted = False
             if not line:  # end of input, or an empty line
@@ -67,5 +68,5 @@ async def run_chat(client: ChatClient, url: str, term: Terminal) -> int:
                 term.say("  turn cancelled (Ctrl-C); the conversation goes on")
             except AGUIChatError as exc:
                 del history[kept:]
-                term.say(f"  error: {explain(exc, url)}")
+                term.say(f"  error: {one_line(explain(exc, url))}")
                 last_failed = True
