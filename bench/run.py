@@ -160,7 +160,7 @@ def sse_app(frames: list[bytes]) -> Callable[..., Awaitable[None]]:
 
 
 def asgi_client(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost")
 
 
 async def paired(

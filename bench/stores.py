@@ -235,7 +235,7 @@ async def resume_ratio(
             clients[name] = httpx.AsyncClient(base_url=servers[-1][2])
         else:
             transport = httpx.ASGITransport(app=app)
-            clients[name] = httpx.AsyncClient(transport=transport, base_url="http://bench")
+            clients[name] = httpx.AsyncClient(transport=transport, base_url="http://localhost")
     ours: list[float] = []
     floors: list[float] = []
     ratios: list[float] = []

@@ -143,7 +143,11 @@ def assert_valid_agui(events: Sequence[dict[str, Any]], *, resumed: bool = False
 
 def lone_run_error_problems(event: dict[str, Any]) -> list[str]:
     """What is wrong with a ``RUN_ERROR`` that opens (and is) a stream."""
-    problems = [f"unexpected key {k!r}" for k in event if k not in ("type", "message", "code")]
+    known = ("type", "message", "code", "retryAfter")
+    problems = [f"unexpected key {k!r}" for k in event if k not in known]
+    wait = event.get("retryAfter", 1)
+    if not isinstance(wait, int) or isinstance(wait, bool) or wait < 1:
+        problems.append("retryAfter must be a whole number of seconds, at least 1")
     if not isinstance(event.get("message"), str) or not event["message"]:
         problems.append("message must be a non-empty string")
     if not isinstance(event.get("code"), str) or not event["code"]:

@@ -61,10 +61,27 @@ class RedisServer:
             assert time.monotonic() < deadline, "redis-server did not start listening"
             time.sleep(0.02)
 
-    def stop(self) -> None:
+    def stop(self, *, keep_data: bool = False, kill: bool = False) -> None:
+        """Stop the server (``kill``: ``kill -9``). With ``keep_data`` its keys are saved
+        first and loaded again by the next :meth:`start` (a Redis that persists); without,
+        the next start is empty (a Redis without persistence)."""
         process, self._process = self._process, None
         if process is None:
             return
+        if keep_data:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+                sock.sendall(b"*1\r\n$4\r\nSAVE\r\n")
+                assert sock.recv(64).startswith(b"+OK")
+        if kill:
+            process.kill()
+            process.wait()
+        else:
+            self._terminate(process)
+        if not keep_data:
+            (self.directory / "dump.rdb").unlink(missing_ok=True)
+
+    @staticmethod
+    def _terminate(process: subprocess.Popen[bytes]) -> None:
         process.terminate()
         try:
             process.wait(timeout=10)

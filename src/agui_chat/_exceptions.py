@@ -14,6 +14,8 @@ Catch at the level you care about::
     │   ├── ProtocolError              the peer broke the protocol (a stream we reject)
     │   │   └── TruncatedStreamError   the stream ended before the run did
     │   ├── RunError                   the remote run reported its own failure (.code)
+    │   │   ├── ResumeRetryError       (transient) answers not usable yet (.retry_after)
+    │   │   └── AskAgainError          answers the server will never use: ask the person again
     │   └── RefusalError               the model refused to answer (.refusal)
     ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
     ├── ConfigurationError             (also a ValueError) a server, store or key is set wrongly
@@ -21,7 +23,8 @@ Catch at the level you care about::
     │   ├── ToolArgumentsError         arguments do not fit the tool's parameters
     │   └── DuplicateToolError         two tools of one tool set share a name (.name)
     ├── ApprovalStoreError             the store of consumed approvals failed
-    │   └── ApprovalStoreUnavailableError (transient) it cannot be reached; nothing ran
+    │   ├── ApprovalStoreUnavailableError (transient) it cannot be reached; nothing ran
+    │   └── ApprovalStoreResetError    the store lost its records since the token was issued
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
         ├── UnansweredRequestError     a pending request has no answer (.request_ids)
         ├── UnknownResponseError       an answer names no pending request (.request_ids)
@@ -114,6 +117,22 @@ class RunError(ChatClientError):
         self.code = code
 
 
+class ResumeRetryError(RunError, TransientError):
+    """The server could not use the answers yet (its approval store is down, they are being
+    run, or a dead worker's claim is waiting out its lease); nothing of them was used, and
+    the same answers may be sent again after ``retry_after`` seconds. ``AGUIChatClient``
+    retries these itself; it raises this one only when its retries are spent."""
+
+    def __init__(self, message: str, *, code: str | None, retry_after: float | None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+
+class AskAgainError(RunError):
+    """The server will never use these answers (the approval was used, or its store lost
+    its records since it was asked): nothing ran twice; ask the person again."""
+
+
 class RefusalError(ChatClientError):
     """The model refused the request; ``refusal`` holds its words."""
 
@@ -171,6 +190,13 @@ class ApprovalStoreError(AGUIChatError):
 class ApprovalStoreUnavailableError(ApprovalStoreError, TransientError):
     """The approval store cannot be reached now (the message names it, never its password);
     nothing ran, and the same answer succeeds once the store is back."""
+
+
+class ApprovalStoreResetError(ApprovalStoreError):
+    """The store's epoch is not the one a claim names: it lost its records since the
+    interrupt was issued (Redis restarted without persistence, a recreated database), so it
+    cannot tell a used approval from a new one; nothing ran, and the person must be asked
+    again."""
 
 
 class HumanInTheLoopError(AGUIChatError):

@@ -266,7 +266,22 @@ RUN_ERRORS = [
     (
         "APPROVAL_STORE_UNAVAILABLE",
         "the server cannot record approvals right now (APPROVAL_STORE_UNAVAILABLE); "
-        "nothing ran — ask again shortly",
+        "nothing ran and your answer was not used — send it again shortly",
+    ),
+    (
+        "RESUME_IN_PROGRESS",
+        "your answer is being run by another request now (RESUME_IN_PROGRESS); nothing ran "
+        "twice — send it again shortly to get its result",
+    ),
+    (
+        "RESUME_CLAIM_HELD",
+        "your answer is held by a claim that has not started its tool yet "
+        "(RESUME_CLAIM_HELD); nothing was used — send it again shortly",
+    ),
+    (
+        "APPROVAL_STORE_RESET",
+        "the server's approval store lost its records since you were asked "
+        "(APPROVAL_STORE_RESET); nothing ran — ask again",
     ),
     (
         "APPROVAL_AUDIENCE_MISMATCH",

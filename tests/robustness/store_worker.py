@@ -70,7 +70,12 @@ def model(messages: list[ChatMessage], options: ChatOptions | None) -> Any:
         return "Deleted."
     asked = messages[0].text if messages else ""
     tool = "slow_delete" if "slowly" in asked else "delete_file"
-    return [FunctionCallContent("c1", tool, {"path": "a.txt"})]
+    first = FunctionCallContent("c1", tool, {"path": "a.txt"})
+    if "three" in asked:  # a pause of three calls, the first of them slow
+        others = [FunctionCallContent(f"c{i}", "delete_file", {"path": p}) for i, p in
+                  ((2, "b.txt"), (3, "c.txt"))]  # fmt: skip
+        return [first, *others]
+    return [first]
 
 
 class HangsBeforeTheTools(DelegatingChatClient):

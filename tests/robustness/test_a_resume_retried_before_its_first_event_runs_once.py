@@ -13,6 +13,7 @@ from robustness_http import SideEffects, delete_call, free_port, scripted
 
 from agui_chat import ChatMessage, FunctionResultContent, ToolApprovalRequestContent
 from agui_chat.agui import AGUIChatClient
+from agui_chat.stores import InMemoryApprovalStore
 from agui_server import agui_server
 from conftest import HTTP_TESTS, StartServer
 
@@ -95,9 +96,16 @@ async def test_a_resume_refused_while_the_server_restarts_is_retried_and_runs_on
     live_server: StartServer,
 ) -> None:
     effects = SideEffects()
-    before = agui_server(scripted(delete_call()), tools=[effects.delete_file()]).app
-    # The restarted server: a new process would have a new store and model, and the same key.
-    after = agui_server(scripted("Deleted it."), tools=[effects.delete_file()]).app
+    # The store outlives the restart (a SQLite file, Redis): a new in-memory one would be a
+    # store that lost its records, and is refused as APPROVAL_STORE_RESET (issue 26).
+    store = InMemoryApprovalStore()
+    before = agui_server(
+        scripted(delete_call()), tools=[effects.delete_file()], approval_store=store
+    ).app
+    # The restarted server: a new process has a new model, the same key and store.
+    after = agui_server(
+        scripted("Deleted it."), tools=[effects.delete_file()], approval_store=store
+    ).app
     async with AGUIChatClient(await live_server(before), timeout=BOUND) as client:
         history = await pause_and_approve(client)
 

@@ -23,15 +23,25 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from robustness_http import approve, free_port, history_from, run_input, sse_events, user
 
+from agui_chat.agui.server._resume_check import LOST_RESULT
 from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 HERE = Path(__file__).parent
 KEY = "multi-process-signing-key-0123456789"
 BOUND = 30.0
+
+
+def _python_path() -> str:
+    """The tests' folders, then the caller's ``PYTHONPATH`` (the source under test: without
+    it a worker would import whichever ``agui_chat`` is installed)."""
+    return os.pathsep.join(
+        p for p in (str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH")) if p
+    )
 
 
 class Worker:
@@ -50,10 +60,7 @@ class Worker:
                 "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
             ],
             cwd=HERE,
-            # the caller's PYTHONPATH last: a worktree's src/, not an installed copy
-            env={**os.environ, **self.env, "PYTHONPATH": os.pathsep.join(
-                [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
-            )},
+            env={**os.environ, **self.env, "PYTHONPATH": _python_path()},
         )  # fmt: skip
 
     def wait_ready(self) -> None:
@@ -221,10 +228,11 @@ async def test_30_concurrent_copies_across_two_workers_run_the_tool_once_and_res
     assert deployment.effects_of(thread) == ["delete a.txt"]
     for events in answers:
         # Each copy either ran the tool, replayed its kept result, or (while the tool ran)
-        # was told the approval is in use: never a second run.
-        assert results(events) == ["deleted a.txt"] or codes(events) == [
-            "RESUME_ALREADY_CONSUMED"
-        ], events
+        # was told to send it again after a wait: never a second run.
+        assert results(events) == ["deleted a.txt"] or codes(events) in (
+            ["RESUME_IN_PROGRESS"],
+            ["RESUME_CLAIM_HELD"],
+        ), events
     assert sum(results(a) == ["deleted a.txt"] for a in answers) >= 1
 
     for worker in deployment.workers:
@@ -244,13 +252,83 @@ async def test_a_worker_killed_while_the_tool_runs_leaves_no_second_run_anywhere
     body = await pause(http, one.url, thread, ask="delete a.txt slowly")
     await kill_when(deployment, one, post(http, one.url, body), thread, ["started a.txt"])
     await asyncio.sleep(1.5)  # past the claim lease: a started claim must not lapse
+    # It is lost (issue 26): the call replays as lost, never runs again, and the run goes on.
     elsewhere = await post(http, two.url, body)
-    assert codes(elsewhere) == ["RESUME_ALREADY_CONSUMED"], elsewhere
+    assert results(elsewhere) == [LOST_RESULT], elsewhere
     one.start()
     one.wait_ready()
     again = await post(http, one.url, body)
-    assert codes(again) == ["RESUME_ALREADY_CONSUMED"], again
+    assert results(again) == [LOST_RESULT], again
     assert deployment.effects_of(thread) == ["started a.txt"]
+
+
+async def test_a_worker_killed_mid_tool_never_strands_the_other_calls_of_its_pause(
+    deployment: Deployment, http: httpx.AsyncClient
+) -> None:
+    """Issue 26 item 1 across processes: a pause of three calls, the worker killed while the
+    first one's tool runs. Past its lease, the other worker replays the first as lost and
+    runs the two that never started, once each; sent again, everything replays."""
+    thread = deployment.thread()
+    one, two = deployment.workers
+    ask = "delete three files, a.txt slowly"
+    events = await post(http, one.url, run_input(user(ask), thread=thread))
+    found = events[-1]["outcome"]["interrupts"]
+    assert len(found) == 3
+    body = run_input(
+        user(ask), *history_from(events), thread=thread, run="r2",
+        resume=[approve(i) for i in found],
+    )  # fmt: skip
+    try:
+        await kill_when(deployment, one, post(http, one.url, body), thread, ["started a.txt"])
+        await asyncio.sleep(1.5)  # past the dead worker's lease
+        resumed = await post(http, two.url, body)
+        assert results(resumed) == [LOST_RESULT, "deleted b.txt", "deleted c.txt"], resumed
+        again = await post(http, two.url, {**body, "runId": "r3"})
+        assert results(again) == results(resumed), again
+        assert deployment.effects_of(thread) == ["started a.txt", "delete b.txt", "delete c.txt"]
+    finally:
+        one.start()
+        one.wait_ready()
+
+
+async def test_a_store_that_lost_its_records_never_runs_a_used_approval_again(
+    deployment: Deployment, http: httpx.AsyncClient, request: pytest.FixtureRequest
+) -> None:
+    """Issue 26 item 3 across processes: an approval used, then the store loses everything
+    (Redis killed with ``kill -9`` and started without its data; the SQLite file deleted and
+    made again by restarted workers; PostgreSQL's tables dropped under the running workers).
+    The same answer, at either worker: refused ``APPROVAL_STORE_RESET`` (ask again), never
+    run again."""
+    thread = deployment.thread()
+    one, two = deployment.workers
+    body = await pause(http, one.url, thread)
+    assert results(await post(http, one.url, body)) == ["deleted a.txt"]
+    if deployment.env["STORE_URL"].startswith("redis"):
+        redis: RedisServer = request.getfixturevalue("redis_server_process")
+        redis.stop(kill=True)  # no persistence: it comes back empty
+        redis.start()
+    elif deployment.env["STORE_URL"].startswith("postgresql"):
+        url = deployment.env["STORE_URL"].split("?")[0]
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
+            await db.execute("DROP TABLE agui_chat_approvals, agui_chat_approvals_meta")
+    else:
+        for worker in deployment.workers:
+            worker.stop()
+        path = Path(deployment.env["STORE_URL"].removeprefix("sqlite:///"))
+        for leftover in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        ):
+            leftover.unlink(missing_ok=True)
+        for worker in deployment.workers:
+            worker.start()
+        for worker in deployment.workers:
+            worker.wait_ready()
+    for worker, run in ((one, "r3"), (two, "r4"), (one, "r5")):
+        again = await post(http, worker.url, {**body, "runId": run})
+        assert codes(again) == ["APPROVAL_STORE_RESET"], again
+    assert deployment.effects_of(thread) == ["delete a.txt"]
 
 
 async def test_a_worker_killed_after_the_claim_before_the_tool_leaves_the_answer_usable(

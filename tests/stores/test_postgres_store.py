@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from agui_chat import ApprovalStoreUnavailableError
+from agui_chat import ApprovalStoreResetError, ApprovalStoreUnavailableError
 from agui_chat.stores import PostgresApprovalStore, store_from_url
 from postgres_server import PASSWORD, PostgresServer
 
@@ -49,6 +49,38 @@ async def test_many_workers_starting_at_once_create_the_table_once_and_one_claim
         assert await tables_named(postgres_server, table) == 1
     finally:
         await asyncio.gather(*(s.aclose() for s in stores))
+
+
+async def test_tables_dropped_under_a_running_store_are_made_again_with_a_new_epoch(
+    postgres_server: PostgresServer,
+) -> None:
+    """A database recreated (or its tables dropped) while the servers run: the store makes
+    its tables again with a new epoch, so an approval used before is refused (ask again),
+    never taken as new; tokens issued after claim as usual."""
+    table = fresh_table()
+    store = PostgresApprovalStore(postgres_server.url, table=table)
+    other = PostgresApprovalStore(postgres_server.url, table=table)  # another worker
+    try:
+        old = await store.epoch()
+        assert await other.epoch() == old  # one epoch per table, whichever worker reads it
+        assert await store.claim("used", expires_at=None, epoch=old)
+        assert not await other.claim("used", expires_at=None, epoch=old)
+        async with await psycopg.AsyncConnection.connect(
+            postgres_server.url, autocommit=True
+        ) as db:
+            await db.execute(f"DROP TABLE {table}, {table}_meta")
+        with pytest.raises(ApprovalStoreResetError):
+            await other.claim("used", expires_at=None, epoch=old)
+        new = await store.epoch()
+        assert new != old
+        with pytest.raises(ApprovalStoreResetError):
+            await store.claim("used", expires_at=None, epoch=old)
+        assert await store.claim("fresh", expires_at=None, epoch=new)
+        with pytest.raises(ApprovalStoreResetError):
+            await store.claim("fresh", expires_at=None, epoch="")  # a token without one
+    finally:
+        await store.aclose()
+        await other.aclose()
 
 
 async def test_a_table_may_be_schema_qualified_and_a_bad_name_is_refused(

@@ -52,7 +52,7 @@ async def test_a_redis_record_moves_from_claimed_to_started_to_done_keeping_its_
         assert await store.get_result("k") is None  # claimed, no result yet
         assert not await store.mark_started("k", owner="w2")  # not the claim's owner
         assert await store.mark_started("k", owner="w1")
-        assert await raw.get("t:k") == b"s:w1"
+        assert await raw.get("t:k") == b"s::w1"  # started, under no lease
         await store.record_result("k", "deleted a.txt")
         assert await raw.get("t:k") == b"d:deleted a.txt"
         assert await store.get_result("k") == "deleted a.txt"
@@ -187,3 +187,26 @@ async def test_a_closed_sqlite_store_reopens_its_file_on_next_use(tmp_path: Path
     await store.aclose()  # closing twice is harmless
     assert not await store.claim("k", expires_at=None)
     await store.aclose()
+
+
+async def test_a_redis_record_written_before_leases_on_started_reads_as_held_for_good(
+    redis_server: RedisServer,
+) -> None:
+    """``s:<owner>`` (a started record of an older version): started, no lease, so never
+    lost and never claimable; a renewal moves it to ``s:<lease>:<owner>``."""
+    from agui_chat.stores import ClaimRecord
+
+    store = RedisApprovalStore(redis_server.url, prefix="old:", clock=clock)
+    raw = redis_asyncio.Redis.from_url(redis_server.url)
+    try:
+        await raw.set("old:k", "s:w1")
+        assert await store.record("k") == ClaimRecord("w1", True, None)
+        assert await store.claim("k", expires_at=None, owner="w2") is False
+        await raw.set("old:p", "p:12.5:w1")
+        await store.renew(["p"], owner="w1", lease_until=99.0)
+        assert await raw.get("old:p") == b"p:99.0:w1"
+        await store.renew(["p"], owner="w1", lease_until=None)
+        assert await raw.get("old:p") == b"p::w1"
+    finally:
+        await raw.aclose()
+        await store.aclose()

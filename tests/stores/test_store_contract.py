@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agui_chat import ApprovalStoreResetError
 from agui_chat.stores import (
     ApprovalStore,
+    ClaimRecord,
     InMemoryApprovalStore,
     PostgresApprovalStore,
     RedisApprovalStore,
@@ -142,6 +144,141 @@ async def test_records_go_after_their_retention(
     clock.now += 3
     assert await store.claim("k", expires_at=None, owner="b") is True
     assert await store.get_result("k") is None
+
+
+# -- issue 26: records, renewed leases, lost calls and epochs (every store) ------------------
+
+
+async def test_a_record_says_whose_it_is_whether_it_started_its_lease_and_its_result(
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
+) -> None:
+    one, two = make_store(), make_store()
+    assert await two.record("k") is None
+    await one.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
+    assert await two.record("k") == ClaimRecord("a", False, clock.now + 30)
+    assert await one.mark_started("k", owner="a", lease_until=clock.now + 40)
+    assert await two.record("k") == ClaimRecord("a", True, clock.now + 40)
+    await one.record_result("k", "deleted a.txt")
+    held = await two.record("k")
+    assert held is not None and held.result == "deleted a.txt" and held.started
+
+
+async def test_renewing_extends_only_the_owners_unfinished_records(
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
+) -> None:
+    one, two = make_store(), make_store()
+    for key in ("pending", "started", "done", "others"):
+        owner = "b" if key == "others" else "a"
+        await one.claim(key, expires_at=None, owner=owner, lease_until=clock.now + 10)
+    await one.mark_started("started", owner="a")
+    await one.mark_started("done", owner="a")
+    await one.record_result("done", "r")
+    await two.renew(["pending", "started", "done", "others"], owner="a", lease_until=clock.now + 99)
+    assert (await one.record("pending")) == ClaimRecord("a", False, clock.now + 99)
+    assert (await one.record("started")) == ClaimRecord("a", True, clock.now + 99)
+    assert (await one.record("others")) == ClaimRecord("b", False, clock.now + 10)
+    clock.now += 50  # past the old leases: the renewed ones still hold
+    assert await two.claim("pending", expires_at=None, owner="c") is False
+    assert await two.claim("others", expires_at=None, owner="c") is True
+
+
+async def test_a_started_record_whose_lease_ran_out_is_lost_never_claimable(
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=None, owner="a", lease_until=clock.now + 10)
+    await store.mark_started("k", owner="a", lease_until=clock.now + 10)
+    held = await store.record("k")
+    assert held is not None and not held.lost(clock.now)
+    clock.now += 11  # its worker died mid-tool
+    held = await store.record("k")
+    assert held is not None and held.lost(clock.now)
+    assert await store.claim("k", expires_at=None, owner="b") is False
+
+
+async def test_renewing_with_no_lease_holds_the_record_for_good(
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
+) -> None:
+    """The server settles an answer that was used without a result (a tool that asked
+    again, an answer the model got) this way: never claimable, never lost."""
+    store = make_store()
+    for key in ("pending", "started"):
+        await store.claim(key, expires_at=None, owner="a", lease_until=clock.now + 10)
+    await store.mark_started("started", owner="a")
+    await store.renew(["pending", "started"], owner="a", lease_until=None)
+    clock.now += 1000
+    for key in ("pending", "started"):
+        held = await store.record(key)
+        assert held is not None and held.lease_until is None and not held.lost(clock.now)
+        assert await store.claim(key, expires_at=None, owner="b") is False
+
+
+async def test_the_epoch_is_one_for_every_store_of_a_deployment_and_kept(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    one, two = make_store(), make_store()
+    epoch = await one.epoch()
+    assert isinstance(epoch, str) and len(epoch) == 8
+    assert await two.epoch() == epoch == one.known_epoch == await one.epoch()
+
+
+async def test_a_claim_naming_another_epoch_is_refused_and_claims_nothing(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    epoch = await store.epoch()
+    assert epoch is not None
+    for wrong in ("AAAAAAAA", "", epoch + "x"):
+        with pytest.raises(ApprovalStoreResetError):
+            await store.claim("k", expires_at=None, owner="a", epoch=wrong)
+    assert await store.record("k") is None
+    assert await store.claim("k", expires_at=None, owner="a", epoch=epoch) is True
+    assert await store.claim("k2", expires_at=None, owner="a") is True  # no epoch: no check
+
+
+async def test_a_store_recreated_empty_has_another_epoch(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A new in-memory store, a recreated SQLite file, a Redis that lost its keys: each
+    is a new epoch, so the tokens of the old one are refused."""
+    old_memory, new_memory = InMemoryApprovalStore(), InMemoryApprovalStore()
+    assert await old_memory.epoch() != await new_memory.epoch()
+
+    path = tmp_path / "approvals.db"
+    first = SQLiteApprovalStore(path)
+    old = await first.epoch()
+    await first.aclose()
+    path.unlink()
+    second = SQLiteApprovalStore(path)
+    assert await second.epoch() != old
+    with pytest.raises(ApprovalStoreResetError):
+        await second.claim("k", expires_at=None, epoch=old)
+    await second.aclose()
+    reopened = SQLiteApprovalStore(path)  # the same file again: the same epoch
+    assert await reopened.epoch() == await SQLiteApprovalStore(path).epoch()
+    await reopened.aclose()
+
+
+async def test_a_redis_whose_epoch_key_was_evicted_refuses_older_tokens(
+    redis_server: RedisServer,
+) -> None:
+    import redis.asyncio
+
+    raw = redis.asyncio.Redis.from_url(redis_server.url)
+    store = RedisApprovalStore(redis_server.url, prefix="ev:")
+    try:
+        old = await store.epoch()
+        assert old is not None
+        await raw.delete("ev:epoch")  # evicted, or the server restarted empty
+        with pytest.raises(ApprovalStoreResetError):
+            await store.claim("k", expires_at=None, epoch=old)
+        assert await raw.exists("ev:k") == 0
+        new = await store.epoch()
+        assert new != old and await raw.ttl("ev:epoch") == -1  # made again, never expiring
+        assert await store.claim("k", expires_at=None, epoch=new)
+    finally:
+        await raw.aclose()
+        await store.aclose()
 
 
 async def test_sqlite_sweeps_expired_rows(tmp_path: Path, clock: FakeClock) -> None:

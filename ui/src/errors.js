@@ -24,6 +24,10 @@ export const RUN_ERROR_WORDS = {
   APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
   APPROVAL_STORE_UNAVAILABLE:
     "The server cannot record approvals right now, so nothing ran. Try again shortly.",
+  RESUME_IN_PROGRESS: "These answers are being run by another request now; nothing ran twice. Send them again shortly.",
+  RESUME_CLAIM_HELD: "These answers are held by a run that has not started yet; nothing was used. Send them again shortly.",
+  APPROVAL_STORE_RESET:
+    "The server lost its record of approvals since these requests were made, so nothing ran. Start a new conversation.",
   APPROVAL_FORGED: "The server did not issue this approval (or it was altered), so nothing ran.",
   INTERRUPT_FORGED: "The server did not issue this question (or it was altered), so nothing ran.",
   APPROVAL_THREAD_MISMATCH: "This approval belongs to another conversation.",

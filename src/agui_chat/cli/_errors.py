@@ -41,7 +41,14 @@ _RUN_ERRORS = {
     "RESUME_ALREADY_CONSUMED": "this approval was already used; nothing ran twice — ask again "
     "if you want it to run again",
     "APPROVAL_STORE_UNAVAILABLE": "the server cannot record approvals right now "
-    "(APPROVAL_STORE_UNAVAILABLE); nothing ran — ask again shortly",
+    "(APPROVAL_STORE_UNAVAILABLE); nothing ran and your answer was not used — send it again "
+    "shortly",
+    "RESUME_IN_PROGRESS": "your answer is being run by another request now "
+    "(RESUME_IN_PROGRESS); nothing ran twice — send it again shortly to get its result",
+    "RESUME_CLAIM_HELD": "your answer is held by a claim that has not started its tool yet "
+    "(RESUME_CLAIM_HELD); nothing was used — send it again shortly",
+    "APPROVAL_STORE_RESET": "the server's approval store lost its records since you were asked "
+    "(APPROVAL_STORE_RESET); nothing ran — ask again",
     "APPROVAL_AUDIENCE_MISMATCH": "this approval was issued by another server that shares "
     "the key (APPROVAL_AUDIENCE_MISMATCH); nothing ran — ask this server again",
     "APPROVAL_STALE": "the approval request expired long ago and can no longer be answered; "

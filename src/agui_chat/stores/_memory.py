@@ -4,10 +4,11 @@ lost on restart)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from ._base import ApprovalStore
+from .._exceptions import ApprovalStoreResetError
+from ._base import ApprovalStore, ClaimRecord, new_epoch
 
 __all__ = ["InMemoryApprovalStore"]
 
@@ -29,19 +30,34 @@ class InMemoryApprovalStore(ApprovalStore):
 
     Records past their ``expires_at`` are swept (at most once a minute) as new claims
     arrive. The methods never await, so each is atomic within the event loop. ``clock``
-    gives the time in epoch seconds (default ``time.time``; tests pass a fake one).
+    gives the time in epoch seconds (default ``time.time``; tests pass a fake one). Its
+    epoch is made with it: a restarted process's store refuses the tokens of the last one.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
         self._entries: dict[str, _Entry] = {}
+        self._own_epoch = new_epoch()
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    async def _epoch(self) -> str:
+        return self._own_epoch
+
     async def _claim(
-        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+        self,
+        key: str,
+        expires_at: float | None,
+        owner: str,
+        lease_until: float | None,
+        now: float,
+        epoch: str | None,
     ) -> bool:
+        if epoch is not None and epoch != self._own_epoch:
+            raise ApprovalStoreResetError(
+                "this in-memory approval store is not the one that issued the token"
+            )
         if self._sweep_due(now):
             for k in [k for k, e in self._entries.items() if _expired(e, now)]:
                 del self._entries[k]
@@ -51,12 +67,22 @@ class InMemoryApprovalStore(ApprovalStore):
         self._entries[key] = _Entry(expires_at, owner, lease_until)
         return True
 
-    async def mark_started(self, key: str, *, owner: str = "") -> bool:
+    async def mark_started(
+        self, key: str, *, owner: str = "", lease_until: float | None = None
+    ) -> bool:
         entry = self._entries.get(key)
         if entry is None or entry.owner != owner or entry.result is not None:
             return False
         entry.started = True
+        if lease_until is not None:
+            entry.lease_until = lease_until
         return True
+
+    async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
+        for key in keys:
+            entry = self._entries.get(key)
+            if entry is not None and entry.owner == owner and entry.result is None:
+                entry.lease_until = lease_until
 
     async def release(self, key: str, *, owner: str = "") -> None:
         entry = self._entries.get(key)
@@ -70,9 +96,11 @@ class InMemoryApprovalStore(ApprovalStore):
         if entry is not None:
             entry.result = result
 
-    async def get_result(self, key: str) -> str | None:
+    async def record(self, key: str) -> ClaimRecord | None:
         entry = self._entries.get(key)
-        return entry.result if entry is not None else None
+        if entry is None:
+            return None
+        return ClaimRecord(entry.owner, entry.started, entry.lease_until, entry.result)
 
 
 def _lapsed(entry: _Entry, now: float) -> bool:

@@ -7,8 +7,10 @@ SQLite store's). A claim is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE``: 
 new row, or takes over one that lapsed (past its expiry, or a claim never started whose lease
 ran out), and the row lock PostgreSQL takes makes it atomic: of two claims exactly one
 changes the row. The table is created on first use under an advisory lock, so workers that
-start at once do not race ``CREATE TABLE``. Rows past their expiry are swept at most once a
-minute.
+start at once do not race ``CREATE TABLE``. The store's epoch (docs/stores.md) is a row of
+the table beside it (``<table>_meta``), made with it: a claim checks it in the same statement,
+so a recreated table (or database) refuses the tokens issued before with
+``ApprovalStoreResetError``. Rows past their expiry are swept at most once a minute.
 
 Every call waits at most ``timeout`` seconds for a connection and for its statement: an
 unreachable database is ``ApprovalStoreUnavailableError`` within seconds (not the pool's
@@ -23,12 +25,16 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
+from .._exceptions import (
+    ApprovalStoreResetError,
+    ApprovalStoreUnavailableError,
+    ConfigurationError,
+)
 from .._extras import needs_extra
-from ._base import ApprovalStore
+from ._base import ApprovalStore, ClaimRecord, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("postgres", by="PostgresApprovalStore", module="psycopg", package="psycopg 3"):
@@ -56,19 +62,34 @@ CREATE TABLE IF NOT EXISTS {table} (
     result TEXT
 )
 """
+# The store's epoch (docs/stores.md) in a table beside it, made once, kept with the records.
+_META = "CREATE TABLE IF NOT EXISTS {meta} (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_MAKE_EPOCH = "INSERT INTO {meta} (name, value) VALUES ('epoch', %s) ON CONFLICT DO NOTHING"
+_EPOCH = "SELECT value FROM {meta} WHERE name = 'epoch'"
 # Inserted, or taken over when the row counts as absent: past its expiry, or a claim never
-# started whose lease ran out. A row that holds is left alone and nothing is returned.
+# started whose lease ran out; only while the store's epoch is the token's. A row that holds
+# is left alone and nothing is returned.
 _CLAIM = (
-    "INSERT INTO {table} AS t (key, owner, lease_until, expires_at) VALUES (%s, %s, %s, %s) "
+    "INSERT INTO {table} AS t (key, owner, lease_until, expires_at) "
+    "SELECT %s, %s, %s::double precision, %s::double precision "
+    "WHERE %s::text IS NULL OR EXISTS "
+    "(SELECT 1 FROM {meta} WHERE name = 'epoch' AND value = %s::text) "
     "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = "
     "EXCLUDED.lease_until, expires_at = EXCLUDED.expires_at, started = FALSE, result = NULL "
     "WHERE (t.expires_at IS NOT NULL AND t.expires_at < %s) OR (NOT t.started AND "
     "t.result IS NULL AND t.lease_until IS NOT NULL AND t.lease_until < %s) RETURNING 1"
 )
-_START = "UPDATE {table} SET started = TRUE WHERE key = %s AND owner = %s AND result IS NULL"
+_START = (
+    "UPDATE {table} SET started = TRUE, lease_until = coalesce(%s::double precision, "
+    "lease_until) WHERE key = %s AND owner = %s AND result IS NULL"
+)
+_RENEW = (
+    "UPDATE {table} SET lease_until = %s::double precision "
+    "WHERE owner = %s AND result IS NULL AND key = ANY(%s)"
+)
 _RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NULL"
 _RECORD = "UPDATE {table} SET result = %s WHERE key = %s"
-_GET = "SELECT result FROM {table} WHERE key = %s"
+_GET = "SELECT owner, started, lease_until, result FROM {table} WHERE key = %s"
 _SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
 
 
@@ -82,15 +103,18 @@ def _pool_address(pool: Any) -> str:
     return f"postgresql://{host}{':' if port else ''}{port}/{params.get('dbname', '')}"
 
 
-def _table(name: str) -> sql.Composable:
-    """``table`` or ``schema.table`` as a quoted identifier; anything else is refused."""
+def _table(name: str) -> tuple[sql.Composable, sql.Composable]:
+    """``table`` or ``schema.table`` as a quoted identifier, and its epoch table's (the same
+    name with ``_meta``); anything else is refused."""
     parts = name.split(".") if isinstance(name, str) else []
-    if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(p) for p in parts):
+    if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(p) for p in parts[:-1]):
+        parts = []
+    if not parts or not _NAME.fullmatch(parts[-1]) or len(parts[-1]) > 58:
         raise ConfigurationError(
             f"table must be a PostgreSQL name such as 'agui_chat_approvals' or "
-            f"'myschema.approvals' (letters, digits, _), got {name!r}"
+            f"'myschema.approvals' (letters, digits, _; at most 58), got {name!r}"
         )
-    return sql.Identifier(*parts)
+    return sql.Identifier(*parts), sql.Identifier(*parts[:-1], f"{parts[-1]}_meta")
 
 
 class PostgresApprovalStore(ApprovalStore):
@@ -122,7 +146,7 @@ class PostgresApprovalStore(ApprovalStore):
         if timeout <= 0 or max_connections < 1:
             raise ConfigurationError("timeout must be positive and max_connections at least 1")
         self.table = table
-        name = _table(table)
+        name, meta = _table(table)
         self._timeout = timeout
         self._owns_pool = isinstance(url_or_pool, str)  # a pool lent is yours to close
         if isinstance(url_or_pool, str):
@@ -159,11 +183,15 @@ class PostgresApprovalStore(ApprovalStore):
         digest = hashlib.sha256(f"agui_chat:{table}".encode()).digest()
         self._lock_id = int.from_bytes(digest[:8], "big", signed=True)
         self._sql = {
-            what: sql.SQL(text).format(table=name)
+            what: sql.SQL(text).format(table=name, meta=meta)
             for what, text in {
                 "schema": _SCHEMA,
+                "meta": _META,
+                "make epoch": _MAKE_EPOCH,
+                "epoch": _EPOCH,
                 "claim": _CLAIM,
                 "start": _START,
+                "renew": _RENEW,
                 "release": _RELEASE,
                 "record": _RECORD,
                 "get": _GET,
@@ -178,8 +206,15 @@ class PostgresApprovalStore(ApprovalStore):
         async def job() -> _T:
             if not self._ready:
                 await self._prepare()
-            async with self._pool.connection(timeout=self._timeout) as connection:
-                return await work(connection)
+            try:
+                async with self._pool.connection(timeout=self._timeout) as connection:
+                    return await work(connection)
+            except psycopg.errors.UndefinedTable:
+                # Dropped under us: made again, with a new epoch (older tokens: reset).
+                self._ready = False
+                await self._prepare()
+                async with self._pool.connection(timeout=self._timeout) as connection:
+                    return await work(connection)
 
         try:
             return await asyncio.wait_for(job(), self._timeout * 2)
@@ -200,29 +235,60 @@ class PostgresApprovalStore(ApprovalStore):
             async with connect as connection, connection.transaction():
                 await connection.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_id,))
                 await connection.execute(self._sql["schema"])
+                await connection.execute(self._sql["meta"])
+                await connection.execute(self._sql["make epoch"], (new_epoch(),))
             self._ready = True
 
     # -- the contract ---------------------------------------------------------------------------
+    async def _epoch(self) -> str:
+        async def work(db: Any) -> str:
+            row = await (await db.execute(self._sql["epoch"])).fetchone()
+            return str(row[0])
+
+        return await self._run(work)
+
     async def _claim(
-        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+        self,
+        key: str,
+        expires_at: float | None,
+        owner: str,
+        lease_until: float | None,
+        now: float,
+        epoch: str | None,
     ) -> bool:
         sweep = self._sweep_due(now)
 
         async def work(db: Any) -> bool:
             if sweep:
                 await db.execute(self._sql["sweep"], (now,))
-            claimed = await db.execute(
-                self._sql["claim"], (key, owner, lease_until, expires_at, now, now)
-            )
-            return bool(claimed.rowcount == 1)
+            args = (key, owner, lease_until, expires_at, epoch, epoch, now, now)
+            if (await db.execute(self._sql["claim"], args)).rowcount == 1:
+                return True
+            if epoch is not None:  # not claimed: held, or the store is not the token's any more
+                row = await (await db.execute(self._sql["epoch"])).fetchone()
+                if row is None or row[0] != epoch:
+                    raise ApprovalStoreResetError(
+                        f"the approval store {self.url} (table {self.table}) lost its records "
+                        "since the interrupt was issued (another epoch)"
+                    )
+            return False
 
         return await self._run(work)
 
-    async def mark_started(self, key: str, *, owner: str = "") -> bool:
+    async def mark_started(
+        self, key: str, *, owner: str = "", lease_until: float | None = None
+    ) -> bool:
         async def work(db: Any) -> bool:
-            return bool((await db.execute(self._sql["start"], (key, owner))).rowcount == 1)
+            done = await db.execute(self._sql["start"], (lease_until, key, owner))
+            return bool(done.rowcount == 1)
 
         return await self._run(work)
+
+    async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
+        async def work(db: Any) -> None:
+            await db.execute(self._sql["renew"], (lease_until, owner, list(keys)))
+
+        await self._run(work)
 
     async def release(self, key: str, *, owner: str = "") -> None:
         query, args = self._sql["release"], [key]
@@ -240,10 +306,10 @@ class PostgresApprovalStore(ApprovalStore):
 
         await self._run(work)
 
-    async def get_result(self, key: str) -> str | None:
-        async def work(db: Any) -> str | None:
+    async def record(self, key: str) -> ClaimRecord | None:
+        async def work(db: Any) -> ClaimRecord | None:
             row = await (await db.execute(self._sql["get"], (key,))).fetchone()
-            return None if row is None else row[0]
+            return None if row is None else ClaimRecord(row[0], bool(row[1]), row[2], row[3])
 
         return await self._run(work)
 

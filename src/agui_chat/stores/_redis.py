@@ -5,37 +5,57 @@ client); works with Redis 6 and later and with Valkey.
 One key per claimed interrupt, its value the record's state:
 
 - ``p:<lease_until>:<owner>`` — claimed, the tool not started yet;
-- ``s:<owner>`` — the tool started (never released, never run again);
+- ``s:<lease_until>:<owner>`` — the tool started (never released, never run again);
 - ``d:<result>`` — done, with the result a replay re-emits.
 
-A claim is one ``SET key value NX PX <ms until the record may go>``: atomic on the server,
-with the expiry that sweeps it. Only when the key exists does a short Lua script take over a
-claim whose lease ran out. Moving a record on (started, released, done) is a script or a
-``SET ... XX KEEPTTL``, so the kept result lives exactly as long as the claim.
+A claim is one Lua script: it checks the store's epoch (the key ``<prefix>epoch``, made on
+first use and never expiring), then sets the record with the expiry that sweeps it, or takes
+over a pending claim whose lease ran out. Moving a record on (started, renewed, released,
+done) is a script or a ``SET ... XX KEEPTTL``, so the kept result lives exactly as long as
+the claim. On a cluster, give a ``prefix`` with a hash tag (``"{agui_chat}:approval:"``), so
+the epoch and the records share a slot.
+
+The records are only as safe as Redis keeps them: a Redis without the append-only file, or
+one that may evict keys, can lose used approvals. The store checks both on first use
+(``CONFIG GET appendonly`` and ``maxmemory-policy``), logs a warning, or refuses to work
+under ``strict=True`` (see docs/stores.md).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
+from .._exceptions import (
+    ApprovalStoreError,
+    ApprovalStoreResetError,
+    ApprovalStoreUnavailableError,
+    ConfigurationError,
+)
 from .._extras import needs_extra
-from ._base import ApprovalStore
+from ._base import ApprovalStore, ClaimRecord, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
     import redis.asyncio as _redis
+    from redis.asyncio.retry import Retry as _Retry
+    from redis.backoff import NoBackoff as _NoBackoff
+    from redis.exceptions import ConnectionError as _RedisConnectionError
     from redis.exceptions import RedisClusterException as _RedisClusterError
     from redis.exceptions import RedisError as _RedisError
+    from redis.exceptions import ResponseError as _ResponseError
 
 __all__ = ["RedisApprovalStore"]
 
 _T = TypeVar("_T")
 
-_TAKE_OVER = """
+_log = logging.getLogger("agui_chat.stores")
+
+_CLAIM = """
+if ARGV[4] == '1' and redis.call('GET', KEYS[2]) ~= ARGV[5] then return -1 end
 local v = redis.call('GET', KEYS[1])
 if v then
   if string.sub(v, 1, 2) ~= 'p:' then return 0 end
@@ -52,9 +72,23 @@ return 1
 _START = """
 local v = redis.call('GET', KEYS[1])
 if not v or string.sub(v, 1, 2) ~= 'p:' then return 0 end
-if string.match(v, '^p:[^:]*:(.*)$') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], 's:' .. ARGV[1], 'KEEPTTL')
+local lease, owner = string.match(v, '^p:([^:]*):(.*)$')
+if owner ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' then lease = ARGV[2] end
+redis.call('SET', KEYS[1], 's:' .. lease .. ':' .. owner, 'KEEPTTL')
 return 1
+"""
+_RENEW = """
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local state, owner = string.match(v, '^([ps]):[^:]*:(.*)$')
+if not state or owner ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], state .. ':' .. ARGV[2] .. ':' .. owner, 'KEEPTTL')
+return 1
+"""
+_MAKE_EPOCH = """
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
 """
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
@@ -84,7 +118,10 @@ class RedisApprovalStore(ApprovalStore):
     namespaces the keys. An unreachable server makes every call raise
     ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
     refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
-    answer succeeds once Redis is back. ``clock`` gives the time in epoch seconds.
+    answer succeeds once Redis is back. ``clock`` gives the time in epoch seconds. With
+    ``strict=True`` a Redis that does not keep its keys (no append-only file, or an
+    eviction policy that may drop them) is refused (``ApprovalStoreError``) instead of
+    warned about.
     """
 
     def __init__(
@@ -93,15 +130,25 @@ class RedisApprovalStore(ApprovalStore):
         *,
         prefix: str = "agui_chat:approval:",
         timeout: float = 2.0,
+        strict: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(clock=clock)
+        self.strict = strict
+        self._checked = False
         self._owns_client = isinstance(url_or_client, str)  # a client lent is yours to close
         if isinstance(url_or_client, str):
             self.url = redact_url(url_or_client)
             try:
+                # One retry on a fresh connection: after a Redis restart the pooled one is
+                # dead. Every command here is safe to send twice (a claim sent twice is held
+                # by its own owner: refused as held, never run twice).
                 client = _redis.Redis.from_url(
-                    url_or_client, socket_timeout=timeout, socket_connect_timeout=timeout
+                    url_or_client,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
+                    retry=_Retry(_NoBackoff(), 1),
+                    retry_on_error=[_RedisConnectionError],
                 )
             except ValueError as exc:
                 raise ConfigurationError(f"cannot read the Redis URL {self.url}: {exc}") from None
@@ -110,9 +157,11 @@ class RedisApprovalStore(ApprovalStore):
             self.url = _client_address(client)
         self._client: Any = client
         self._prefix = prefix
-        self._take_over = client.register_script(_TAKE_OVER)
+        self._claim_script = client.register_script(_CLAIM)
         self._start = client.register_script(_START)
+        self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._make_epoch = client.register_script(_MAKE_EPOCH)
 
     def __repr__(self) -> str:
         return f"RedisApprovalStore({self.url!r})"
@@ -126,19 +175,81 @@ class RedisApprovalStore(ApprovalStore):
                 f"the approval store {self.url} is unavailable: {type(exc).__name__}: {exc}"
             ) from exc
 
+    async def _epoch(self) -> str:
+        if not self._checked:
+            await self._check_keeps_keys()
+        keys = [self._prefix + "epoch"]
+        return _text(await self._call(self._make_epoch(keys=keys, args=[new_epoch()])))
+
+    async def _check_keeps_keys(self) -> None:
+        """Warn (refuse under ``strict``) unless Redis keeps every key: the append-only file
+        on, and nothing evicted (``noeviction``, or no memory limit)."""
+        try:
+            config: dict[Any, Any] = {}
+            for name in ("appendonly", "maxmemory-policy", "maxmemory"):
+                config.update(await self._call(self._client.config_get(name)))
+            found = {_text(k): _text(v) for k, v in config.items()}
+        except ApprovalStoreUnavailableError as exc:
+            if not isinstance(exc.__cause__, _ResponseError):
+                raise
+            # CONFIG is disabled (a managed Redis, an ACL): say so, once
+            problems = [f"its configuration could not be read ({exc.__cause__})"]
+        else:
+            problems = []
+            if found.get("appendonly") != "yes":
+                problems.append(
+                    "appendonly is not yes (a restart loses the claims since the "
+                    "last snapshot, or all of them)"
+                )
+            if found.get("maxmemory", "0") != "0" and found.get("maxmemory-policy") != "noeviction":
+                problems.append(
+                    f"maxmemory-policy is {found.get('maxmemory-policy')!r}, not "
+                    "'noeviction' (evicted claims make used approvals new)"
+                )
+        self._checked = True
+        if problems:
+            message = (
+                f"the approval store {self.url} may lose used approvals: "
+                + "; ".join(problems)
+                + " (see docs/stores.md)"
+            )
+            if self.strict:
+                self._checked = False
+                raise ApprovalStoreError(message)
+            _log.warning("%s", message)
+
     async def _claim(
-        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+        self,
+        key: str,
+        expires_at: float | None,
+        owner: str,
+        lease_until: float | None,
+        now: float,
+        epoch: str | None,
     ) -> bool:
         value = f"p:{'' if lease_until is None else repr(float(lease_until))}:{owner}"
         ttl_ms = None if expires_at is None else max(1, math.ceil((expires_at - now) * 1000))
-        name = self._prefix + key
-        if await self._call(self._client.set(name, value, nx=True, px=ttl_ms)):
-            return True
+        keys = [self._prefix + key, self._prefix + "epoch"]
         args = [value, repr(now), "" if ttl_ms is None else str(ttl_ms)]
-        return bool(await self._call(self._take_over(keys=[name], args=args)))
+        args += ["0", ""] if epoch is None else ["1", epoch]
+        claimed = await self._call(self._claim_script(keys=keys, args=args))
+        if claimed == -1:
+            raise ApprovalStoreResetError(
+                f"the approval store {self.url} lost its records since the interrupt was "
+                "issued (its epoch is another, or gone)"
+            )
+        return bool(claimed)
 
-    async def mark_started(self, key: str, *, owner: str = "") -> bool:
-        return bool(await self._call(self._start(keys=[self._prefix + key], args=[owner])))
+    async def mark_started(
+        self, key: str, *, owner: str = "", lease_until: float | None = None
+    ) -> bool:
+        args = [owner, "" if lease_until is None else repr(float(lease_until))]
+        return bool(await self._call(self._start(keys=[self._prefix + key], args=args)))
+
+    async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
+        args = [owner, "" if lease_until is None else repr(float(lease_until))]
+        for key in keys:
+            await self._call(self._renew(keys=[self._prefix + key], args=args))
 
     async def release(self, key: str, *, owner: str = "") -> None:
         await self._call(self._release(keys=[self._prefix + key], args=[owner]))
@@ -147,13 +258,21 @@ class RedisApprovalStore(ApprovalStore):
         name = self._prefix + key
         await self._call(self._client.set(name, "d:" + result, xx=True, keepttl=True))
 
-    async def get_result(self, key: str) -> str | None:
+    async def record(self, key: str) -> ClaimRecord | None:
         raw = await self._call(self._client.get(self._prefix + key))
         if raw is None:
             return None
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
-        return text[2:] if text.startswith("d:") else None
+        text = _text(raw)
+        if text.startswith("d:"):
+            return ClaimRecord("", True, None, text[2:])
+        state, *rest = text.split(":", 2)
+        lease, owner = rest if len(rest) == 2 else ("", rest[0] if rest else "")
+        return ClaimRecord(owner, state == "s", float(lease) if lease else None)
 
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+def _text(raw: Any) -> str:
+    return raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)

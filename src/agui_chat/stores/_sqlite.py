@@ -7,22 +7,28 @@ only when the row exists does a second statement take over a row that lapsed (pa
 expiry, or a claim never started whose lease ran out). The file is in WAL mode, so readers
 never block the writer, and every statement runs in one worker thread of the store's own,
 off the event loop. ``busy_timeout`` lets concurrent writers of several processes queue
-rather than fail. Rows past their expiry are swept at most once a minute.
+rather than fail. Rows past their expiry are swept at most once a minute. The store's
+epoch is a row of ``agui_chat_meta``, made with the file: a recreated file has another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
-from .._exceptions import ApprovalStoreUnavailableError, ConfigurationError
-from ._base import ApprovalStore
+from .._exceptions import (
+    ApprovalStoreResetError,
+    ApprovalStoreUnavailableError,
+    ConfigurationError,
+)
+from ._base import ApprovalStore, ClaimRecord, new_epoch
 
 __all__ = ["SQLiteApprovalStore"]
 
@@ -38,6 +44,9 @@ CREATE TABLE IF NOT EXISTS agui_chat_approvals (
     result TEXT
 )
 """
+_META = "CREATE TABLE IF NOT EXISTS agui_chat_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_MAKE_EPOCH = "INSERT INTO agui_chat_meta (name, value) VALUES ('epoch', ?) ON CONFLICT DO NOTHING"
+_EPOCH = "SELECT value FROM agui_chat_meta WHERE name = 'epoch'"
 _CLAIM = (
     "INSERT INTO agui_chat_approvals (key, owner, lease_until, expires_at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (key) DO NOTHING"
@@ -49,10 +58,17 @@ _TAKE_OVER = (
     "result = NULL WHERE key = ? AND ((expires_at IS NOT NULL AND expires_at < ?) OR "
     "(started = 0 AND result IS NULL AND lease_until IS NOT NULL AND lease_until < ?))"
 )
-_START = "UPDATE agui_chat_approvals SET started = 1 WHERE key = ? AND owner = ? AND result IS NULL"
+_START = (
+    "UPDATE agui_chat_approvals SET started = 1, lease_until = coalesce(?, lease_until) "
+    "WHERE key = ? AND owner = ? AND result IS NULL"
+)
+_RENEW = (
+    "UPDATE agui_chat_approvals SET lease_until = ? WHERE owner = ? AND result IS NULL "
+    "AND key IN (SELECT value FROM json_each(?))"
+)
 _RELEASE = "DELETE FROM agui_chat_approvals WHERE key = ? AND started = 0 AND result IS NULL"
 _RECORD = "UPDATE agui_chat_approvals SET result = ? WHERE key = ?"
-_GET = "SELECT result FROM agui_chat_approvals WHERE key = ?"
+_GET = "SELECT owner, started, lease_until, result FROM agui_chat_approvals WHERE key = ?"
 _SWEEP = "DELETE FROM agui_chat_approvals WHERE expires_at IS NOT NULL AND expires_at < ?"
 
 Synchronous = Literal["FULL", "NORMAL"]
@@ -110,6 +126,9 @@ class SQLiteApprovalStore(ApprovalStore):
                 _use_wal(connection, time.monotonic() + self._busy_timeout)
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 connection.execute(_SCHEMA)
+                connection.execute(_META)
+                connection.execute(_MAKE_EPOCH, (new_epoch(),))
+                self._local.epoch = connection.execute(_EPOCH).fetchone()[0]
             except sqlite3.Error as exc:
                 if connection is not None:
                     connection.close()
@@ -139,12 +158,27 @@ class SQLiteApprovalStore(ApprovalStore):
         return await loop.run_in_executor(self._executor, job)
 
     # -- the contract ---------------------------------------------------------------------------
+    async def _epoch(self) -> str:
+        return await self._run(lambda _: str(self._local.epoch))
+
     async def _claim(
-        self, key: str, expires_at: float | None, owner: str, lease_until: float | None, now: float
+        self,
+        key: str,
+        expires_at: float | None,
+        owner: str,
+        lease_until: float | None,
+        now: float,
+        epoch: str | None,
     ) -> bool:
         sweep = self._sweep_due(now)
 
         def work(db: sqlite3.Connection) -> bool:
+            # The epoch cannot change under an open connection: a recreated file is another.
+            if epoch is not None and epoch != self._local.epoch:
+                raise ApprovalStoreResetError(
+                    f"the approval store sqlite:///{self.path} was recreated since the "
+                    "interrupt was issued (another epoch)"
+                )
             if sweep:
                 db.execute(_SWEEP, (now,))
             if db.execute(_CLAIM, (key, owner, lease_until, expires_at)).rowcount == 1:
@@ -154,8 +188,15 @@ class SQLiteApprovalStore(ApprovalStore):
 
         return await self._run(work)
 
-    async def mark_started(self, key: str, *, owner: str = "") -> bool:
-        return await self._run(lambda db: db.execute(_START, (key, owner)).rowcount == 1)
+    async def mark_started(
+        self, key: str, *, owner: str = "", lease_until: float | None = None
+    ) -> bool:
+        args = (lease_until, key, owner)
+        return await self._run(lambda db: db.execute(_START, args).rowcount == 1)
+
+    async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
+        args = (lease_until, owner, json.dumps(list(keys)))
+        await self._run(lambda db: db.execute(_RENEW, args))
 
     async def release(self, key: str, *, owner: str = "") -> None:
         query, args = _RELEASE, [key]
@@ -166,10 +207,10 @@ class SQLiteApprovalStore(ApprovalStore):
     async def record_result(self, key: str, result: str) -> None:
         await self._run(lambda db: db.execute(_RECORD, (result, key)))
 
-    async def get_result(self, key: str) -> str | None:
-        def work(db: sqlite3.Connection) -> str | None:
+    async def record(self, key: str) -> ClaimRecord | None:
+        def work(db: sqlite3.Connection) -> ClaimRecord | None:
             row: Any = db.execute(_GET, (key,)).fetchone()
-            return None if row is None else row[0]
+            return None if row is None else ClaimRecord(row[0], bool(row[1]), row[2], row[3])
 
         return await self._run(work)
 

@@ -42,7 +42,7 @@ def agent(effects: SideEffects, **settings: Any) -> ServedAgent:
 
 async def post(app: Any, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://agui.test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         response = await client.post(path, json=body)
     assert response.status_code == 200, response.text
     return sse_events(response.content)

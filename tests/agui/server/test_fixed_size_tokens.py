@@ -47,7 +47,8 @@ async def test_token_size_does_not_grow_with_the_pause() -> None:
     sizes_two = {len(i["id"]) for i in interrupts(two)}
     sizes_many = {len(i["id"]) for i in interrupts(many)}
     assert len(interrupts(many)) == 250
-    assert max(sizes_many) - max(sizes_two) <= 2  # only the count's digits: "2" vs "250"
+    # only the count's digits, "2" vs "250": 2 bytes of JSON, at most 3 characters of base64
+    assert max(sizes_many) - max(sizes_two) <= 3
     assert max(sizes_many) <= 400  # the bound docs/reliability.md states for such a call
 
 

@@ -243,7 +243,8 @@ async def test_a_claim_left_by_a_process_that_died_before_the_tool_started_lapse
     assert effects.count("delete_file") == 0
     # Within the lease the answer is still held by the dead claim...
     held = await agent.resume(history, approve(interrupt), run="r3")
-    refused_before_the_run(held, "RESUME_ALREADY_CONSUMED")
+    refusal = refused_before_the_run(held, "RESUME_CLAIM_HELD")
+    assert refusal["retryAfter"] == 31  # retryable, after the dead claim's lease
     assert effects.count("delete_file") == 0
     # ...and once the lease ran out, the honest resume runs the tool once.
     clock.now += 31

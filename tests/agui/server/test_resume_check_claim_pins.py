@@ -34,8 +34,8 @@ from agui_server import ServedAgent, agui_server
 from fake_clock import FakeClock, on_the_server
 
 CONSUMED = (
-    "was already used, and that run left no result (it may still be running, or it stopped "
-    "while the tool ran)"
+    "was already used, and that run left no result to replay (its tool asked again, or the "
+    "answer went to the model); nothing ran twice: ask the person again"
 )
 
 
@@ -188,8 +188,9 @@ async def test_a_refused_resume_never_releases_a_claim_another_resume_took_over(
     assert await store.claim(k1, expires_at=None, owner="other", lease_until=clock.now + 30)
     assert await store.claim(k2, expires_at=None, owner="other", lease_until=clock.now + 30)
     store.go.set()
-    error = refused_before_the_run(await refused, "RESUME_ALREADY_CONSUMED")
-    assert error["message"] == f"resume[1] {CONSUMED}"
+    error = refused_before_the_run(await refused, "RESUME_CLAIM_HELD")
+    assert error["message"].startswith("resume[1] is held by a claim whose tool has not started")
+    assert error["retryAfter"] == 31  # the other's lease, as the fake clock reads it
     assert await store.mark_started(k1, owner="other")
     assert fx.count("delete_file") == 0
 

@@ -318,10 +318,14 @@ async def test_a_key_from_the_environment_lets_another_worker_accept_the_approva
     tools: Tools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(SIGNING_KEY_ENV, "environment-key-0123456789abcdef")
-    history, interrupt = await paused(delete_app(tools, signing_key=None))
+    store = InMemoryApprovalStore()  # what the workers share (a file or Redis in real life)
+    history, interrupt = await paused(delete_app(tools, signing_key=None, approval_store=store))
     # Another worker of the same agent: the same tools (so the same audience), one store.
     other_worker = agui_server(
-        scripted("Deleted."), tools=[tools.delete_file(), tools.lookup()], signing_key=None
+        scripted("Deleted."),
+        tools=[tools.delete_file(), tools.lookup()],
+        signing_key=None,
+        approval_store=store,
     )
     events = await other_worker.post(
         run_input(user("x"), *history, run="r2", resume=[approve(interrupt)])

@@ -18,7 +18,7 @@ import httpx
 
 from ..._client import BaseChatClient, ChatMessages
 from ..._contents import FunctionCallContent
-from ..._exceptions import RunError, TransportError
+from ..._exceptions import AskAgainError, RunError, TransportError
 from ..._hitl_contents import ToolApprovalRequestContent
 from ..._messages import ChatMessage, as_messages
 from ..._options import ChatOptions
@@ -40,6 +40,18 @@ logger = logging.getLogger("agui_chat.agui")
 _T = TypeVar("_T")
 _K = TypeVar("_K")
 _REMEMBERED_THREADS = 1024
+#: The refusals of a resume whose answers the server will never use: the person must be
+#: asked again (docs/errors.md); raised as ``AskAgainError``.
+ASK_AGAIN = frozenset(
+    {
+        "RESUME_ALREADY_CONSUMED",
+        "APPROVAL_STORE_RESET",
+        "APPROVAL_STALE",
+        "INTERRUPT_STALE",
+        "APPROVAL_KEY_CHANGED",
+        "INTERRUPT_KEY_CHANGED",
+    }
+)
 _MISSING = object()
 
 
@@ -60,8 +72,12 @@ class AGUIChatClient(BaseChatClient):
 
     Raises ``HTTPStatusError`` subclasses, ``ProtocolError``, ``TruncatedStreamError``, and
     ``RunError`` when the last run ended with ``RUN_ERROR`` (unless
-    ``raise_on_run_error=False``); transient failures before the first event are retried up
-    to ``max_retries`` times. Warnings go to the ``agui_chat.agui`` logger and ``on_warning``.
+    ``raise_on_run_error=False``): ``AskAgainError`` when the server will never use the
+    answers sent (ask the person again). Transient failures before the first event are
+    retried up to ``max_retries`` times, and so are refused answers the server asks to be
+    sent again after a wait (its store down, the answers being run, a dead worker's claim
+    waiting out its lease), honouring the wait; ``ResumeRetryError`` once they are spent.
+    Warnings go to the ``agui_chat.agui`` logger and ``on_warning``.
     ``peer_max_version``, ``accept_foreign_thread_ids`` and ``dialect``: see
     ``docs/interop.md``. A given ``http_client`` is left open.
     """
@@ -255,7 +271,9 @@ class _RunClient(BaseChatClient):
         pipeline.finish()
         error = mapper.last_error
         if error is not None and owner.raise_on_run_error:
-            raise RunError(str(error["message"]), code=error.get("code"))
+            code = error.get("code")
+            kind = AskAgainError if code in ASK_AGAIN else RunError
+            raise kind(str(error["message"]), code=code)
 
 
 def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:

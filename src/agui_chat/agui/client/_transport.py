@@ -1,6 +1,8 @@
 """The HTTP side of the AG-UI client: one POST per run, its SSE body, typed errors, and
 retries with jittered backoff (honouring ``Retry-After``) only before the first event, which
-the caller may already have seen otherwise."""
+the caller may already have seen otherwise. A stream that opens with a ``RUN_ERROR`` saying
+the answers may be sent again after a wait (:data:`RETRY_SAME_ANSWER`) is retried too: the
+server used nothing of them."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..._exceptions import (
     HTTPStatusError,
     ProtocolError,
     RateLimitError,
+    ResumeRetryError,
     ServiceTimeoutError,
     ServiceUnavailableError,
     TransientError,
@@ -34,6 +37,12 @@ logger = logging.getLogger("agui_chat.agui")
 _SSE_MEDIA_TYPE = "text/event-stream"
 _OURS = frozenset({"accept", "content-type"})
 _BODY_PREVIEW = 300
+#: The refusals of a resume that used nothing and ask for the same answers again after a
+#: wait (``retryAfter``): the store is down, the answers are being run, or a dead worker's
+#: claim is waiting out its lease (docs/errors.md).
+RETRY_SAME_ANSWER = frozenset(
+    {"APPROVAL_STORE_UNAVAILABLE", "RESUME_IN_PROGRESS", "RESUME_CLAIM_HELD"}
+)
 _STATUS_ERRORS: dict[int, type[HTTPStatusError]] = {
     401: AuthenticationError,
     403: AuthenticationError,
@@ -155,6 +164,8 @@ class AGUITransport:
                     ready = decoder.feed(chunk)
                     if ready:
                         break
+                if ready:
+                    _check_retry_refusal(ready[0], response)
                 return EventStream(response, chunks, decoder, ready)
             except BaseException:
                 await response.aclose()
@@ -205,6 +216,25 @@ async def _check_status(response: httpx.Response) -> None:
     raise _STATUS_ERRORS.get(status, HTTPStatusError)(
         message, status_code=status, body=body, retry_after=retry_after
     )
+
+
+def _check_retry_refusal(first: str, response: httpx.Response) -> None:
+    """Raise ``ResumeRetryError`` if the stream opens with a refusal to retry after a wait."""
+    if '"RUN_ERROR"' not in first:
+        return
+    try:
+        event = json.loads(first)
+    except ValueError:
+        return  # the event pipeline reports it
+    if not isinstance(event, dict) or event.get("type") != "RUN_ERROR":
+        return
+    code = event.get("code")
+    if code not in RETRY_SAME_ANSWER:
+        return
+    wait = event.get("retryAfter")
+    if not isinstance(wait, int) or isinstance(wait, bool) or wait < 0:
+        wait = parse_retry_after(response.headers.get("Retry-After"))
+    raise ResumeRetryError(str(event.get("message", "")), code=code, retry_after=wait)
 
 
 def _check_media_type(response: httpx.Response) -> None:

@@ -7,11 +7,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Set
+from datetime import timedelta
 
 from ..._contents import FunctionCallContent
 from ..._exceptions import ApprovalStoreError, ConfigurationError
 from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
-from ._resume_check import ResumeRejected
+from . import _resume_check
+from ._resume_check import STORE_RETRY_AFTER, ResumeRejected
 
 _log = logging.getLogger("agui_chat.server")
 
@@ -37,8 +39,10 @@ def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[A
 
 
 class ClaimGuard:
-    """The claims one resumed run holds (call id -> store key, under ``owner``): each marked
-    started just before its tool starts; the others released at the end (but ``keep``)."""
+    """The claims one resumed run holds (call id -> store key, under ``owner``), each marked
+    started just before its tool starts. While the run lasts their leases are renewed every
+    third of ``lease``, so a lease runs out only when the process holding it died; when it
+    ends, :meth:`settle` leaves each claim in the state a re-sent answer must find."""
 
     def __init__(
         self,
@@ -46,12 +50,29 @@ class ClaimGuard:
         owner: str,
         claimed: Mapping[str, str],
         keep: Set[str] = frozenset(),
+        lease: timedelta = _resume_check.CLAIM_LEASE,
     ) -> None:
         self.store = store
         self.owner = owner
         self.claimed = dict(claimed)
-        self.keep = keep
-        self.started: set[str] = set()
+        self.keep = keep  # answers no tool takes (the model's questions): used once given
+        self.lease = lease.total_seconds()
+        self.started: set[str] = set()  # the calls whose start was asked for (once)
+        self.running: set[str] = set()  # those the store marked started under our claim
+        self.resulted: set[str] = set()  # those whose result the run produced
+        self._renewing = asyncio.ensure_future(self._renew()) if self.claimed else None
+
+    async def _renew(self) -> None:
+        keys = list(self.claimed.values())
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await self.store.renew(keys, owner=self.owner, lease_until=self._lease_until())
+            except ApprovalStoreError:  # the next renewal may reach it; a lost lease is safe
+                _log.warning("could not renew the claims of resume %s", self.owner)
+
+    def _lease_until(self) -> float:
+        return _resume_check._clock() + self.lease
 
     async def starting(self, call: FunctionCallContent) -> None:
         """Mark a claimed call started in the store; ``ResumeRejected`` (the tool does not
@@ -61,23 +82,47 @@ class ClaimGuard:
             return
         self.started.add(call.call_id)
         try:
-            started = await asyncio.shield(self.store.mark_started(key, owner=self.owner))
+            starting = self.store.mark_started(
+                key, owner=self.owner, lease_until=self._lease_until()
+            )
+            started = await asyncio.shield(starting)
         except ApprovalStoreError as exc:
             raise ResumeRejected(
                 "APPROVAL_STORE_UNAVAILABLE",
                 "the approval store cannot be reached; the tool was not started",
+                retry_after=STORE_RETRY_AFTER,
             ) from exc
         if not started:
             raise ResumeRejected(
-                "RESUME_ALREADY_CONSUMED",
+                "RESUME_IN_PROGRESS",
                 f"the claim on tool call {call.call_id!r} lapsed before its tool started and "
                 "another resume took it; the tool was not started here",
+                retry_after=self.lease,
             )
+        self.running.add(call.call_id)
 
-    async def release_unstarted(self) -> None:
-        """Release every claim whose tool never started (the store keeps those with a result)."""
+    async def settle(self, *, finished: bool) -> None:
+        """At the end of the run: release the claims whose tool never started (the answer may
+        be sent again); a started call without a result keeps ``LOST_RESULT`` if the run
+        broke off (its outcome is unknown), or holds for good if the run ``finished`` (its
+        tool asked again: the answer was used); so do the ``keep`` answers."""
+        if self._renewing is not None:
+            self._renewing.cancel()
+        unstarted: list[str] = []
+        lost: list[str] = []
+        used = [key for key in self.claimed.values() if key in self.keep]
         for call_id, key in self.claimed.items():
-            if call_id in self.started or key in self.keep:
-                continue
-            with contextlib.suppress(ApprovalStoreError):
-                await asyncio.shield(self.store.release(key, owner=self.owner))
+            if call_id not in self.running and key not in self.keep:
+                unstarted.append(key)
+            elif call_id in self.running and call_id not in self.resulted:
+                (used if finished else lost).append(key)
+        with contextlib.suppress(ApprovalStoreError):  # the leases then run out
+            await asyncio.shield(self._settle(unstarted, lost, used))
+
+    async def _settle(self, unstarted: list[str], lost: list[str], used: list[str]) -> None:
+        for key in unstarted:
+            await self.store.release(key, owner=self.owner)
+        for key in lost:
+            await self.store.record_result(key, _resume_check.LOST_RESULT)
+        if used:
+            await self.store.renew(used, owner=self.owner, lease_until=None)

@@ -168,11 +168,15 @@ class RunEncoder:
             ]
         return self.event(event)
 
-    def error(self, message: str, code: str) -> bytes:
-        """``RUN_ERROR`` (it abandons whatever is open, and the frames of a failed update)."""
+    def error(self, message: str, code: str, retry_after: int | None = None) -> bytes:
+        """``RUN_ERROR`` (it abandons whatever is open, and the frames of a failed update),
+        with ``retryAfter`` (seconds) when the same input may be sent again after a wait."""
         self.outcome, self.error_code = "error", code
         self._out.clear()
-        return self.event({"type": "RUN_ERROR", "message": message, "code": code})
+        event: dict[str, Any] = {"type": "RUN_ERROR", "message": message, "code": code}
+        if retry_after is not None:
+            event["retryAfter"] = retry_after
+        return self.event(event)
 
     def event(self, event: Mapping[str, Any]) -> bytes:
         """An event a tool or middleware emits, sent as it is."""

@@ -53,8 +53,10 @@ class InterruptIssuer:
         ttl: timedelta | None,
         functions: Mapping[str, AITool],
         display: bool = False,
+        store_epoch: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.display = display
+        self.store_epoch = store_epoch  # read as each pause is issued
         self.signer = signer
         self.thread_id = thread_id
         self.ttl = ttl
@@ -83,6 +85,7 @@ class InterruptIssuer:
                 "nonce": new_nonce(),
                 "pause": pause_digest(slots) if len(slots) > 1 else None,
                 "pause_size": len(slots),
+                "store_epoch": self.store_epoch(),
                 **_trace_claims(request, now),
             }
             if isinstance(request, ToolApprovalRequestContent):

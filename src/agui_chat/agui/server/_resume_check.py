@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from ..._approval_payload import ApprovalPayloadError, read_approval_payload
 from ..._contents import FunctionCallContent
 from ..._exceptions import (
     ApprovalStoreError,
+    ApprovalStoreResetError,
     DuplicateResponseError,
     ExpiredRequestError,
     HumanInTheLoopError,
@@ -38,7 +40,7 @@ from ..._schema import schema_errors
 from ..._tools import AIFunction, AITool
 from ...middleware._pairs import VerifiedPair, verified_pairs
 from ...middleware._resume import plan_resume
-from ...stores import ApprovalStore
+from ...stores import ApprovalStore, ClaimRecord
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
 from ._verified_pairs import Answer, pairs_of, run_history
 
@@ -47,9 +49,20 @@ from ._verified_pairs import Answer, pairs_of, run_history
 #: exactly that long. Interrupts without an expiry are never stale.
 ANSWER_RETENTION = timedelta(hours=1)
 
-#: How long a claim whose tool has not started holds; past it another resume may take it
-#: over (a process that died before starting the tool does not lose the person's answer).
-CLAIM_LEASE = timedelta(seconds=30)
+#: How long a claim holds unless its run renews it (every third of it): past it, a claim
+#: whose tool has not started may be taken over by another resume (a process that died
+#: before starting the tool does not lose the person's answer), and a started one is lost.
+CLAIM_LEASE = timedelta(seconds=15)
+
+#: The wait (seconds) a refusal for a store out of reach asks for before the same answer.
+STORE_RETRY_AFTER = 2.0
+
+#: The result a replay gives a call whose tool started in a process that died before it
+#: kept the result: the tool is never run again, and the model is told so.
+LOST_RESULT = (
+    "The tool was started for this call, but the server running it stopped before it "
+    "reported a result; it may or may not have taken effect, and it was not run again."
+)
 
 #: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
 _clock: Callable[[], float] = time.time
@@ -57,12 +70,14 @@ _clock: Callable[[], float] = time.time
 
 class ResumeRejected(Exception):
     """A resume the server will not act on; ``code`` and ``message`` (safe to show) go into
-    ``RUN_ERROR``."""
+    ``RUN_ERROR``, with ``retry_after`` (seconds) when the same answer may be sent again
+    after a wait (``retryAfter`` and the ``Retry-After`` header)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.retry_after = None if retry_after is None else max(1, math.ceil(retry_after))
 
 
 @dataclass
@@ -116,6 +131,9 @@ async def check_resume(
     active = [a for a in answers if a.claims.call_id not in answered]
     _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
     _check_pairs(messages, pairs_of(active, calls), functions)
+    if store.known_epoch is None:
+        with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
+            await store.epoch()
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
     claiming = asyncio.ensure_future(_claim(active, signer, store, owner, lease_until))
@@ -407,26 +425,31 @@ async def _claim(
     owner: str,
     lease_until: float,
 ) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
-    """Claim every answer: (fresh answers with their keys, replays with their kept result).
-    An answer claimed before without a kept result, or a store out of reach, refuses the
-    whole resume, and the claims made are released."""
+    """Claim every answer, each on its own: (fresh answers with their keys, replays with
+    their kept result, or ``LOST_RESULT`` for a call whose tool started in a process that
+    died). An answer held by a live claim, a store out of reach or one that lost its records
+    refuses the whole resume, and the claims made are released."""
     fresh: list[tuple[Answer, str]] = []
     replayed: list[tuple[Answer, str]] = []
+    keeps_epoch = store.known_epoch is not None
     try:
         for answer in answers:
             key = signer.fingerprint(answer.token)
             expires_at = _answerable_until(answer.claims)
-            if await store.claim(key, expires_at=expires_at, owner=owner, lease_until=lease_until):
+            epoch = (answer.claims.store_epoch or "") if keeps_epoch else None
+            claiming = store.claim(
+                key, expires_at=expires_at, owner=owner, lease_until=lease_until, epoch=epoch
+            )
+            if await claiming:
                 fresh.append((answer, key))
                 continue
-            kept = await store.get_result(key)
-            if kept is None:
-                raise ResumeRejected(
-                    "RESUME_ALREADY_CONSUMED",
-                    f"resume[{answer.index}] was already used, and that run left no result "
-                    "(it may still be running, or it stopped while the tool ran)",
-                )
-            replayed.append((answer, kept))
+            held = await store.record(key)
+            if held is not None and held.result is not None:
+                replayed.append((answer, held.result))
+            elif held is not None and held.lost(_clock()):
+                replayed.append((answer, LOST_RESULT))
+            else:
+                raise _held(answer, held, lease_until - _clock())
         # Again, now the claims are made: a record the store dropped meanwhile, its time
         # run out, must not pass for a fresh one.
         now = _clock()
@@ -436,11 +459,55 @@ async def _claim(
         with contextlib.suppress(ApprovalStoreError):
             for _, claimed in fresh:
                 await store.release(claimed, owner=owner)
+        if isinstance(exc, ApprovalStoreResetError):
+            with contextlib.suppress(ApprovalStoreError):
+                await store.epoch()  # the interrupts issued from now on carry the new one
+            raise ResumeRejected(
+                "APPROVAL_STORE_RESET",
+                "the approval store lost its records since these interrupts were issued (it "
+                "has another epoch), so it cannot tell whether they were used; nothing was "
+                "run: ask the person again",
+            ) from exc
         if isinstance(exc, ApprovalStoreError):
             raise ResumeRejected(
                 "APPROVAL_STORE_UNAVAILABLE",
                 "the approval store cannot be reached; nothing was run and the answer was not "
                 "used: send the same answer again once the store is back",
+                retry_after=STORE_RETRY_AFTER,
             ) from exc
         raise
     return fresh, replayed
+
+
+#: Why an answer held for good is refused (after ``resume[i]``).
+CONSUMED = (
+    "was already used, and that run left no result to replay (its tool asked again, or the "
+    "answer went to the model); nothing ran twice: ask the person again"
+)
+
+
+def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejected:
+    """The refusal of an answer another claim holds: its tool running (the same answer
+    sent twice), or a claim not started yet (a run about to start it, or a dead worker's
+    waiting out its lease); either way, send the same answer again after the wait."""
+    if held is not None and held.lease_until is None:
+        return ResumeRejected(
+            "RESUME_ALREADY_CONSUMED",
+            f"resume[{answer.index}] {CONSUMED}",
+        )
+    left = lease if held is None or held.lease_until is None else held.lease_until - _clock()
+    wait = math.floor(left) + 1  # the first whole second past the lease
+    if held is not None and held.started:
+        return ResumeRejected(
+            "RESUME_IN_PROGRESS",
+            f"resume[{answer.index}] is being run by another request now; nothing was run "
+            "here: send the same answer again to get its result",
+            retry_after=wait,
+        )
+    return ResumeRejected(
+        "RESUME_CLAIM_HELD",
+        f"resume[{answer.index}] is held by a claim whose tool has not started (a run "
+        "starting it, or a worker that stopped, whose claim lapses with its lease); nothing "
+        "was used: send the same answer again after the wait",
+        retry_after=wait if held is not None else 1,
+    )

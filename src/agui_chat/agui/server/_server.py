@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..._client import ChatClient
 from ..._contents import FunctionCallContent, FunctionResultContent
 from ..._exceptions import (
     ApprovalStoreError,
+    ApprovalStoreUnavailableError,
     ChatClientError,
     ConfigurationError,
     DuplicateToolError,
@@ -92,7 +93,9 @@ class AGUIServer:
       now (give it when they are not open yet) and of the path each request came to (its
       mount path), so agents mounted side by side refuse each other's tokens.
     - ``approval_ttl``: how long an approval or question may be answered (``None``: no limit).
-    - ``claim_lease``: how long a claimed answer whose tool has not started holds.
+    - ``claim_lease``: how long a claim holds unless its run renews it (every third of it);
+      past it a claim whose tool never started is free again, a started one is lost
+      (docs/stores.md). ``approval_store``'s epoch goes into every token (docs/stores.md).
     - ``max_body_bytes`` (413 past it), ``body_timeout`` (seconds, 408 after),
       ``keepalive_seconds`` (an SSE comment after this long without an event).
     - ``function_invocation``: settings for the ``FunctionInvokingChatClient`` the server
@@ -162,13 +165,14 @@ class AGUIServer:
         self._signer = _signer(key, self.audience)
         if given:
             _note_audience(self, self._signer)
+        self._epoch_retry_at = float("-inf")
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await _lifespan(receive, send, self._load_epoch)
             if self._owns_store:
                 await self.approval_store.aclose()
             return
@@ -197,6 +201,17 @@ class AGUIServer:
             return
         run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
+
+    async def _load_epoch(self) -> None:
+        """Read the store's epoch (it goes into every token), at most every 10 seconds while
+        the store cannot be reached; a store refusing its configuration (``strict``) raises."""
+        now = asyncio.get_running_loop().time()
+        if self.approval_store.known_epoch is None and now >= self._epoch_retry_at:
+            self._epoch_retry_at = now + 10
+            try:
+                await self.approval_store.epoch()
+            except ApprovalStoreUnavailableError:
+                _log.warning("the approval store cannot be reached to read its epoch")
 
     async def _accept(self, request: Request) -> _Run:
         """The request as a run; every refusal is an ``InputError`` (no stream)."""
@@ -268,7 +283,18 @@ class AGUIServer:
         producer = asyncio.ensure_future(work)
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            # The head waits for the first event (a refusal's Retry-After goes in it).
+            first = asyncio.ensure_future(outbox.ready.wait())
+            await asyncio.wait(
+                {first, disconnected},
+                timeout=self.keepalive_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            first.cancel()
+            headers = list(_SSE_HEADERS)
+            if run.retry_after is not None:
+                headers.append((b"retry-after", str(run.retry_after).encode()))
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
             while not disconnected.done():
                 if not outbox.ready.is_set():
                     waiter = asyncio.ensure_future(outbox.ready.wait())
@@ -301,6 +327,7 @@ class AGUIServer:
         refused resume is a stream of ``RUN_ERROR`` alone (agui-wire §5.4)."""
         encoder, outbox = run.encoder, run.outbox
         guard: ClaimGuard | None = None
+        finished = False
 
         async def starting(call: FunctionCallContent) -> None:
             if guard is not None:
@@ -308,6 +335,7 @@ class AGUIServer:
 
         try:
             activate(run.context)
+            await self._load_epoch()
             with on_tool_start(starting):
                 if run.failure is not None:
                     raise run.failure
@@ -333,7 +361,13 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, claimed, pairs = checked.messages, checked.claimed, checked.pairs
-                    guard = ClaimGuard(self.approval_store, checked.owner, claimed, checked.unbound)
+                    guard = ClaimGuard(
+                        self.approval_store,
+                        checked.owner,
+                        claimed,
+                        checked.unbound,
+                        self.claim_lease,
+                    )
                     # the verified calls (the tool loop returns them) are the client's already
                     encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
                 with resume_with(pairs):
@@ -343,32 +377,35 @@ class AGUIServer:
                             data = encoder.update(update)
                             if data:
                                 await outbox.put(data)
-                            if claimed:
-                                await self._keep_results(update.contents, claimed, encoder)
+                            if guard is not None and claimed:
+                                await self._keep_results(update.contents, guard, encoder)
                     finally:
                         await close_stream(stream)
                 outbox.push(encoder.finish())
+                finished = True
         except ResumeRejected as exc:
             _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
-            outbox.push(encoder.error(exc.message, exc.code))
+            run.retry_after = exc.retry_after
+            outbox.push(encoder.error(exc.message, exc.code, exc.retry_after))
         except Exception as exc:
             failed = f"run {run.input.run_id} of thread {run.input.thread_id} failed: {exc}"
             _log.error(failed, exc_info=not isinstance(exc, ChatClientError))  # a model: 1 line
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
             if guard is not None:
-                await guard.release_unstarted()  # the person's answer may be sent again
+                await guard.settle(finished=finished)
             outbox.close()
 
     async def _keep_results(
-        self, contents: Iterable[Any], claimed: Mapping[str, str], encoder: RunEncoder
+        self, contents: Iterable[Any], guard: ClaimGuard, encoder: RunEncoder
     ) -> None:
         """Record the result of each claimed call for a replay (finished even if the client
         leaves meanwhile)."""
         for content in contents:
-            if isinstance(content, FunctionResultContent) and content.call_id in claimed:
+            if isinstance(content, FunctionResultContent) and content.call_id in guard.claimed:
+                guard.resulted.add(content.call_id)
                 result = encoder.results[content.call_id]
-                record = self.approval_store.record_result(claimed[content.call_id], result)
+                record = self.approval_store.record_result(guard.claimed[content.call_id], result)
                 try:
                     await asyncio.shield(record)
                 except ApprovalStoreError:  # the claim stays: only the replay is lost
@@ -396,6 +433,7 @@ class _Run:
         self.options = options
         self.answers: dict[str, list[list[Any]]] = {}
         self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
+        self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = _Outbox()
         issuer = InterruptIssuer(
             signer,
@@ -403,6 +441,7 @@ class _Run:
             ttl=server.approval_ttl,
             functions=functions,
             display=server.ui,
+            store_epoch=lambda: server.approval_store.known_epoch,
         )
         self.encoder = RunEncoder(
             run_input.thread_id,
@@ -510,10 +549,15 @@ async def _wait_for_disconnect(receive: Receive) -> None:
             return
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
+async def _lifespan(receive: Receive, send: Send, startup: Callable[[], Awaitable[None]]) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            try:
+                await startup()
+            except ApprovalStoreError as exc:  # a store refusing its configuration
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})

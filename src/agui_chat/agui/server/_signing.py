@@ -61,7 +61,8 @@ class InterruptClaims:
     (:func:`pause_digest`) and ``pause_size`` their number. A question's ``question`` holds
     its ``key``, ``message``, ``reason`` and ``schema``; ``answers`` the answers the same call
     got to earlier questions (``[key, status, payload, message, schema]``). ``traceparent``
-    and ``requested_at`` are set only when tracing is on.
+    and ``requested_at`` are set only when tracing is on. ``store_epoch`` is the approval
+    store's epoch when the interrupt was issued (``None``: it keeps none, or was unknown).
     """
 
     kind: InterruptKind
@@ -79,6 +80,7 @@ class InterruptClaims:
     traceparent: str | None = None
     requested_at: float | None = None
     audience: str | None = None
+    store_epoch: str | None = None
 
     @property
     def slot(self) -> tuple[str, str | None]:
@@ -123,6 +125,7 @@ _WIRE_KEYS = {
     "traceparent": "tp",
     "requested_at": "at",
     "audience": "au",
+    "store_epoch": "se",
 }
 
 

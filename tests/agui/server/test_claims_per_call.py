@@ -1,0 +1,238 @@
+"""Issue 26 item 1: claims are per call. One call of a pause whose tool started and was
+lost (its worker killed, its store down) never strands the other calls of that pause: they
+stay runnable, once each; a re-sent answer runs exactly those and replays the kept results
+(the lost call's as ``LOST_RESULT``: never run again). While a run lasts its leases are
+renewed, so a long tool is "in progress", never taken for lost."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from server_support import (
+    SideEffects,
+    approve,
+    history_from,
+    interrupts,
+    outcome,
+    refused_before_the_run,
+    run_input,
+    scripted,
+    user,
+)
+
+from agui_chat import FunctionCallContent, ai_function, approval_required
+from agui_chat._exceptions import ApprovalStoreUnavailableError
+from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._signing import InterruptSigner
+from agui_chat.stores import InMemoryApprovalStore
+from agui_server import ServedAgent, agui_server
+from fake_clock import FakeClock, on_the_server
+
+PATHS = ("a.txt", "b.txt", "c.txt")
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    return on_the_server(monkeypatch)
+
+
+def three_deletes(fx: SideEffects, store: Any, **options: Any) -> ServedAgent:
+    calls = [FunctionCallContent(f"c{i}", "delete_file", {"path": p}) for i, p in enumerate(PATHS)]
+    model = scripted(calls, "Done.", "Done again.")
+    return agui_server(model, tools=[fx.delete_file()], approval_store=store, **options)
+
+
+async def paused(agent: ServedAgent) -> tuple[dict[str, Any], list[str]]:
+    """The resume body approving every call of the pause, and the calls' store keys."""
+    first = await agent.post(run_input(user("go")))
+    found = interrupts(first)
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(i) for i in found])
+    return body, [InterruptSigner.fingerprint(i["id"]) for i in found]
+
+
+def results(events: list[dict[str, Any]]) -> dict[str, str]:
+    return {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
+
+
+async def a_worker_died(
+    store: InMemoryApprovalStore, keys: list[str], clock: FakeClock, started: int
+) -> None:
+    """What a worker killed with ``kill -9`` leaves: its claims on every call of the pause,
+    the first ``started`` of them started, none with a result."""
+    epoch = await store.epoch()
+    for key in keys:
+        claimed = await store.claim(
+            key, expires_at=None, owner="dead", lease_until=clock.now + 15, epoch=epoch
+        )
+        assert claimed
+    for key in keys[:started]:
+        assert await store.mark_started(key, owner="dead")
+
+
+async def test_a_call_lost_mid_tool_never_strands_its_siblings(clock: FakeClock) -> None:
+    fx = SideEffects()
+    store = InMemoryApprovalStore(clock=clock)
+    agent = three_deletes(fx, store)
+    body, keys = await paused(agent)
+    await a_worker_died(store, keys, clock, started=1)
+
+    # Within the dead worker's lease: the tool might still be running; retry after the wait.
+    early = refused_before_the_run(await agent.post(body), "RESUME_IN_PROGRESS")
+    assert early["retryAfter"] == 16
+    assert fx.count("delete_file") == 0
+
+    clock.advance(16)  # the lease ran out: c0 is lost, c1 and c2 never started
+    resumed = await agent.post({**body, "runId": "r3"})
+    assert outcome(resumed) == {"type": "success"}
+    assert results(resumed) == {"c0": LOST_RESULT, "c1": "deleted b.txt", "c2": "deleted c.txt"}
+    assert fx.runs["delete_file"] == [{"path": "b.txt"}, {"path": "c.txt"}]  # never a.txt
+
+    again = await agent.post({**body, "runId": "r4"})
+    assert results(again) == results(resumed)  # every result replayed, nothing run
+    assert fx.count("delete_file") == 2
+
+
+async def test_claims_of_a_worker_that_died_before_any_tool_lapse_and_all_run_once(
+    clock: FakeClock,
+) -> None:
+    fx = SideEffects()
+    store = InMemoryApprovalStore(clock=clock)
+    agent = three_deletes(fx, store)
+    body, keys = await paused(agent)
+    await a_worker_died(store, keys, clock, started=0)
+    clock.advance(5)
+    held = refused_before_the_run(await agent.post(body), "RESUME_CLAIM_HELD")
+    assert held["retryAfter"] == 11  # the first second past what is left of the dead claim's lease
+    assert "nothing was used" in held["message"]
+    clock.advance(11)
+    assert outcome(await agent.post({**body, "runId": "r3"})) == {"type": "success"}
+    assert [r["path"] for r in fx.runs["delete_file"]] == list(PATHS)
+
+
+class GoesDownAfterTheFirstStart(InMemoryApprovalStore):
+    """A store that goes down once the first tool is marked started, until ``down`` is
+    cleared."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock=clock)
+        self.down = False
+        self.starts = 0
+
+    def _check(self) -> None:
+        if self.down:
+            raise ApprovalStoreUnavailableError("store down")
+
+    async def mark_started(self, key: str, **lease: Any) -> bool:
+        self._check()
+        self.starts += 1
+        self.down = self.starts == 1
+        return await super().mark_started(key, **lease)
+
+    async def record_result(self, key: str, result: str) -> None:
+        self._check()
+        await super().record_result(key, result)
+
+    async def release(self, key: str, *, owner: str = "") -> None:
+        self._check()
+        await super().release(key, owner=owner)
+
+
+async def test_a_store_down_mid_pause_loses_no_approval_once_it_is_back(
+    clock: FakeClock,
+) -> None:
+    """The chaos run's case: the store goes down once the first call's tool started; the
+    run stops before the second starts, and can neither keep the first result nor release
+    the other claims. Once the store is back the same answer is not "already consumed": it
+    is held (retry after the lease); then the first call, whose result was lost, is
+    replayed as lost and the other two run, once each."""
+    fx = SideEffects()
+    store = GoesDownAfterTheFirstStart(clock)
+    agent = three_deletes(fx, store)
+    body, _ = await paused(agent)
+    broken = await agent.post(body)
+    assert broken[-1]["code"] == "APPROVAL_STORE_UNAVAILABLE"
+    assert broken[-1]["retryAfter"] == 2
+    assert fx.runs["delete_file"] == [{"path": "a.txt"}]
+    store.down = False  # the store is back
+
+    again = await agent.post({**body, "runId": "r3"})
+    held = refused_before_the_run(again, "RESUME_IN_PROGRESS")  # c0's lease still runs
+    assert 1 <= held["retryAfter"] <= 16
+    clock.advance(16)
+    resumed = await agent.post({**body, "runId": "r4"})
+    assert outcome(resumed) == {"type": "success"}
+    assert results(resumed) == {"c0": LOST_RESULT, "c1": "deleted b.txt", "c2": "deleted c.txt"}
+    assert [r["path"] for r in fx.runs["delete_file"]] == list(PATHS)  # a.txt once
+
+
+def slow_delete(fx: SideEffects, started: asyncio.Event, go: asyncio.Event) -> Any:
+    @approval_required
+    @ai_function
+    async def delete_file(path: str) -> str:
+        """Delete a file (slowly)."""
+        fx.record("delete_file", path=path)
+        started.set()
+        await asyncio.wait_for(go.wait(), 20)
+        return f"deleted {path}"
+
+    return delete_file
+
+
+async def test_a_copy_sent_while_the_tool_runs_is_in_progress_then_replays(
+    clock: FakeClock,
+) -> None:
+    """The same answer sent twice at once (a client retry, a second tab): the copy is told
+    the answer is being run, with a wait; sent again after, it gets the result."""
+    fx, started, go = SideEffects(), asyncio.Event(), asyncio.Event()
+    store = InMemoryApprovalStore(clock=clock)
+    model = scripted([FunctionCallContent("c0", "delete_file", {"path": "a.txt"})], "Done.")
+    agent = agui_server(model, tools=[slow_delete(fx, started, go)], approval_store=store)
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    running = asyncio.ensure_future(agent.post(body))
+    await asyncio.wait_for(started.wait(), 20)
+    copy = refused_before_the_run(await agent.post({**body, "runId": "r3"}), "RESUME_IN_PROGRESS")
+    assert copy["retryAfter"] == 16
+    go.set()
+    assert outcome(await running) == {"type": "success"}
+    replay = await agent.post({**body, "runId": "r4"})
+    assert results(replay) == {"c0": "deleted a.txt"}
+    assert fx.count("delete_file") == 1
+
+
+async def test_a_tool_running_longer_than_the_lease_is_renewed_never_taken_for_lost(
+    clock: FakeClock,
+) -> None:
+    """The run renews its leases (every third of the lease): a copy sent long past the
+    first lease finds the call in progress, not lost, and never replays it as lost."""
+    fx, started, go = SideEffects(), asyncio.Event(), asyncio.Event()
+    store = InMemoryApprovalStore(clock=clock)
+    model = scripted([FunctionCallContent("c0", "delete_file", {"path": "a.txt"})], "Done.")
+    agent = agui_server(
+        model,
+        tools=[slow_delete(fx, started, go)],
+        approval_store=store,
+        claim_lease=timedelta(seconds=0.3),
+    )
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    key = InterruptSigner.fingerprint(interrupt["id"])
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    running = asyncio.ensure_future(agent.post(body))
+    await asyncio.wait_for(started.wait(), 20)
+    clock.advance(60)  # far past the lease the claim was made with
+    for _ in range(2000):  # until the run's next renewal
+        held = await store.record(key)
+        if held is not None and held.lease_until is not None and held.lease_until > clock.now:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the running call's lease was never renewed")
+    refused_before_the_run(await agent.post({**body, "runId": "r3"}), "RESUME_IN_PROGRESS")
+    go.set()
+    assert outcome(await running) == {"type": "success"}
+    assert fx.count("delete_file") == 1
