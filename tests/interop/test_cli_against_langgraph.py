@@ -28,7 +28,7 @@ def test_an_approval_typed_in_the_terminal_runs_once_on_the_langgraph_peer(
 ) -> None:
     out = chat(langgraph_server.url("/graph"), "delete lg-cli.txt\na\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert 'approval needed: delete_file({"path": "lg-cli.txt"})' in out.stdout
+    assert 'approve delete_file(path="lg-cli.txt")? [y]es / [n]o / [e]dit:' in out.stdout
     assert "Tool said: deleted lg-cli.txt" in out.stdout
     assert "dialect 'langgraph'" in out.stderr
     assert langgraph_server.runs("delete_file", path="lg-cli.txt") == 1
@@ -37,5 +37,5 @@ def test_an_approval_typed_in_the_terminal_runs_once_on_the_langgraph_peer(
 def test_dialect_agui_shows_no_approval_and_runs_nothing(langgraph_server: PeerServer) -> None:
     out = chat(langgraph_server.url("/graph"), "delete lg-cli-agui.txt\n\n", "--dialect", "agui")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "approval needed" not in out.stdout
+    assert "approve delete_file" not in out.stdout
     assert langgraph_server.runs("delete_file", path="lg-cli-agui.txt") == 0

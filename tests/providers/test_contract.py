@@ -255,7 +255,7 @@ async def test_the_agent_behind_an_agui_server_answers_an_agui_client(
 
     server = agui_server(provider.client, tools=[lookup]).app
     http = client_for(server)
-    async with http, AGUIChatClient("http://agui.test/", http_client=http, max_retries=0) as remote:
+    async with http, AGUIChatClient("http://localhost/", http_client=http, max_retries=0) as remote:
         response = await remote.get_response("contract: look up alpha")
     assert looked_up == ["alpha"]
     assert response.text.endswith("The value of alpha is 42.")

@@ -93,7 +93,11 @@ async def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_st
     assert isinstance(call, FunctionCallContent)
     assert (call.call_id, call.name) == ("call_del_1", "delete_file")
     assert call.arguments == {"path": "x.txt"}
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name == "agui_chat.agui"
+    ]
     assert warnings == ["RunAgentInput: stripped unknown property /extra_member"]
 
 

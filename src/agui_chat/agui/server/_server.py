@@ -279,22 +279,29 @@ class AGUIServer:
         """Write the run's events as they come, keep-alive comments while it is quiet; a
         client that goes away cancels the run."""
         outbox = run.outbox
+        # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
+        # go out before the pipeline does any work (the first byte is the run's, not the model's).
+        started = not run.input.resume and run.failure is None
         work = traced_run(self._produce(run), run.input, run.encoder, run.headers, run.signer)
         producer = asyncio.ensure_future(work)
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
-            # The head waits for the first event (a refusal's Retry-After goes in it).
-            first = asyncio.ensure_future(outbox.ready.wait())
-            await asyncio.wait(
-                {first, disconnected},
-                timeout=self.keepalive_seconds,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            first.cancel()
-            headers = list(_SSE_HEADERS)
-            if run.retry_after is not None:
-                headers.append((b"retry-after", str(run.retry_after).encode()))
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            if started:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                await send(_body(run.encoder.start()))
+            else:
+                # The head waits for the first event (a refusal's Retry-After goes in it).
+                first = asyncio.ensure_future(outbox.ready.wait())
+                await asyncio.wait(
+                    {first, disconnected},
+                    timeout=self.keepalive_seconds,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                first.cancel()
+                headers = list(_SSE_HEADERS)
+                if run.retry_after is not None:
+                    headers.append((b"retry-after", str(run.retry_after).encode()))
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
             while not disconnected.done():
                 if not outbox.ready.is_set():
                     waiter = asyncio.ensure_future(outbox.ready.wait())
@@ -351,8 +358,8 @@ class AGUIServer:
                         functions=run.functions,
                         lease=self.claim_lease,
                     )
-                outbox.push(encoder.start())
-                if checked is not None:
+                if checked is not None:  # (a new run's RUN_STARTED went out with the head)
+                    outbox.push(encoder.start())
                     encoder.calls.update(checked.calls)
                     run.answers = checked.answers
                     for call_id, result in checked.replayed:
