@@ -1,8 +1,11 @@
 // Failures in words. The server's RUN_ERROR codes (docs/errors.md) each get a sentence a
 // person can act on; transport failures are told apart: unreachable, refused, not AG-UI, or
-// a stream the page could not read.
+// a stream the page could not read. Whatever a server or the stream said (a RUN_ERROR's
+// message and code, a parse error) is shown through the display function's twin: one line,
+// hidden characters escaped, a long one cut with a marker and the whole a click away.
 
 import { restoreExact } from "./exact.js";
+import { shownText, visible } from "./shown.js";
 
 export const RUN_ERROR_WORDS = {
   AGENT_ERROR: "The agent hit an internal error and stopped. Try again, or start a new conversation.",
@@ -63,13 +66,18 @@ export class PageError extends Error {
   }
 }
 
-/** `{title, detail, code}` for a RUN_ERROR event. */
+/** Outside text for an error's detail: one escaped line, cut with a marker when long. */
+function detailOf(text) {
+  return text ? shownText(String(text), { multiline: false, limit: 400 }) : null;
+}
+
+/** `{title, detail, code}` for a RUN_ERROR event (`detail` a display, or null). */
 export function describeRunError(code, message) {
-  const words = code && RUN_ERROR_WORDS[code];
+  const known = typeof code === "string" && Object.hasOwn(RUN_ERROR_WORDS, code) ? RUN_ERROR_WORDS[code] : "";
   return {
-    title: words || "The agent reported an error.",
-    detail: message && message !== words ? message : "",
-    code: code || "",
+    title: known || "The agent reported an error.",
+    detail: message && message !== known ? detailOf(message) : null,
+    code: code ? visible(String(code)) : "",
   };
 }
 
@@ -80,14 +88,14 @@ export function describeFailure(error, endpoint) {
       return {
         kind: "unreachable",
         title: `The agent server at ${endpoint} cannot be reached.`,
-        detail: "Your conversation is kept. The page will tell you when the server is back.",
+        detail: detailOf("Your conversation is kept. The page will tell you when the server is back."),
         code: "",
       };
     if (error.kind === "not-agui")
       return {
         kind: "not-agui",
-        title: `The server at ${endpoint} is not an AG-UI agent: it answered with ${error.details.what}, not an AG-UI event stream.`,
-        detail: "Check the address; your conversation is kept.",
+        title: `The server at ${endpoint} is not an AG-UI agent: it answered with ${visible(error.details.what)}, not an AG-UI event stream.`,
+        detail: detailOf("Check the address; your conversation is kept."),
         code: "",
       };
     if (error.kind === "refused") {
@@ -97,15 +105,15 @@ export function describeFailure(error, endpoint) {
         kind: "refused",
         title: code ? described.title : `The server refused the request (HTTP ${status}).`,
         detail: described.detail,
-        code: code || `HTTP ${status}`,
+        code: described.code || `HTTP ${status}`,
       };
     }
   }
   const text = String((error && error.message) || error || "unknown error");
   return {
     kind: "unreadable",
-    title: "The agent's answer could not be read, so the page stopped reading it.",
-    detail: `${text.slice(0, 400)} — your conversation is kept as it was before this run.`,
+    title: "The agent's answer could not be read, so the page stopped reading it; your conversation is kept as it was before this run.",
+    detail: detailOf(text),
     code: "",
   };
 }

@@ -8,7 +8,7 @@ import { isApproval, pauseView } from "./cards.js";
 import { fill, h } from "./dom.js";
 import { describeFailure, describeRunError, guardedFetch } from "./errors.js";
 import { createConversation, resultText } from "./render.js";
-import { askDisplay } from "./shown.js";
+import { askDisplay, shownNode } from "./shown.js";
 
 const endpoint = location.href.split("#")[0].split("?")[0];
 const STORAGE_KEY = `agui-chat:thread:${endpoint}`;
@@ -26,7 +26,7 @@ const composerHint = $("composer-hint");
 $("endpoint").textContent = endpoint;
 
 const renderConversation = createConversation(log);
-const state = { running: false, interrupts: [], pause: null, reconnecting: null, outcomes: {}, shown: { calls: {}, results: {} } };
+const state = { running: false, stopRequested: false, interrupts: [], pause: null, reconnecting: null, outcomes: {}, shown: { calls: {}, results: {} } };
 let agent = newAgent(load());
 
 function load() {
@@ -142,7 +142,7 @@ function showError(described) {
   fill(
     errorBox,
     h("p", { class: "error-title", text: described.title }),
-    described.detail ? h("p", { class: "error-detail", text: described.detail }) : null,
+    described.detail ? shownNode("p", described.detail, { class: "error-detail" }) : null,
     described.code ? h("p", { class: "error-code" }, "Code: ", h("code", { text: described.code })) : null,
   );
   errorBox.hidden = false;
@@ -182,33 +182,61 @@ async function showCalls() {
 async function run(params, { restoreText = "", before = structuredClone(agent.messages) } = {}) {
   if (state.running) return;
   state.running = true;
+  const interruptsBefore = state.interrupts;
+  agent.pendingInterrupts = interruptsBefore;
+  // Answered requests wait no more: their calls run (or not) in this run.
+  if (params.resume) state.interrupts = [];
   showError(null);
   render();
-  const interruptsBefore = state.interrupts;
   let failure = null;
   let runError = null;
   let finished = false;
-  agent.pendingInterrupts = state.interrupts;
+  let cancelled = false;
+  state.stopRequested = false;
   const subscriber = {
     onMessagesChanged: () => schedule(),
     onRunFinishedEvent: ({ outcome, interrupts }) => {
       finished = true;
+      cancelled = outcome === "cancelled";
       state.interrupts = outcome === "interrupt" && Array.isArray(interrupts) ? interrupts : [];
     },
     onRunErrorEvent: ({ event }) => {
+      // @ag-ui/client reports its own abort (the Stop button) as a RUN_ERROR coded "abort".
+      if (state.stopRequested && event.code === "abort") return;
       runError = describeRunError(event.code, event.message);
     },
     onRunFailed: ({ error }) => {
       failure = failure || error;
     },
   };
+  const thread = agent;
   try {
-    await agent.runAgent(params, subscriber);
+    await thread.runAgent(params, subscriber);
   } catch (error) {
     failure = failure || error;
   }
   state.running = false;
-  if (runError) {
+  if (agent !== thread) {
+    // "New conversation" stopped this run and replaced its thread: nothing of it to show.
+    render();
+    return;
+  }
+  const stopped = state.stopRequested && !finished && !runError;
+  if (stopped || cancelled) {
+    // What streamed is kept: the calls of this run (or of the answers it carried) that got no
+    // result say they were cancelled, and by whom; the answers were sent, so no pause is left.
+    const asked = new Set(interruptsBefore.map((i) => i.toolCallId).filter(Boolean));
+    const known = new Set(before.flatMap((m) => (m.toolCalls || []).map((c) => c.id)));
+    const answered = new Set(agent.messages.filter((m) => m.role === "tool").map((m) => m.toolCallId));
+    for (const m of agent.messages)
+      for (const c of m.toolCalls || [])
+        if ((!known.has(c.id) || asked.has(c.id)) && !answered.has(c.id)) state.outcomes[c.id] = { kind: "cancelled", by: stopped ? "you" : "server" };
+    if (stopped) {
+      state.interrupts = [];
+      fill(banner, h("p", { text: "You stopped the run. What it had sent is kept; a call without a result was cancelled. Send a message to go on." }));
+      banner.hidden = false;
+    }
+  } else if (runError) {
     showError(runError);
     if (!finished) state.interrupts = interruptsBefore;
   } else if (failure || !finished) {
@@ -261,7 +289,10 @@ input.addEventListener("keydown", (event) => {
   }
 });
 
-stopButton.addEventListener("click", () => agent.abortRun());
+stopButton.addEventListener("click", () => {
+  state.stopRequested = true;
+  agent.abortRun();
+});
 
 $("new-thread").addEventListener("click", () => {
   if (state.running) agent.abortRun();

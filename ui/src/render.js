@@ -3,10 +3,11 @@
 // A call and its result are shown in the server's words (`view.shown`, from shown.js), never
 // from the raw arguments; a call waiting for approval is shown once, on its approval card.
 // Nodes are keyed by message and call id and updated in place, so streaming text grows
-// where it is and an opened <details> stays open.
+// where it is and an opened <details> stays open. What streams in (text, reasoning) is shown
+// through the display function's twin (`visible`): hidden characters as escapes, in a text node.
 
 import { h } from "./dom.js";
-import { shownNode } from "./shown.js";
+import { shownNode, visible } from "./shown.js";
 
 function contentText(content) {
   if (typeof content === "string") return content;
@@ -22,6 +23,11 @@ export function resultText(toolMessage) {
   return error ? `${error}\n${contentText(toolMessage.content)}`.trim() : contentText(toolMessage.content);
 }
 
+/** What a message says, as shown: its text with every hidden character escaped, whole. */
+function said(message) {
+  return visible(contentText(message.content), { multiline: true });
+}
+
 function messageNode(message) {
   const role = message.role;
   if (role === "reasoning") {
@@ -32,9 +38,9 @@ function messageNode(message) {
       h("summary", { text: "Reasoning" }),
       body,
     );
-    return { node, update: (m) => (body.textContent = contentText(m.content)) };
+    return { node, update: (m) => (body.textContent = said(m)) };
   }
-  const who = role === "user" ? "You" : role === "assistant" ? "Agent" : role;
+  const who = role === "user" ? "You" : role === "assistant" ? "Agent" : visible(role);
   const text = h("p", { class: "text" });
   const calls = h("div", { class: "calls" });
   const node = h(
@@ -48,9 +54,9 @@ function messageNode(message) {
   return {
     node,
     update(m, results, view) {
-      const said = contentText(m.content);
-      text.textContent = said;
-      text.hidden = said === "";
+      const words = said(m);
+      text.textContent = words;
+      text.hidden = words === "";
       const seen = new Set();
       for (const call of m.toolCalls || []) {
         seen.add(call.id);
@@ -86,6 +92,13 @@ function callState(call, toolMessage, view) {
     if (toolMessage.error || resultText(toolMessage).startsWith("Error: ")) return ["failed", "Failed: the tool reported an error (its result says which)."];
     return ["ran", outcome && outcome.kind === "edited" ? "Ran with your edited arguments." : "Ran."];
   }
+  if (outcome && outcome.kind === "cancelled")
+    return [
+      "cancelled",
+      outcome.by === "you"
+        ? "Cancelled: you stopped the run before its result came back."
+        : "Cancelled: the run was cancelled before its result came back.",
+    ];
   if (view.running) return ["running", "Running…"];
   return ["cancelled", "Cancelled: the run stopped before it ran."];
 }

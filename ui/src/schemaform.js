@@ -2,11 +2,14 @@
 // Objects of simple fields (string, number, integer, boolean, enum; required, defaults,
 // descriptions) become labelled controls; anything richer becomes a JSON editor. Both are
 // validated with @cfworker/json-schema (no eval, so the page's CSP holds), errors shown
-// inline beside the field they concern.
+// inline beside the field they concern. A schema's labels, descriptions and choices are the
+// server's text: shown through the display function's twin (`visible`), hidden characters
+// escaped; a value that holds hidden characters says so under its field, escaped.
 
 import { Validator } from "@cfworker/json-schema";
 import { h, uid } from "./dom.js";
 import { approximate, exactDigits, isExact, parseExact, stringifyExact, typedNumber } from "./exact.js";
+import { visible } from "./shown.js";
 
 const STRUCTURE = ["allOf", "anyOf", "oneOf", "not", "$ref", "if", "patternProperties", "dependentSchemas"];
 const SIMPLE = new Set(["string", "number", "integer", "boolean"]);
@@ -94,7 +97,7 @@ function fieldControl(name, prop, type, required, initial, ids) {
     select.append(h("option", { value: "", text: "— choose —", selected: !hasInitial }));
     prop.enum.forEach((choice, i) => {
       select.append(
-        h("option", { value: String(i), text: String(choice), selected: hasInitial && choice === initial }),
+        h("option", { value: String(i), text: visible(String(choice)), selected: hasInitial && choice === initial }),
       );
     });
     return select;
@@ -146,8 +149,10 @@ function fieldsForm(schema, initial) {
     const start = name in initial ? initial[name] : prop.default;
     const control = fieldControl(name, prop, type, required.has(name), start, ids);
     const error = h("p", { id: ids.error, class: "field-error", hidden: true });
-    const labelText = [prop.title || name, required.has(name) ? " (required)" : ""];
-    const hint = h("p", { id: ids.hint, class: "hint", text: prop.description || "", hidden: !prop.description });
+    const labelText = [visible(typeof prop.title === "string" && prop.title ? prop.title : name), required.has(name) ? " (required)" : ""];
+    const description = typeof prop.description === "string" ? visible(prop.description) : "";
+    const hidden = typeof start === "string" && visible(start) !== start ? ` This value holds hidden characters, shown escaped: ${visible(start)}` : "";
+    const hint = h("p", { id: ids.hint, class: "hint", text: `${description}${hidden}`.trim(), hidden: !description && !hidden });
     const row =
       type === "boolean"
         ? h("div", { class: "field field-check" }, control, h("label", { for: ids.control }, labelText), hint, error)
@@ -202,8 +207,10 @@ function jsonEditor(schema, initial, label) {
     "aria-describedby": `${ids.hint} ${ids.error}`,
     value: start === undefined ? "" : stringifyExact(start, 2),
   });
-  const description = schema && typeof schema.description === "string" ? `${schema.description} ` : "";
-  const hint = h("p", { id: ids.hint, class: "hint", text: `${description}Write JSON.` });
+  const description = schema && typeof schema.description === "string" ? `${visible(schema.description)} ` : "";
+  const json = control.value;
+  const hidden = visible(json) !== json ? ` It holds hidden characters, shown escaped: ${visible(json)}` : "";
+  const hint = h("p", { id: ids.hint, class: "hint", text: `${description}Write JSON.${hidden}` });
   const error = h("div", { id: ids.error, class: "field-error", hidden: true });
   const el = h("div", { class: "field" }, h("label", { for: ids.control, text: label }), hint, control, error);
 

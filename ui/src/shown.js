@@ -2,9 +2,46 @@
 // engine's, DESIGN §3 rule 8): metadata.agui_chat.shown on its interrupts, and
 // POST <endpoint>?agui_chat=display for everything else. The page only puts that text in
 // text nodes; it never renders a call's raw arguments itself.
+// What streams in (the model's text and reasoning) and what the page words itself around
+// outside text (an error's message, a schema's labels) cannot wait for the server: for those
+// `visible` and `shownText` are the display function's twins in the page (agui_chat/_display.py,
+// same characters, same escapes, same cut; tests/agui/server/test_ui_streamed_text_escaped.py
+// holds them to the Python ones).
 
 import { h } from "./dom.js";
 import { restoreExact } from "./exact.js";
+
+// Python's unicodedata categories Cc, Cf, Cs, Co, Cn, Zl, Zp: control, format (bidi
+// overrides, zero-width), lone surrogates, private use, unassigned, line/paragraph separators.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+
+/** The display's limit: characters at most shown before a value is cut (`DISPLAY_LIMIT`). */
+export const DISPLAY_LIMIT = 2000;
+
+function escapeChar(char) {
+  const code = char.codePointAt(0);
+  const hex = code.toString(16);
+  if (code <= 0xff) return `\\x${hex.padStart(2, "0")}`;
+  if (code <= 0xffff) return `\\u${hex.padStart(4, "0")}`;
+  return `\\U${hex.padStart(8, "0")}`;
+}
+
+/**
+ * `text` with every hidden character as a visible escape (`\x1b`, `\u202e`); with
+ * `multiline` a newline and a tab stay as they are, for prose such as the model's answer.
+ */
+export function visible(text, { multiline = false } = {}) {
+  return String(text).replace(HIDDEN, (char) => (multiline && (char === "\n" || char === "\t") ? char : escapeChar(char)));
+}
+
+/** A display of `text` made in the page: `{text, full, omitted}` as the server's (shown_text). */
+export function shownText(text, { multiline = true, limit = DISPLAY_LIMIT } = {}) {
+  const full = visible(text, { multiline });
+  const chars = Array.from(full);
+  if (chars.length <= limit) return { text: full, full, omitted: 0 };
+  const omitted = chars.length - limit;
+  return { text: `${chars.slice(0, limit).join("")}… [${omitted} more characters]`, full, omitted };
+}
 
 /** The display the server attached to an interrupt, or null. */
 export function shownOf(interrupt) {

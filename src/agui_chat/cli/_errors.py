@@ -88,6 +88,13 @@ _NETWORK_ADVICE = {
 }
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, saying how many more there were (never silently)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
 def address(url: str) -> str:
     """``host:port`` of ``url`` (the port the scheme implies if none is given)."""
     parts = urlsplit(url)
@@ -108,7 +115,7 @@ def explain(exc: AGUIChatError, url: str) -> str:
     if isinstance(exc, HTTPStatusError):
         if exc.body.lstrip()[:1] == "<":
             return f"{url} answered {exc.status_code} with an HTML page: is this an AG-UI endpoint?"
-        detail = exc.body.strip().splitlines()[0][:200] if exc.body.strip() else ""
+        detail = _cut(exc.body.strip().splitlines()[0], 200) if exc.body.strip() else ""
         return (
             f"{url} answered HTTP {exc.status_code}"
             + (f" ({detail})" if detail else "")

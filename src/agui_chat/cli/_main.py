@@ -23,7 +23,7 @@ from ._demo_agent import DEMO_PROMPTS, demo_model, demo_tools
 from ._errors import ServerFailures
 from ._input import Interrupted
 from ._log_lines import configure_logging
-from ._prompts import Terminal
+from ._prompts import Terminal, one_line
 from ._session import is_loopback, run_chat
 
 __all__ = ["main"]
@@ -187,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (CommandError, AGUIChatError, OSError) as exc:
-        print(f"agui-chat: error: {exc}", file=sys.stderr)
+        # An error's text often quotes a server or a model: one escaped line, whole.
+        print(f"agui-chat: error: {one_line(exc)}", file=sys.stderr)
         return 1
     finally:
         while _OTEL:
@@ -356,7 +357,7 @@ async def _demo_in_browser(model: ChatClient, described: str) -> int:
     port = _free_port("127.0.0.1")
     async with BackgroundServer(app, "127.0.0.1", port):
         url = f"http://127.0.0.1:{port}/"
-        print(f"agui-chat demo: open {url} in a browser ({described}).", flush=True)
+        print(one_line(f"agui-chat demo: open {url} in a browser ({described})."), flush=True)
         print("Ask it to clean up the draft report, then to deploy; Ctrl-C stops.", flush=True)
         if _has_display():
             import webbrowser
@@ -517,9 +518,11 @@ def _serve(args: argparse.Namespace) -> int:
     if args.app and not args.mcp and isinstance(app, AGUIServer):
         _check_reach(args)
     page = " (and its web page on GET /)" if args.ui else ""
-    print(f"agui-chat: serving {described} on http://{args.host}:{port}/{page}", file=sys.stderr)
+    # The app's name, a store's URL or repr: escaped like everything else a person reads.
+    banner = f"agui-chat: serving {described} on http://{args.host}:{port}/{page}"
+    print(one_line(banner), file=sys.stderr)
     for line in _setup(app, store, AGUIServer, mcp=bool(args.mcp)):
-        print(f"agui-chat: {line}", file=sys.stderr)
+        print(one_line(f"agui-chat: {line}"), file=sys.stderr)
     serve(app, host=args.host, port=port)
     return 0
 

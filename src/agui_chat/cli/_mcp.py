@@ -78,7 +78,8 @@ class WithMCPTools:
                 self.app = self.build(opened_sets)
             except Exception as exc:
                 print(visible(f"agui-chat: error: {exc}"), file=sys.stderr)
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                # uvicorn logs this message with its own formatter: escaped here.
+                await send({"type": "lifespan.startup.failed", "message": visible(str(exc))})
                 return
             # The server's own lifespan (it closes its approval store) runs inside ours.
             inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()

@@ -196,3 +196,24 @@ def test_a_call_that_failed_says_so(tmp_path: Path) -> None:
         assert card.locator(".tool-status").inner_text().startswith("Failed: ")
         card.locator(".result").wait_for()
         assert card.locator(".result").inner_text().startswith("Error: ")
+
+
+def test_an_edit_form_says_which_value_holds_hidden_characters(tmp_path: Path) -> None:
+    """The field holds the value as it runs (an escape would change it), so the override
+    would reorder it there: the field's hint shows it escaped."""
+    effects = SideEffects()
+    app = _app(effects, {"record_id": 7, "title": HOSTILE_NAME})
+    with serve(app) as url, open_page(tmp_path) as page:
+        ready(page, url)
+        say(page, "delete it")
+        card = _card(page)
+        card.get_by_role("button", name="Edit arguments").click()
+        title = card.get_by_label("title (required)")
+        assert title.input_value() == HOSTILE_NAME
+        hint = card.locator(f"#{title.get_attribute('aria-describedby').split()[0]}")
+        assert hint.inner_text() == (
+            "This value holds hidden characters, shown escaped: report\\u202efdp.exe"
+        )
+        assert "\u202e" not in hint.inner_text()
+        shot(page, tmp_path, "edit-hidden-characters.png")
+    assert effects.count("delete_record") == 0
