@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agui_chat.cli import _main
+from agui_chat.cli import _main, _models
 from agui_chat.openai import OpenAIChatClient, OpenAIResponsesChatClient
 
 
@@ -28,7 +28,7 @@ def test_the_default_api_follows_the_base_url(
         monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     else:
         monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-    client, described = _main._model("m", api)
+    client, described = _models.chat_model("m", api)
     assert type(client) is kind
     assert ("Responses API" in described) == (kind is OpenAIResponsesChatClient)
 

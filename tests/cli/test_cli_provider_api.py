@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agui_chat.anthropic import AnthropicChatClient
-from agui_chat.cli import _main
+from agui_chat.cli import _errors, _main, _models
 from agui_chat.gemini import GeminiChatClient
 
 PROVIDER_ENV = (
@@ -39,15 +39,15 @@ def test_the_api_chooses_the_provider(
 ) -> None:
     value = "http://127.0.0.1:9" if variable.endswith("BASE_URL") else "key-test"
     monkeypatch.setenv(variable, value)
-    client, described = _main._model("m", api)
+    client, described = _models.chat_model("m", api)
     assert type(client) is kind
     assert label in described
 
 
 @pytest.mark.parametrize("api", ["anthropic", "gemini"])
 def test_a_provider_without_its_environment_names_what_to_set(api: str) -> None:
-    with pytest.raises(_main.CommandError) as caught:
-        _main._model("m", api)
+    with pytest.raises(_errors.CommandError) as caught:
+        _models.chat_model("m", api)
     expected = "ANTHROPIC_API_KEY" if api == "anthropic" else "GEMINI_API_KEY"
     assert expected in str(caught.value)
 

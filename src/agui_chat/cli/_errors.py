@@ -23,7 +23,12 @@ from .._exceptions import (
 )
 from .._network_failure import network_failure
 
-__all__ = ["ServerFailures", "address", "explain"]
+__all__ = ["CommandError", "ServerFailures", "address", "explain"]
+
+
+class CommandError(Exception):
+    """A problem to report in one line, exiting with status 1."""
+
 
 #: What a person can do about each ``RUN_ERROR`` code (docs/errors.md has the full table).
 _RUN_ERRORS = {

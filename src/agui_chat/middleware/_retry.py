@@ -9,7 +9,6 @@ import random
 import warnings
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
-from functools import partial
 from typing import Any
 
 from tenacity import (
@@ -49,14 +48,19 @@ def _wraps_a_tool_loop(client: ChatClient, loop_type: type) -> bool:
 
 
 def backoff_delay(
-    state: RetryCallState, *, initial_delay: float, max_delay: float, max_retry_after: float
+    attempt_number: int,
+    failure: BaseException | None,
+    *,
+    initial_delay: float,
+    max_delay: float,
+    max_retry_after: float,
 ) -> float:
-    """Exponential backoff capped at ``max_delay`` plus up to one ``initial_delay`` of
-    jitter, or the failure's longer ``retry_after`` (capped at ``max_retry_after``)."""
-    exponent = min(max(state.attempt_number - 1, 0), 32)
+    """The wait after attempt ``attempt_number`` failed with ``failure``: exponential
+    backoff capped at ``max_delay`` plus up to one ``initial_delay`` of jitter, or the
+    failure's longer ``retry_after`` (capped at ``max_retry_after``)."""
+    exponent = min(max(attempt_number - 1, 0), 32)
     backoff = min(max_delay, initial_delay * 2**exponent) + random.uniform(0, initial_delay)
-    exc = state.outcome.exception() if state.outcome else None
-    retry_after = getattr(exc, "retry_after", None)
+    retry_after = getattr(failure, "retry_after", None)
     if isinstance(retry_after, (int, float)) and retry_after > backoff:
         return float(min(retry_after, max_retry_after))
     return float(backoff)
@@ -118,15 +122,19 @@ class RetryingChatClient(DelegatingChatClient):
         self.max_delay = max_delay
         self.max_retry_after = max_retry_after
 
+    def _wait(self, state: RetryCallState) -> float:
+        return backoff_delay(
+            state.attempt_number,
+            state.outcome.exception() if state.outcome else None,
+            initial_delay=self.initial_delay,
+            max_delay=self.max_delay,
+            max_retry_after=self.max_retry_after,
+        )
+
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=partial(
-                backoff_delay,
-                initial_delay=self.initial_delay,
-                max_delay=self.max_delay,
-                max_retry_after=self.max_retry_after,
-            ),
+            wait=self._wait,
             retry=retry_if_exception_type(TransientError),
             reraise=True,
             before_sleep=lambda s: _log.info(

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import tenacity
 
 from ..._exceptions import (
     AuthenticationError,
@@ -123,24 +122,22 @@ class AGUITransport:
         """POST ``run_input`` (and ``headers``) and open its body, retrying ``TransientError``s
         until the first SSE ``data`` payload, each time as a new run (agui-wire §1.2)."""
         run_id: str = run_input["runId"]
-        retrying = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(self.max_retries + 1),
-            wait=self._backoff,
-            retry=tenacity.retry_if_exception_type(TransientError),
-            reraise=True,
-            sleep=self._sleep,
-            before_sleep=self._log_retry,
-        )
-        async for attempt in retrying:
-            with attempt:
-                if attempt.retry_state.attempt_number > 1:
-                    run_id = f"run_{uuid.uuid4().hex}"
-                    run_input = {**run_input, "runId": run_id}
-                content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
+        attempt = 1
+        while True:
+            content = json.dumps(run_input, ensure_ascii=False, separators=(",", ":"))
+            try:
                 stream = await self._attempt(content.encode(), headers)
-                stream.run_id = run_id
-                return stream
-        raise AssertionError("unreachable")  # pragma: no cover
+            except TransientError as exc:
+                if attempt > self.max_retries:
+                    raise
+                self._log_retry(attempt, exc)
+                await self._sleep(self._backoff(attempt, exc))
+                attempt += 1
+                run_id = f"run_{uuid.uuid4().hex}"  # each try is a new run
+                run_input = {**run_input, "runId": run_id}
+                continue
+            stream.run_id = run_id
+            return stream
 
     async def _attempt(
         self, content: bytes, extra_headers: Mapping[str, str] | None = None
@@ -173,21 +170,21 @@ class AGUITransport:
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=False) from exc
 
-    def _backoff(self, state: tenacity.RetryCallState) -> float:
+    def _backoff(self, attempt: int, failure: TransientError) -> float:
         return backoff_delay(
-            state,
+            attempt,
+            failure,
             initial_delay=self.retry_initial_delay,
             max_delay=self.retry_max_delay,
             max_retry_after=self.retry_max_delay,
         )
 
-    def _log_retry(self, state: tenacity.RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
+    def _log_retry(self, attempt: int, failure: TransientError) -> None:
         logger.info(
             "AG-UI request to %s failed before the first event (%s); retrying (attempt %d of %d)",
             self.endpoint,
-            exc,
-            state.attempt_number + 1,
+            failure,
+            attempt + 1,
             self.max_retries + 1,
         )
 

@@ -97,21 +97,6 @@ class UpdateMapper:
         self._last_message_id: str | None = None
         self._errors = 0
         self.last_error: Event | None = None
-        self._handlers: dict[str, Callable[[Event], ChatResponseUpdate]] = {
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "TEXT_MESSAGE_START": self._text_start,
-            "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": self._tool_args,
-            "TOOL_CALL_END": self._tool_end,
-            "TOOL_CALL_RESULT": self._tool_result,
-            "REASONING_MESSAGE_START": lambda e: self._opens(e, e["messageId"], _ASSISTANT, []),
-            "REASONING_MESSAGE_CONTENT": self._reasoning_content,
-            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            **dict.fromkeys(("STATE_SNAPSHOT", "STATE_DELTA"), self._state_event),
-            "MESSAGES_SNAPSHOT": self._messages_snapshot,
-        }
 
     @property
     def state(self) -> Any:
@@ -128,11 +113,14 @@ class UpdateMapper:
                 response_id=self._run_id,
                 raw_representation=event,
             )
-        handler = self._handlers.get(event["type"])
+        handler = _HANDLERS.get(event["type"])
         if handler is None:
             # END events, steps, activity, snapshots, custom, raw, subagents: the event only.
             return self._bare(event)
-        return handler(event)
+        return handler(self, event)
+
+    def _reasoning_start(self, event: Event) -> ChatResponseUpdate:
+        return self._opens(event, event["messageId"], _ASSISTANT, [])
 
     def _bare(self, event: Event, props: dict[str, Any] | None = None) -> ChatResponseUpdate:
         """An update with no contents: the event (and ``props``) only."""
@@ -406,3 +394,23 @@ def _usage(event: Event) -> tuple[list[AIContent], str | None]:
         contents.append(UsageContent(UsageDetails(**counts, additional_counts=extra)))
         model_id = entry.get("model", model_id)
     return contents, model_id
+
+
+#: Each event type's mapping, a method of ``UpdateMapper`` (one table for every mapper, no
+#: bound methods per stream); ``TEXT_MESSAGE_CONTENT`` has its fast path in ``update``.
+_HANDLERS: dict[str, Callable[[UpdateMapper, Event], ChatResponseUpdate]] = {
+    "RUN_STARTED": UpdateMapper._run_started,
+    "RUN_FINISHED": UpdateMapper._run_finished,
+    "RUN_ERROR": UpdateMapper._run_error,
+    "TEXT_MESSAGE_START": UpdateMapper._text_start,
+    "TOOL_CALL_START": UpdateMapper._tool_start,
+    "TOOL_CALL_ARGS": UpdateMapper._tool_args,
+    "TOOL_CALL_END": UpdateMapper._tool_end,
+    "TOOL_CALL_RESULT": UpdateMapper._tool_result,
+    "REASONING_MESSAGE_START": UpdateMapper._reasoning_start,
+    "REASONING_MESSAGE_CONTENT": UpdateMapper._reasoning_content,
+    "REASONING_ENCRYPTED_VALUE": UpdateMapper._encrypted_value,
+    "STATE_SNAPSHOT": UpdateMapper._state_event,
+    "STATE_DELTA": UpdateMapper._state_event,
+    "MESSAGES_SNAPSHOT": UpdateMapper._messages_snapshot,
+}

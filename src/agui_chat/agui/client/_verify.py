@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
@@ -94,29 +93,6 @@ class StreamVerifier:
         self._active_subagents: set[str] = set()
         self._closed_subagents: set[str] = set()
         self._activities: dict[str, str | None] = {}
-        handlers: dict[str, Callable[[Event], None]] = {
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": partial(self._continue, self.tool_calls),
-            "TOOL_CALL_END": partial(self._end, self.tool_calls),
-            "STEP_STARTED": self._step,
-            "STEP_FINISHED": self._step,
-            "SUBAGENT_STARTED": self._subagent_started,
-            "SUBAGENT_FINISHED": self._subagent_terminal,
-            "SUBAGENT_ERROR": self._subagent_terminal,
-            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
-            "ACTIVITY_DELTA": self._activity_delta,
-            "MESSAGES_SNAPSHOT": self._messages_snapshot,
-        }
-        for prefix, items in (("TEXT_MESSAGE", self.text), ("REASONING_MESSAGE", self.reasoning)):
-            handlers[f"{prefix}_START"] = partial(self._start, items)
-            handlers[f"{prefix}_CONTENT"] = partial(self._continue, items)
-            handlers[f"{prefix}_END"] = partial(self._end, items)
-        handlers["REASONING_START"] = partial(self._start, self._spans)
-        handlers["REASONING_END"] = partial(self._end, self._spans)
-        self._handlers = handlers
 
     @property
     def run_ended(self) -> bool:
@@ -130,9 +106,13 @@ class StreamVerifier:
             allowed, rule = _AFTER[self._phase]
             if event_type not in allowed:
                 raise ProtocolError(rule.format(event_type))
-        handler = self._handlers.get(event_type)
-        if handler is not None:
-            handler(event)
+        entry = _HANDLERS.get(event_type)
+        if entry is not None:
+            handle, lane = entry
+            if lane is None:
+                handle(self, event)
+            else:
+                handle(self, getattr(self, lane), event)
 
     def finish(self) -> None:
         """End of stream: raise ``TruncatedStreamError`` unless the last run ended."""
@@ -334,3 +314,31 @@ class StreamVerifier:
                 self._activities[message["id"]] = owner
             elif role != "tool":
                 self.text.known[message["id"]] = _Entity(owner)
+
+
+#: Each event type's check: a method of ``StreamVerifier`` and the item lane it takes (by
+#: attribute name), or ``None``. One table for every verifier (no bound methods per stream).
+_HANDLERS: Final[dict[str, tuple[Callable[..., None], str | None]]] = {
+    "RUN_STARTED": (StreamVerifier._run_started, None),
+    "RUN_FINISHED": (StreamVerifier._run_finished, None),
+    "RUN_ERROR": (StreamVerifier._run_error, None),
+    "TOOL_CALL_START": (StreamVerifier._tool_start, None),
+    "TOOL_CALL_ARGS": (StreamVerifier._continue, "tool_calls"),
+    "TOOL_CALL_END": (StreamVerifier._end, "tool_calls"),
+    "STEP_STARTED": (StreamVerifier._step, None),
+    "STEP_FINISHED": (StreamVerifier._step, None),
+    "SUBAGENT_STARTED": (StreamVerifier._subagent_started, None),
+    "SUBAGENT_FINISHED": (StreamVerifier._subagent_terminal, None),
+    "SUBAGENT_ERROR": (StreamVerifier._subagent_terminal, None),
+    "ACTIVITY_SNAPSHOT": (StreamVerifier._activity_snapshot, None),
+    "ACTIVITY_DELTA": (StreamVerifier._activity_delta, None),
+    "MESSAGES_SNAPSHOT": (StreamVerifier._messages_snapshot, None),
+    "TEXT_MESSAGE_START": (StreamVerifier._start, "text"),
+    "TEXT_MESSAGE_CONTENT": (StreamVerifier._continue, "text"),
+    "TEXT_MESSAGE_END": (StreamVerifier._end, "text"),
+    "REASONING_MESSAGE_START": (StreamVerifier._start, "reasoning"),
+    "REASONING_MESSAGE_CONTENT": (StreamVerifier._continue, "reasoning"),
+    "REASONING_MESSAGE_END": (StreamVerifier._end, "reasoning"),
+    "REASONING_START": (StreamVerifier._start, "_spans"),
+    "REASONING_END": (StreamVerifier._end, "_spans"),
+}

@@ -60,16 +60,28 @@ class ClaimGuard:
         self.started: set[str] = set()  # the calls whose start was asked for (once)
         self.running: set[str] = set()  # those the store marked started under our claim
         self.resulted: set[str] = set()  # those whose result the run produced
-        self._renewing = asyncio.ensure_future(self._renew()) if self.claimed else None
+        # A timer, not a sleeping task: most runs end before the first renewal is due.
+        self._timer: asyncio.TimerHandle | None = None
+        self._renewal: asyncio.Future[None] | None = None
+        self._settled = False
+        if self.claimed:
+            self._renew_later()
+
+    def _renew_later(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self.lease / 3, self._renew_now)
+
+    def _renew_now(self) -> None:
+        self._renewal = asyncio.ensure_future(self._renew())
 
     async def _renew(self) -> None:
         keys = list(self.claimed.values())
-        while True:
-            await asyncio.sleep(self.lease / 3)
-            try:
-                await self.store.renew(keys, owner=self.owner, lease_until=self._lease_until())
-            except ApprovalStoreError:  # the next renewal may reach it; a lost lease is safe
-                _log.warning("could not renew the claims of resume %s", self.owner)
+        try:
+            await self.store.renew(keys, owner=self.owner, lease_until=self._lease_until())
+        except ApprovalStoreError:  # the next renewal may reach it; a lost lease is safe
+            _log.warning("could not renew the claims of resume %s", self.owner)
+        if not self._settled:
+            self._renew_later()
 
     def _lease_until(self) -> float:
         return _resume_check._clock() + self.lease
@@ -106,8 +118,11 @@ class ClaimGuard:
         be sent again); a started call without a result keeps ``LOST_RESULT`` if the run
         broke off (its outcome is unknown), or holds for good if the run ``finished`` (its
         tool asked again: the answer was used); so do the ``keep`` answers."""
-        if self._renewing is not None:
-            self._renewing.cancel()
+        self._settled = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._renewal is not None:
+            self._renewal.cancel()
         unstarted: list[str] = []
         lost: list[str] = []
         used = [key for key in self.claimed.values() if key in self.keep]
