@@ -72,10 +72,17 @@ _WRAP_KEY = "value"
 class OutputSpec:
     """A requested output type: its strict schema and its validator."""
 
-    __slots__ = ("adapter", "inner_format", "output_type", "response_format", "wrapped")
+    __slots__ = (
+        "adapter",
+        "inner_format",
+        "invalid",
+        "output_type",
+        "response_format",
+        "wrapped",
+    )
 
     def __init__(self, output_type: Any) -> None:
-        from pydantic import TypeAdapter
+        from pydantic import TypeAdapter, ValidationError
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
         try:
@@ -89,6 +96,7 @@ class OutputSpec:
             ) from exc
         self.output_type = output_type
         self.adapter = adapter
+        self.invalid = ValidationError  # what a reply that does not validate raises
         self.wrapped = schema.get("type") != "object" or "properties" not in schema
         if self.wrapped:
             defs = schema.pop("$defs", None)
@@ -114,12 +122,11 @@ class OutputSpec:
 
     def parse(self, text: str) -> tuple[Any, list[str]]:
         """The validated value and no errors, or ``None`` and the errors (one line each)."""
-        from pydantic import ValidationError
-
+        invalid = self.invalid
         if not self.wrapped:
             try:  # the common case, in one pass: the reply is the JSON object asked for
                 return self.adapter.validator.validate_json(text), []
-            except ValidationError:
+            except invalid:
                 pass  # a code fence, a null meaning "default", not JSON: the careful path
         match = _FENCE.match(text)
         body = match.group("body") if match else text.strip()
@@ -131,12 +138,12 @@ class OutputSpec:
             data = data[_WRAP_KEY]
         try:
             return self.adapter.validate_python(data), []
-        except ValidationError as exc:
+        except invalid as exc:
             errors = _errors(exc)
         # The strict schema made defaulted properties nullable: a null there means "default".
         try:
             return self.adapter.validate_python(_drop_nulls(data)), []
-        except ValidationError:
+        except invalid:
             return None, errors
 
 

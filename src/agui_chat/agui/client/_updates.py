@@ -104,7 +104,9 @@ class UpdateMapper:
         return self._state.state
 
     def update(self, event: Event) -> ChatResponseUpdate:
-        if event["type"] == "TEXT_MESSAGE_CONTENT":
+        # The two content deltas most streams are made of, inline; the rest by table.
+        event_type = event["type"]
+        if event_type == "TEXT_MESSAGE_CONTENT":
             message_id = event["messageId"]
             return ChatResponseUpdate(
                 self._roles.get(message_id, _ASSISTANT),
@@ -113,7 +115,19 @@ class UpdateMapper:
                 response_id=self._run_id,
                 raw_representation=event,
             )
-        handler = _HANDLERS.get(event["type"])
+        if event_type == "TOOL_CALL_ARGS":
+            call_id = event["toolCallId"]
+            call = self._calls[call_id]
+            delta: str = event["delta"]
+            call.parts.append(delta)
+            return ChatResponseUpdate(
+                _ASSISTANT,
+                [FunctionCallUpdateContent(call_id, call.name, delta)],
+                message_id=call.message_id,
+                response_id=self._run_id,
+                raw_representation=event,
+            )
+        handler = _HANDLERS.get(event_type)
         if handler is None:
             # END events, steps, activity, snapshots, custom, raw, subagents: the event only.
             return self._bare(event)
@@ -267,13 +281,6 @@ class UpdateMapper:
         delta = FunctionCallUpdateContent(call_id, call.name, "")
         return self._opens(event, call.message_id, _ASSISTANT, [delta])
 
-    def _tool_args(self, event: Event) -> ChatResponseUpdate:
-        call = self._calls[event["toolCallId"]]
-        delta: str = event["delta"]
-        call.parts.append(delta)
-        content = FunctionCallUpdateContent(event["toolCallId"], call.name, delta)
-        return self._part(event, call.message_id, [content])
-
     def _tool_end(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
         call = self._calls[call_id]
@@ -397,14 +404,13 @@ def _usage(event: Event) -> tuple[list[AIContent], str | None]:
 
 
 #: Each event type's mapping, a method of ``UpdateMapper`` (one table for every mapper, no
-#: bound methods per stream); ``TEXT_MESSAGE_CONTENT`` has its fast path in ``update``.
+#: bound methods per stream); the text and argument deltas have their fast path in ``update``.
 _HANDLERS: dict[str, Callable[[UpdateMapper, Event], ChatResponseUpdate]] = {
     "RUN_STARTED": UpdateMapper._run_started,
     "RUN_FINISHED": UpdateMapper._run_finished,
     "RUN_ERROR": UpdateMapper._run_error,
     "TEXT_MESSAGE_START": UpdateMapper._text_start,
     "TOOL_CALL_START": UpdateMapper._tool_start,
-    "TOOL_CALL_ARGS": UpdateMapper._tool_args,
     "TOOL_CALL_END": UpdateMapper._tool_end,
     "TOOL_CALL_RESULT": UpdateMapper._tool_result,
     "REASONING_MESSAGE_START": UpdateMapper._reasoning_start,
