@@ -53,6 +53,7 @@ from ._from_wire import (
 from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
 from ._page_display import DISPLAY_QUERY, display_response
+from ._peer_compat import resume_echo_log
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -166,6 +167,7 @@ class AGUIServer:
         if given:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
+        self._echo_log = resume_echo_log()
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -352,6 +354,8 @@ class AGUIServer:
                         lease=self.claim_lease,
                     )
                 outbox.push(encoder.start())
+                if checked is not None and checked.echoed:
+                    self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
                 if checked is not None:
                     encoder.calls.update(checked.calls)
                     run.answers = checked.answers
