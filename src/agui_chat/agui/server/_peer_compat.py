@@ -5,6 +5,10 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``thread_id`` / ``run_id`` and assistant ``tool_calls`` (``function.arguments`` maybe an
   object): each is read as its camelCase member when that is absent (else stripped as
   unknown), object arguments as their JSON text.
+- ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
+  payload beside its ``resume``; the resume check drops it (``resume_echo_log`` logs it).
+- ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes
+  a pinned ``@ag-ui/core`` 0.0.x accepts (the encoder applies it).
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ def apply_client_rules(data: dict[str, Any]) -> None:
             ", ".join(read),
         )
 
+
+#: The name of the rule ``AGUIServer(strict_pre_1_0_clients=True)`` turns on.
+STRICT_PRE_1_0_CLIENT = "strict-pre-1.0-client"
 
 #: The name of the rule for the tool message CopilotKit's ``useInterrupt`` writes beside its
 #: ``resume`` (``{role: "tool", toolCallId, content: JSON.stringify(payload)}``).

@@ -53,7 +53,7 @@ from ._from_wire import (
 from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
 from ._page_display import DISPLAY_QUERY, display_response
-from ._peer_compat import resume_echo_log
+from ._peer_compat import STRICT_PRE_1_0_CLIENT, resume_echo_log
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -109,6 +109,11 @@ class AGUIServer:
       and ``::1`` only, however the server is bound; a server reached under another name (a
       LAN address, a proxy's public name) lists it; ``["*"]`` answers any (only behind
       something that checks the name itself).
+    - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md), for
+      clients whose pinned ``@ag-ui/core`` 0.0.x rejects members 1.0 added (CopilotKit 1.74
+      pins 0.0.59): a run's success outcome leaves out ``pendingToolCallIds`` (the client
+      finds its tool calls in the events) and a cancelled run ends without an outcome.
+      Off by default: a 1.0 client needs both.
     """
 
     def __init__(
@@ -127,6 +132,7 @@ class AGUIServer:
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
         allowed_hosts: Iterable[str] | None = None,
+        strict_pre_1_0_clients: bool = False,
     ) -> None:
         self.allowed_hosts = HostGuard(allowed_hosts)
         self.tools = list(tools)
@@ -168,6 +174,13 @@ class AGUIServer:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
         self._echo_log = resume_echo_log()
+        self.strict_pre_1_0_clients = bool(strict_pre_1_0_clients)
+        if self.strict_pre_1_0_clients:
+            _log.info(
+                "compatibility rule %s on: run outcomes leave out pendingToolCallIds and "
+                "the cancelled outcome (for clients pinned to @ag-ui/core 0.0.x)",
+                STRICT_PRE_1_0_CLIENT,
+            )
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -455,6 +468,7 @@ class _Run:
             ),
             client_tools=client_tool_names,
             parent_run_id=run_input.parent_run_id,
+            pre_1_0=server.strict_pre_1_0_clients,
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
