@@ -45,7 +45,9 @@ async def test_with_the_rule_the_outcome_is_one_a_strict_pre_1_0_schema_accepts(
     events = await agent.post(body(user("please confirm it")))
     assert outcome(events) == {"type": "success"}
     started = [e for e in events if e["type"] == "TOOL_CALL_START"]
-    assert [(e["toolCallId"], e["toolCallName"]) for e in started] == [("call_9f", "confirm_action")]
+    assert [(e["toolCallId"], e["toolCallName"]) for e in started] == [
+        ("call_9f", "confirm_action")
+    ]
 
 
 async def test_the_frontend_tools_result_reaches_the_model_on_the_follow_up() -> None:
