@@ -24,6 +24,7 @@ from agui_chat import (
     TextReasoningContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    ToolCallContent,
     UriContent,
     UsageContent,
     UsageDetails,
