@@ -102,7 +102,9 @@ class RunEncoder:
         client_tools: frozenset[str] = frozenset(),
         parent_run_id: str | None = None,
         pre_1_0: bool = False,
+        result_id: Callable[[str, str], str] | None = None,
     ) -> None:
+        self.result_id = result_id  # the messageId of a result (a seal), else a random one
         self.thread_id = thread_id
         self.pre_1_0 = pre_1_0  # rule strict-pre-1.0-client
         self.known_calls: frozenset[str] = frozenset()
@@ -327,7 +329,7 @@ class RunEncoder:
             self._end(call_id)
         event = {
             "type": "TOOL_CALL_RESULT",
-            "messageId": _new_id(),
+            "messageId": _new_id() if self.result_id is None else self.result_id(call_id, content),
             "toolCallId": call_id,
             "content": content,
             "role": "tool",

@@ -112,8 +112,10 @@ async def check_resume(
     store: ApprovalStore,
     functions: Mapping[str, AITool],
     lease: timedelta = CLAIM_LEASE,
+    check_results: Callable[[set[str]], None] | None = None,
 ) -> CheckedResume:
-    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before)."""
+    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
+    ``check_results`` (given the call ids answered) checks the history's other results."""
     now = _clock()
     answers = [
         _verify(i, entry, run_input.thread_id, signer, functions, now)
@@ -135,6 +137,8 @@ async def check_resume(
     active = list(answers)
     _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
     _check_pairs(messages, pairs_of(active, calls), functions)
+    if check_results is not None:
+        check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
     if store.known_epoch is None:
         with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
             await store.epoch()

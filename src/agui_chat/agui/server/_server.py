@@ -42,6 +42,7 @@ from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
 from ._body import parse_json, read_body
 from ._claims import ClaimGuard, open_store
+from ._client_results import check_client_results
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import (
     InputError,
@@ -357,6 +358,16 @@ class AGUIServer:
                 messages, claimed = run.messages, {}
                 pairs: list[VerifiedPair] = []
                 checked = None
+
+                def check_results(answered: set[str]) -> None:
+                    check_client_results(
+                        run.messages,
+                        run.input.thread_id,
+                        run.signer,
+                        run.functions,
+                        answered=answered,
+                    )
+
                 if run.input.resume:
                     checked = await check_resume(
                         run.input,
@@ -365,7 +376,10 @@ class AGUIServer:
                         store=self.approval_store,
                         functions=run.functions,
                         lease=self.claim_lease,
+                        check_results=check_results,
                     )
+                else:
+                    check_results(set())
                 outbox.push(encoder.start())
                 if checked is not None and checked.echoed:
                     self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
@@ -469,6 +483,9 @@ class _Run:
             client_tools=client_tool_names,
             parent_run_id=run_input.parent_run_id,
             pre_1_0=server.strict_pre_1_0_clients,
+            result_id=lambda call_id, content: signer.result_id(
+                run_input.thread_id, call_id, content
+            ),
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
