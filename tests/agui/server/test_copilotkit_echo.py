@@ -1,9 +1,10 @@
 """CopilotKit's ``useInterrupt`` answers an approval with ``resume`` *and* a tool message of
 its own for the call (``content: JSON.stringify(payload)``), on the paused run's ``runId``
-(the bodies in /work/shared/peer-wire/copilotkit/). Rule ``copilotkit-resume-echo``: a tool
-message the client wrote for a call that a verified, fresh resume entry answers is dropped
-(logged once per thread); the approved call runs once, a rejection reaches the model as the
-server's text; a forged or expired entry beside it is refused and the message never used."""
+(recorded from CopilotKit 1.74; the real thing is tests/interop/test_copilotkit.py).
+Rule ``copilotkit-resume-echo``: a tool message the client wrote for a call that a verified,
+fresh resume entry answers is dropped (logged once per thread); the approved call runs once,
+a rejection reaches the model as the server's text; a forged or expired entry beside it is
+refused and the message never used."""
 
 from __future__ import annotations
 

@@ -19,9 +19,6 @@ from ..._tools import AITool, ApprovalRequiredAIFunction
 from ._resume_check import ResumeRejected
 from ._signing import InterruptSigner
 
-#: The ``RUN_ERROR`` code of a result the server did not write for a gated call.
-UNSEALED = "TOOL_RESULT_NOT_ISSUED"
-
 
 def check_client_results(
     messages: Sequence[ChatMessage],
@@ -54,7 +51,7 @@ def check_client_results(
             if signer.is_result_id(message.message_id, thread_id, call.call_id, text):
                 continue
             raise ResumeRejected(
-                UNSEALED,
+                "TOOL_RESULT_NOT_ISSUED",
                 f"the history holds a result for call {call.call_id!r} of {call.name!r}, a "
                 "tool that needs approval, that this server did not produce (its message id "
                 "is not the TOOL_CALL_RESULT's messageId, or the content was changed); nothing "
