@@ -25,7 +25,6 @@ def check_client_results(
     thread_id: str,
     signer: InterruptSigner,
     functions: Mapping[str, AITool],
-    *,
     answered: Set[str] = frozenset(),
 ) -> None:
     """Refuse (``ResumeRejected``) a tool result for a gated server tool's call that this

@@ -60,6 +60,18 @@ def apply_client_rules(data: dict[str, Any]) -> None:
 #: The name of the rule ``AGUIServer(strict_pre_1_0_clients=True)`` turns on.
 STRICT_PRE_1_0_CLIENT = "strict-pre-1.0-client"
 
+
+def note_strict_pre_1_0(on: bool) -> bool:
+    """Log (INFO) that rule ``strict-pre-1.0-client`` is on; returns ``on``."""
+    if on:
+        _log.info(
+            "compatibility rule %s on: run outcomes leave out pendingToolCallIds and the "
+            "cancelled outcome (for clients pinned to @ag-ui/core 0.0.x)",
+            STRICT_PRE_1_0_CLIENT,
+        )
+    return bool(on)
+
+
 #: The name of the rule for the tool message CopilotKit's ``useInterrupt`` writes beside its
 #: ``resume`` (``{role: "tool", toolCallId, content: JSON.stringify(payload)}``).
 COPILOTKIT_RESUME_ECHO = "copilotkit-resume-echo"

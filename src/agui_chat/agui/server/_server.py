@@ -13,6 +13,7 @@ import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from ag_ui.core import RunAgentInput
@@ -54,7 +55,7 @@ from ._from_wire import (
 from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
 from ._page_display import DISPLAY_QUERY, display_response
-from ._peer_compat import STRICT_PRE_1_0_CLIENT, resume_echo_log
+from ._peer_compat import note_strict_pre_1_0, resume_echo_log
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -110,11 +111,9 @@ class AGUIServer:
       and ``::1`` only, however the server is bound; a server reached under another name (a
       LAN address, a proxy's public name) lists it; ``["*"]`` answers any (only behind
       something that checks the name itself).
-    - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md), for
-      clients whose pinned ``@ag-ui/core`` 0.0.x rejects members 1.0 added (CopilotKit 1.74
-      pins 0.0.59): a run's success outcome leaves out ``pendingToolCallIds`` (the client
-      finds its tool calls in the events) and a cancelled run ends without an outcome.
-      Off by default: a 1.0 client needs both.
+    - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md): outcomes
+      a client pinned to ``@ag-ui/core`` 0.0.x takes (CopilotKit 1.74): no
+      ``pendingToolCallIds``, no cancelled outcome. Off by default (1.0 clients need both).
     """
 
     def __init__(
@@ -175,13 +174,7 @@ class AGUIServer:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
         self._echo_log = resume_echo_log()
-        self.strict_pre_1_0_clients = bool(strict_pre_1_0_clients)
-        if self.strict_pre_1_0_clients:
-            _log.info(
-                "compatibility rule %s on: run outcomes leave out pendingToolCallIds and "
-                "the cancelled outcome (for clients pinned to @ag-ui/core 0.0.x)",
-                STRICT_PRE_1_0_CLIENT,
-            )
+        self.strict_pre_1_0_clients = note_strict_pre_1_0(strict_pre_1_0_clients)
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -359,15 +352,9 @@ class AGUIServer:
                 pairs: list[VerifiedPair] = []
                 checked = None
 
-                def check_results(answered: set[str]) -> None:
-                    check_client_results(
-                        run.messages,
-                        run.input.thread_id,
-                        run.signer,
-                        run.functions,
-                        answered=answered,
-                    )
-
+                check_results = partial(
+                    check_client_results, run.messages, run.input.thread_id, run.signer
+                )
                 if run.input.resume:
                     checked = await check_resume(
                         run.input,
@@ -376,10 +363,10 @@ class AGUIServer:
                         store=self.approval_store,
                         functions=run.functions,
                         lease=self.claim_lease,
-                        check_results=check_results,
+                        check_results=lambda answered: check_results(run.functions, answered),
                     )
                 else:
-                    check_results(set())
+                    check_results(run.functions, set())
                 outbox.push(encoder.start())
                 if checked is not None and checked.echoed:
                     self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
