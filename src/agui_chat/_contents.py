@@ -254,7 +254,11 @@ def _finite_float(text: str) -> float:
 
 @dataclass(slots=True)
 class ToolCallContent(AIContent):
-    """Base of every tool call (``FunctionCallContent``: a function call we may run)."""
+    """Base of every tool call (``FunctionCallContent``: a function call we may run); as
+    itself, a call another party runs (a remote peer's), which no tool loop runs: its
+    approval passes through to the client that asked."""
+
+    type = "tool_call"
 
     call_id: str
     name: str

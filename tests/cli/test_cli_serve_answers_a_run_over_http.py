@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,12 +32,13 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env["AGUI_CHAT_SIGNING_KEY"] = "cli-serve-test-key-0123456789"
     child = subprocess.Popen(
         [sys.executable, "-m", "agui_chat", "serve", "--port", str(port)],
+        cwd=tmp_path,  # a key and no --store: its SQLite file goes there, not into the clone
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -24,6 +24,7 @@ from agui_chat import (
     TextReasoningContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    ToolCallContent,
     UriContent,
     UsageContent,
     UsageDetails,
@@ -79,6 +80,7 @@ EXAMPLES: list[AIContent] = [
     ),
     InterruptResponseContent("q1", {"build": 7}, "resolved", metadata={"by": "ann"}),
     InterruptResponseContent("q2", None, "cancelled"),
+    ToolCallContent("lg-5:0", "rm_local", {"path": "/etc"}),  # a remote peer's call
 ]
 
 

@@ -46,6 +46,20 @@ async def test_its_client_approves_and_our_server_runs_the_call_exactly_once(
     assert effects.runs["delete_file"] == [{"path": "report.txt"}]
 
 
+async def test_its_client_drops_result_ids_so_a_later_turn_is_refused_and_nothing_reruns(
+    our_server: Serve,
+) -> None:
+    # Its client keeps no TOOL_CALL_RESULT messageId (our seal), so the result of the approved
+    # call it sends back on a later turn cannot be told from one it wrote: refused (issue 27,
+    # docs/interop.md), and the tool never runs again. Its client reports the refusal as an
+    # empty response, not an error (its own defect).
+    effects = SideEffects()
+    out = await af_client(await our_server(our_app(effects)), "approve-then-continue")
+    assert out["texts"][1] == "Tool said: deleted report.txt"
+    assert out["texts"][2] == "" and "error" not in out
+    assert effects.runs["delete_file"] == [{"path": "report.txt"}]
+
+
 async def test_its_client_rejects_and_our_server_runs_nothing(our_server: Serve) -> None:
     effects = SideEffects()
     out = await af_client(await our_server(our_app(effects)), "reject")

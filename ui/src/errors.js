@@ -24,6 +24,8 @@ export const RUN_ERROR_WORDS = {
   RESUME_INVALID_PAYLOAD: "The server refused an answer as invalid.",
   RESUME_UNKNOWN_PAYLOAD_KEY: "The server refused an answer it could not read in full (an unknown field); nothing ran.",
   RESUME_ALREADY_CONSUMED: "These requests were already answered.",
+  TOOL_RESULT_NOT_ISSUED:
+    "The conversation holds a tool result the server did not produce, so nothing ran. Start a new conversation.",
   APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
   APPROVAL_STORE_UNAVAILABLE:
     "The server cannot record approvals right now, so nothing ran. Try again shortly.",

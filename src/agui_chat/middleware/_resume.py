@@ -140,7 +140,7 @@ def check_pairs(pairs: Pairs, tools: Mapping[str, AITool]) -> Pending:
         if _local_function(tools, a.call.name) is not None
     }
     _check_unknown(pairs.unknown_approvals, "approval")
-    _check_unknown(pairs.unknown_questions, "question")
+    _check_unknown(pairs.unknown_questions, "question", approvals=pairs.approvals)
     approvals = {
         rid: a
         for rid, a in local_approvals.items()
@@ -338,13 +338,22 @@ def _check_ambiguous(
     )
 
 
-def _check_unknown(unknown: Sequence[str], what: str) -> None:
-    if unknown:
-        raise UnknownResponseError(
-            f"{_ids(unknown)} answer{'s' if len(unknown) == 1 else ''} no {what} request in "
-            "the history; send the assistant message holding the request along with the answer",
-            request_ids=list(unknown),
+def _check_unknown(
+    unknown: Sequence[str], what: str, approvals: Mapping[str, object] | None = None
+) -> None:
+    if not unknown:
+        return
+    hint = "send the assistant message holding the request along with the answer"
+    if approvals is not None and any(rid in approvals for rid in unknown):
+        hint = (
+            "it names an approval request: answer that with request.create_response(approved, "
+            "reason) (an InterruptResponseContent answers a question); nothing was sent or run"
         )
+    raise UnknownResponseError(
+        f"{_ids(unknown)} answer{'s' if len(unknown) == 1 else ''} no {what} request in "
+        f"the history; {hint}",
+        request_ids=list(unknown),
+    )
 
 
 def _ids(ids: Sequence[str]) -> str:

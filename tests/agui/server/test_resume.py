@@ -206,15 +206,20 @@ async def test_answering_only_one_of_two_approvals_runs_nothing(tools: Tools) ->
     assert tools.count("delete_file") == 0
 
 
-async def test_a_call_whose_result_is_in_the_history_never_runs_again(tools: Tools) -> None:
-    model = scripted(delete_call(), "All done.")
+async def test_a_result_the_client_wrote_beside_a_fresh_approval_is_not_the_tools_result(
+    tools: Tools,
+) -> None:
+    # The client's "result" for a call its own resume answers is dropped (rule
+    # copilotkit-resume-echo): the approved call runs once and the model gets its real result.
+    model = scripted(delete_call(), echo_result)
     agent = agui_server(model, tools=[tools.delete_file()])
     _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
     result = {"id": "t9", "role": "tool", "toolCallId": "c1", "content": "deleted a.txt"}
     events = await agent.resume([*history, result], approve(interrupt))
-    assert tools.count("delete_file") == 0
-    assert of_type(events, "TOOL_CALL_RESULT") == []
-    assert text_of(events) == "All done."
+    assert tools.count("delete_file") == 1
+    assert [e["content"] for e in of_type(events, "TOOL_CALL_RESULT")] == ["deleted a.txt"]
+    received, _ = model.calls[1]
+    assert [m.message_id for m in received if m.message_id == "t9"] == []
 
 
 # -- questions ------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ async def main(url: str, scenario: str) -> dict[str, Any]:
             {
                 "interruptId": i["id"],
                 "status": "resolved",
-                "payload": {"approved": scenario == "approve"},
+                "payload": {"approved": scenario.startswith("approve")},
             }
             for i in interrupts
         ]
@@ -47,6 +47,14 @@ async def main(url: str, scenario: str) -> dict[str, Any]:
         )
         out["texts"].append(second.text)
         out["finish"].append(str(second.finish_reason))
+        if scenario == "approve-then-continue":  # a later turn with the history it holds
+            history = [Message("user", [prompt]), *first.messages, *second.messages]
+            history.append(Message("user", ["thanks"]))
+            try:
+                third = await client.get_response(history, options={"metadata": metadata})
+                out["texts"].append(third.text)
+            except Exception as exc:  # what it raises for a RUN_ERROR
+                out["error"] = f"{type(exc).__name__}: {exc}"
     return out
 
 

@@ -14,22 +14,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..._approval_payload import read_approval_payload
-from ..._contents import FunctionCallContent
-from ..._exceptions import ProtocolError
+from ..._contents import FunctionCallContent, ToolCallContent
+from ..._exceptions import InvalidResponseError, ProtocolError
 from ..._hitl_contents import CANCELLED_REASON, InputRequestContent, ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
-from ._resume import resume_entries
+from ._resume import DIALECT_KEY, LANGCHAIN_HITL, resume_entries
 from ._updates import INTERRUPT_KEY
 
 AGUI = "agui"
 LANGGRAPH = "langgraph"
-LANGCHAIN_HITL = "langchain-hitl"
 DIALECTS = (AGUI, LANGGRAPH, LANGCHAIN_HITL)
-
-#: On a request content: the dialects it was read in (and is answered in), e.g.
-#: ``["langgraph", "langchain-hitl"]``; absent for AG-UI 1.0.
-DIALECT_KEY = "agui_dialect"
 
 Warn = Callable[[str, str], None]  # (dialect, what it does), once per thread
 FindCall = Callable[[str | None, str, Any], FunctionCallContent | None]
@@ -342,7 +337,10 @@ def approvals_for(
         name = action["name"]
         call_id = _text(action.get("tool_call_id")) if per_call else None
         fallback_id = call_id or (interrupt_id if per_call else f"{interrupt_id}:{index}")
-        call = find_call(call_id, name, action) or FunctionCallContent(
+        # A call the stream never showed is the peer's (a ToolCallContent, which no tool loop
+        # runs): its approval can only be answered to the peer, even when a local tool has
+        # its name, and it is never sent back as a call the model made.
+        call: ToolCallContent = find_call(call_id, name, action) or ToolCallContent(
             fallback_id, name, dict(action.get("args") or {})
         )
         decisions = allowed.get(name)
@@ -365,6 +363,9 @@ def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> d
     payload model (an unknown key raises ``InvalidResponseError`` before anything is sent)."""
     if entry.get("status") == "cancelled":
         return {"type": "reject", "message": CANCELLED_REASON}
+    given = entry.get("payload")
+    if isinstance(given, Mapping) and "type" in given:
+        return _given_decision(request, given)
     payload = read_approval_payload(
         entry.get("payload"),
         where=f"answer to {request.request_id!r}",
@@ -379,6 +380,60 @@ def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> d
             "edited_action": {"name": request.tool_call.name, "args": payload.edited_args},
         }
     return {"type": "approve"}
+
+
+#: LangChain's decisions and the members each may carry besides ``type``.
+_DECISIONS: dict[str, frozenset[str]] = {
+    "approve": frozenset(),
+    "reject": frozenset({"message"}),
+    "edit": frozenset({"edited_action"}),
+}
+
+
+def _given_decision(
+    request: ToolApprovalRequestContent, given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A LangChain decision the person gave as it is (``InterruptResponseContent`` with
+    ``{"type": "approve"}``, ...), checked: anything else raises ``InvalidResponseError``
+    before anything is sent, so a decision is never sent as another one."""
+    rid = request.request_id
+    kind = given.get("type")
+    extra = (
+        set(given) - {"type"} - _DECISIONS.get(kind, frozenset())
+        if isinstance(kind, str)
+        else set()
+    )
+    problem = None
+    if kind not in _DECISIONS:
+        problem = f"has type {kind!r}"
+    elif extra:
+        problem = f"has unknown key(s) {sorted(extra)} for a {kind!r} decision"
+    elif kind == "reject" and not isinstance(given.get("message", ""), str):
+        problem = "has a message that is not a string"
+    elif kind == "edit":
+        action = given.get("edited_action")
+        if not request.allow_edits:
+            problem = "edits a call whose review does not allow editing"
+        elif not (
+            isinstance(action, Mapping)
+            and set(action) == {"name", "args"}
+            and action["name"] == request.tool_call.name
+            and isinstance(action["args"], Mapping)
+        ):
+            problem = (
+                f"has an edited_action that is not {{name: {request.tool_call.name!r}, args: "
+                "{...}}"
+            )
+    if problem is not None:
+        raise InvalidResponseError(
+            f"answer to {rid!r} is not a LangChain decision: it {problem}; give "
+            '{"type": "approve"}, {"type": "reject", "message": ...} or {"type": "edit", '
+            '"edited_action": {"name": ..., "args": {...}}}, or answer with '
+            "request.create_response(...)",
+            request_ids=[rid],
+        )
+    copied: dict[str, Any] = json.loads(json.dumps(dict(given)))  # plain JSON, not shared
+    return copied
 
 
 def _text(value: Any) -> str | None:

@@ -29,6 +29,24 @@ from ._updates import INTERRUPT_KEY
 
 ResumeEntry = dict[str, Any]
 
+#: On a request content: the dialects it was read in (and is answered in), e.g.
+#: ``["langgraph", "langchain-hitl"]``; absent for AG-UI 1.0.
+DIALECT_KEY = "agui_dialect"
+LANGCHAIN_HITL = "langchain-hitl"
+
+
+def _langchain_decision_given(request: InputRequestContent, answer: InputResponseContent) -> bool:
+    """Whether ``answer`` is a LangChain decision (``{"type": ...}``) given by hand to an
+    approval read from LangChain's middleware: it goes out as given (checked when sent)."""
+    dialects = (request.additional_properties or {}).get(DIALECT_KEY)
+    return (
+        isinstance(answer, InterruptResponseContent)
+        and isinstance(dialects, list)
+        and LANGCHAIN_HITL in dialects
+        and isinstance(answer.payload, Mapping)
+        and "type" in answer.payload
+    )
+
 
 def _find_pause(
     history: Sequence[ChatMessage],
@@ -107,6 +125,9 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
     rid = request.request_id
     expired = request.is_expired()
     metadata = answer.metadata if isinstance(answer, InterruptResponseContent) else None
+    if _langchain_decision_given(request, answer):
+        assert isinstance(answer, InterruptResponseContent)
+        return {"interruptId": rid, "status": answer.status, "payload": dict(answer.payload)}
     if (
         isinstance(request, ToolApprovalRequestContent)
         and isinstance(answer, InterruptResponseContent)

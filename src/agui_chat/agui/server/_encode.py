@@ -87,7 +87,8 @@ class RunEncoder:
     """Encodes one run: ``start()``, then ``update()`` per streamed update (``event()`` for
     events a tool emits), then ``finish()`` or ``error()``; each returns the bytes to write.
 
-    The calls of ``client_tools`` are listed in ``pendingToolCallIds``; ``results`` keeps
+    The calls of ``client_tools`` are listed in ``pendingToolCallIds`` (left out, and a
+    cancelled outcome with it, under ``pre_1_0``: rule ``strict-pre-1.0-client``); ``results`` keeps
     each ``TOOL_CALL_RESULT`` content and ``calls`` every call seen, by call id;
     ``known_calls`` are calls the client holds (on a resume), not emitted again.
     """
@@ -100,8 +101,12 @@ class RunEncoder:
         issue_interrupts: IssueInterrupts,
         client_tools: frozenset[str] = frozenset(),
         parent_run_id: str | None = None,
+        pre_1_0: bool = False,
+        result_id: Callable[[str, str], str] | None = None,
     ) -> None:
+        self.result_id = result_id  # the messageId of a result (a seal), else a random one
         self.thread_id = thread_id
+        self.pre_1_0 = pre_1_0  # rule strict-pre-1.0-client
         self.known_calls: frozenset[str] = frozenset()
         self.run_id = run_id
         self.parent_run_id = parent_run_id
@@ -152,7 +157,7 @@ class RunEncoder:
         else:
             outcome = {"type": "success"}
             pending = [c for c in self._pending_client_calls if c not in self.results]
-            if pending:
+            if pending and not self.pre_1_0:
                 outcome["pendingToolCallIds"] = pending
         self.outcome = outcome["type"]
         event: dict[str, Any] = {
@@ -161,6 +166,8 @@ class RunEncoder:
             "runId": self.run_id,
             "outcome": outcome,
         }
+        if self.pre_1_0 and outcome["type"] == "cancelled":
+            del event["outcome"]  # a strict pre-1.0 schema knows success and interrupt only
         if self._usage:
             event["usage"] = [
                 {**({"model": model} if model else {}), **counts}
@@ -322,7 +329,7 @@ class RunEncoder:
             self._end(call_id)
         event = {
             "type": "TOOL_CALL_RESULT",
-            "messageId": _new_id(),
+            "messageId": _new_id() if self.result_id is None else self.result_id(call_id, content),
             "toolCallId": call_id,
             "content": content,
             "role": "tool",

@@ -5,6 +5,10 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``thread_id`` / ``run_id`` and assistant ``tool_calls`` (``function.arguments`` maybe an
   object): each is read as its camelCase member when that is absent (else stripped as
   unknown), object arguments as their JSON text.
+- ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
+  payload beside its ``resume``; the resume check drops it (``resume_echo_log`` logs it).
+- ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes
+  a pinned ``@ag-ui/core`` 0.0.x accepts (the encoder applies it).
 """
 
 from __future__ import annotations
@@ -51,3 +55,54 @@ def apply_client_rules(data: dict[str, Any]) -> None:
             AGENT_FRAMEWORK_SNAKE_CASE,
             ", ".join(read),
         )
+
+
+#: The name of the rule ``AGUIServer(strict_pre_1_0_clients=True)`` turns on.
+STRICT_PRE_1_0_CLIENT = "strict-pre-1.0-client"
+
+
+def note_strict_pre_1_0(on: bool) -> bool:
+    """Log (INFO) that rule ``strict-pre-1.0-client`` is on; returns ``on``."""
+    if on:
+        _log.info(
+            "compatibility rule %s on: run outcomes leave out pendingToolCallIds and the "
+            "cancelled outcome (for clients pinned to @ag-ui/core 0.0.x)",
+            STRICT_PRE_1_0_CLIENT,
+        )
+    return bool(on)
+
+
+#: The name of the rule for the tool message CopilotKit's ``useInterrupt`` writes beside its
+#: ``resume`` (``{role: "tool", toolCallId, content: JSON.stringify(payload)}``).
+COPILOTKIT_RESUME_ECHO = "copilotkit-resume-echo"
+
+#: How many threads a server remembers having logged a rule for (then it starts again).
+_MAX_THREADS = 4096
+
+
+class OncePerThread:
+    """Logs a compatibility rule the first time it applies on a thread (a bounded memory)."""
+
+    def __init__(self, rule: str, text: str) -> None:
+        self.rule, self.text = rule, text
+        self._seen: set[str] = set()
+
+    def note(self, thread_id: str, detail: str) -> None:
+        if thread_id in self._seen:
+            return
+        if len(self._seen) >= _MAX_THREADS:
+            self._seen.clear()
+        self._seen.add(thread_id)
+        _log.warning(
+            "compatibility rule %s on thread %r: %s %s", self.rule, thread_id, self.text, detail
+        )
+
+
+def resume_echo_log() -> OncePerThread:
+    """The log of rule ``copilotkit-resume-echo``: a tool message the client wrote for a call
+    that a verified resume entry answers is dropped; the server's own answer stands."""
+    return OncePerThread(
+        COPILOTKIT_RESUME_ECHO,
+        "dropped the tool message(s) the client wrote for a call its resume answers (the "
+        "server's own result, or rejection, is what the model gets):",
+    )

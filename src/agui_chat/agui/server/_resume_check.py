@@ -42,7 +42,7 @@ from ...middleware._pairs import VerifiedPair, verified_pairs
 from ...middleware._resume import plan_resume
 from ...stores import ApprovalStore, ClaimRecord
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
-from ._verified_pairs import Answer, pairs_of, run_history
+from ._verified_pairs import Answer, pairs_of, run_history, without_results
 
 #: How long past its expiry an interrupt may still be cancelled (an approval rejected);
 #: after it every answer is refused as stale, and the store keeps each consumed record
@@ -89,7 +89,7 @@ class CheckedResume:
     claimed under ``owner`` (the keys in ``unbound``, answers to questions no tool call
     asked, stay claimed); ``replayed`` are kept results to emit again; ``calls`` and
     ``answers`` (by call id) bind a tool that asks again. Without ``needs_model`` the resume
-    only replays.
+    only replays. ``echoed``: the calls whose client-written results were dropped.
     """
 
     messages: list[ChatMessage]
@@ -101,6 +101,7 @@ class CheckedResume:
     answers: dict[str, list[list[Any]]] = field(default_factory=dict)
     needs_model: bool = True
     pairs: list[VerifiedPair] = field(default_factory=list)
+    echoed: list[str] = field(default_factory=list)
 
 
 async def check_resume(
@@ -111,8 +112,10 @@ async def check_resume(
     store: ApprovalStore,
     functions: Mapping[str, AITool],
     lease: timedelta = CLAIM_LEASE,
+    check_results: Callable[[set[str]], None] | None = None,
 ) -> CheckedResume:
-    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before)."""
+    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
+    ``check_results`` (given the call ids answered) checks the history's other results."""
     now = _clock()
     answers = [
         _verify(i, entry, run_input.thread_id, signer, functions, now)
@@ -127,10 +130,15 @@ async def check_resume(
         if call_id is not None and call_id in calls:
             record = records[call_id]  # an earlier call under its id: the id was reused
             _check_matches(answer, calls[call_id], len(record.variants) > 1 or record.answered)
-    answered = {call_id for call_id, r in records.items() if r.answered}
-    active = [a for a in answers if a.claims.call_id not in answered]
+    # A result the client wrote for a call an entry answers is never that call's result
+    # (compatibility rule ``copilotkit-resume-echo``): the server's own answer replaces it.
+    echoed = {c for a in answers if (c := a.claims.call_id) in records and records[c].answered}
+    messages = without_results(messages, echoed)
+    active = list(answers)
     _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
     _check_pairs(messages, pairs_of(active, calls), functions)
+    if check_results is not None:
+        check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
     if store.known_epoch is None:
         with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
             await store.epoch()
@@ -153,6 +161,7 @@ async def check_resume(
         replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
         needs_model=bool(fresh) or not replayed,
         pairs=pairs_of(fresh_answers, calls),
+        echoed=sorted(echoed),
     )
     for answer in active:
         claims = answer.claims

@@ -42,6 +42,7 @@ from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
 from ._body import parse_json, read_body
 from ._claims import ClaimGuard, open_store
+from ._client_results import check_client_results
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import (
     InputError,
@@ -52,7 +53,9 @@ from ._from_wire import (
 )
 from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
+from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
+from ._peer_compat import note_strict_pre_1_0, resume_echo_log
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -108,6 +111,9 @@ class AGUIServer:
       and ``::1`` only, however the server is bound; a server reached under another name (a
       LAN address, a proxy's public name) lists it; ``["*"]`` answers any (only behind
       something that checks the name itself).
+    - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md): outcomes
+      a client pinned to ``@ag-ui/core`` 0.0.x takes (CopilotKit 1.74): no
+      ``pendingToolCallIds``, no cancelled outcome. Off by default (1.0 clients need both).
     """
 
     def __init__(
@@ -126,6 +132,7 @@ class AGUIServer:
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
         allowed_hosts: Iterable[str] | None = None,
+        strict_pre_1_0_clients: bool = False,
     ) -> None:
         self.allowed_hosts = HostGuard(allowed_hosts)
         self.tools = list(tools)
@@ -166,6 +173,8 @@ class AGUIServer:
         if given:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
+        self._echo_log = resume_echo_log()
+        self.strict_pre_1_0_clients = note_strict_pre_1_0(strict_pre_1_0_clients)
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
@@ -281,6 +290,11 @@ class AGUIServer:
         outbox = run.outbox
         # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
         # go out before the pipeline does any work (the first byte is the run's, not the model's).
+        if not run.input.resume and run.failure is None:  # a resume checks them with its answers
+            try:
+                check_client_results(run.messages, run.input.thread_id, run.signer, run.functions)
+            except ResumeRejected as exc:
+                run.failure = exc  # refused before the run: RUN_ERROR alone
         started = not run.input.resume and run.failure is None
         work = traced_run(self._produce(run), run.input, run.encoder, run.headers, run.signer)
         producer = asyncio.ensure_future(work)
@@ -357,7 +371,12 @@ class AGUIServer:
                         store=self.approval_store,
                         functions=run.functions,
                         lease=self.claim_lease,
+                        check_results=lambda answered: check_client_results(
+                            run.messages, run.input.thread_id, run.signer, run.functions, answered
+                        ),
                     )
+                if checked is not None and checked.echoed:
+                    self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
                 if checked is not None:  # (a new run's RUN_STARTED went out with the head)
                     outbox.push(encoder.start())
                     encoder.calls.update(checked.calls)
@@ -431,7 +450,7 @@ class _Run:
         options: ChatOptions,
         client_tool_names: frozenset[str],
         functions: dict[str, AITool],
-        failure: DuplicateToolError | None,
+        failure: DuplicateToolError | ResumeRejected | None,
     ) -> None:
         self.input, self.signer = run_input, signer
         self.functions = functions  # the server's tools as this run found them
@@ -441,7 +460,7 @@ class _Run:
         self.answers: dict[str, list[list[Any]]] = {}
         self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
-        self.outbox = _Outbox()
+        self.outbox = Outbox()
         issuer = InterruptIssuer(
             signer,
             run_input.thread_id,
@@ -458,53 +477,14 @@ class _Run:
             ),
             client_tools=client_tool_names,
             parent_run_id=run_input.parent_run_id,
+            pre_1_0=server.strict_pre_1_0_clients,
+            result_id=lambda call_id, content: signer.result_id(
+                run_input.thread_id, call_id, content
+            ),
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
         )
-
-
-class _Outbox:
-    """Encoded events waiting to be written, drained in one write; past ``HIGH_WATER``
-    pieces or ``HIGH_WATER_BYTES`` bytes the run waits for a drain (a slow reader holds a
-    bounded amount of memory)."""
-
-    HIGH_WATER = 512
-    HIGH_WATER_BYTES = 1 << 20
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self._size = 0
-        self.ready = asyncio.Event()  # set while something waits to be drained
-        self._room = asyncio.Event()
-        self._room.set()
-        self.closed = False
-
-    def push(self, data: bytes) -> None:
-        if data:
-            self._parts.append(data)
-            self._size += len(data)
-            self.ready.set()
-
-    async def put(self, data: bytes) -> None:
-        self.push(data)
-        if len(self._parts) >= self.HIGH_WATER or self._size >= self.HIGH_WATER_BYTES:
-            self._room.clear()
-            await self._room.wait()
-
-    def close(self) -> None:
-        self.closed = True
-        self.ready.set()
-
-    def drain(self) -> tuple[bytes, bool]:
-        """Everything waiting, and whether the run has ended."""
-        data = b"".join(self._parts)
-        self._parts.clear()
-        self._size = 0
-        if not self.closed:
-            self.ready.clear()
-        self._room.set()
-        return data, self.closed
 
 
 def default_audience(functions: Iterable[str], path: str = "/") -> str:

@@ -31,6 +31,10 @@ _AUDIENCE_KEY_CONTEXT = b"agui_chat audience key v1\x00"
 _AUDIENCE_ID_CONTEXT = b"agui_chat audience id v1\x00"
 _PAUSE_CONTEXT = b"agui_chat pause v1\x00"
 _KEY_ID_CONTEXT = b"agui_chat signing key id v1\x00"
+_RESULT_CONTEXT = b"agui_chat tool result v1\x00"
+#: How the ``messageId`` of a ``TOOL_CALL_RESULT`` this server wrote begins (a seal over the
+#: thread, the call id and the content, under the audience's key).
+RESULT_ID_PREFIX = "r1."
 InterruptKind = Literal["approval", "question"]
 
 
@@ -243,6 +247,22 @@ class InterruptSigner:
             return InterruptClaims._from_wire(claims_json)
         except (LookupError, TypeError, ValueError):  # pragma: no cover - we signed it
             raise TokenError("unknown") from None
+
+    def result_id(self, thread_id: str, call_id: str, content: str) -> str:
+        """The ``messageId`` of a tool result this server emits: it seals the result to its
+        thread and call, so a result a client wrote instead is told apart (docs/interop.md)."""
+        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+        message = _RESULT_CONTEXT + canonical_json([thread_id, call_id, digest]).encode("utf-8")
+        mac = hmac.new(self._own_key, message, hashlib.sha256).digest()[:18]
+        return RESULT_ID_PREFIX + _b64encode(mac)
+
+    def is_result_id(
+        self, message_id: str | None, thread_id: str, call_id: str, content: str
+    ) -> bool:
+        """Whether ``message_id`` is the seal :meth:`result_id` gives this result."""
+        if not isinstance(message_id, str) or not message_id.startswith(RESULT_ID_PREFIX):
+            return False
+        return hmac.compare_digest(message_id, self.result_id(thread_id, call_id, content))
 
     @staticmethod
     def fingerprint(token: str) -> str:

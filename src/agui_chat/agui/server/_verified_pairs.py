@@ -3,7 +3,7 @@ per request, built from the signed token), and the history the pipeline gets."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +127,33 @@ def run_history(
         out.append(ChatMessage(ChatRole.TOOL, appended_results))
     if unbound:
         out.append(ChatMessage(ChatRole.USER, [response for _, response in unbound]))
+    return out
+
+
+def without_results(messages: Sequence[ChatMessage], call_ids: Set[str]) -> list[ChatMessage]:
+    """``messages`` without the tool results of ``call_ids`` (a tool message left empty goes;
+    every other message is the same object)."""
+    if not call_ids:
+        return list(messages)
+    out: list[ChatMessage] = []
+    for message in messages:
+        kept = [
+            c
+            for c in message.contents
+            if not (isinstance(c, FunctionResultContent) and c.call_id in call_ids)
+        ]
+        if len(kept) == len(message.contents):
+            out.append(message)
+        elif kept:
+            out.append(
+                ChatMessage(
+                    message.role,
+                    kept,
+                    author_name=message.author_name,
+                    message_id=message.message_id,
+                    additional_properties=message.additional_properties,
+                )
+            )
     return out
 
 

@@ -1,0 +1,169 @@
+"""CopilotKit (``@copilotkit/react-core`` 1.74, v2 API, its pinned ``@ag-ui/client`` 0.0.59
+``HttpAgent`` posting straight to our server, no CopilotKit runtime) in Debian's Chromium,
+through its own hooks: ``useInterrupt`` answers approvals and questions, ``useHumanInTheLoop``
+is a frontend tool. Each test counts the tool's runs. The server runs with
+``strict_pre_1_0_clients=True`` (rule ``strict-pre-1.0-client``); CopilotKit's echo of its
+answer is dropped by rule ``copilotkit-resume-echo`` (docs/interop.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from copilotkit_support import LaneModel, Site, browser_page, page_dir, serve
+
+from agui_chat import ai_function, request_input
+from agui_chat.agui import AGUIServer
+from agui_chat.stores import InMemoryApprovalStore
+from agui_streams import SideEffects
+from meai_texts import REJECTED
+
+KEY = "copilotkit-lane-signing-key-0123456789"
+
+
+class Lane:
+    """The page in a browser, the server behind it, its model and its tools' runs."""
+
+    def __init__(self, page: Any, site: Site, model: LaneModel, effects: SideEffects) -> None:
+        self.page, self.site, self.model, self.effects = page, site, model, effects
+
+    def say(self, text: str) -> None:
+        self.page.fill("#prompt", text)
+        self.page.click("#send")
+
+    def settled(self, text: str) -> None:
+        """Wait until the conversation holds ``text`` and no run is going on."""
+        self.page.wait_for_function(
+            "t => document.getElementById('messages').textContent.includes(t)"
+            " && document.getElementById('running').dataset.running === 'false'",
+            arg=text,
+        )
+
+    def errors(self) -> list[str]:
+        found: list[str] = self.page.evaluate("window.__ckErrors")
+        return [*found, *self.page.errors]
+
+
+def make_lane(tmp_path: Path, *, strict: bool = True) -> Iterator[Lane]:
+    page_folder = page_dir()
+    effects = SideEffects()
+
+    @ai_function
+    def deploy(service: str) -> str:
+        """Deploy a service."""
+        choice = request_input(
+            "Which build of web should I deploy?",
+            response_schema={
+                "type": "object",
+                "properties": {"build": {"type": "integer", "description": "The build number"}},
+                "required": ["build"],
+            },
+        )
+        if choice.cancelled:
+            return "not deployed: cancelled"
+        effects.record("deploy", service=service, build=choice.payload["build"])
+        return f"deployed {service} build {choice.payload['build']}"
+
+    model = LaneModel()
+    agent = AGUIServer(
+        model.client,
+        tools=[effects.delete_file(), deploy],
+        signing_key=KEY,
+        approval_store=InMemoryApprovalStore(),
+        strict_pre_1_0_clients=strict,
+    )
+    site = Site(agent, page_folder)
+    with serve(site) as url, browser_page(tmp_path) as page:
+        page.goto(f"{url}?thread=ck-{tmp_path.name}")
+        page.wait_for_selector("body[data-ready=true]")
+        yield Lane(page, site, model, effects)
+
+
+@pytest.fixture
+def lane(tmp_path: Path) -> Iterator[Lane]:
+    yield from make_lane(tmp_path)
+
+
+def echoes(body: dict[str, Any]) -> list[str]:
+    """The tool messages a request carries (CopilotKit's echo of its answer among them)."""
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_approve_runs_the_tool_once_and_the_model_gets_its_result(lane: Lane) -> None:
+    lane.say("please delete the report")
+    lane.page.wait_for_selector("#interrupt[data-reason=tool_call]")
+    lane.page.click("#approve")
+    lane.settled("Tool said: deleted reports/q3.txt")
+    assert lane.effects.runs["delete_file"] == [{"path": "reports/q3.txt"}]
+    assert lane.model.results() == ["deleted reports/q3.txt"]
+    (resume,) = lane.site.resumes()
+    assert resume[0]["status"] == "resolved" and resume[0]["payload"] == {"approved": True}
+    assert json.dumps({"approved": True}, separators=(",", ":")) in echoes(lane.site.posts[-1])
+    assert lane.errors() == []
+
+
+def test_a_double_click_on_approve_runs_the_tool_once(lane: Lane) -> None:
+    lane.say("please delete the report")
+    lane.page.wait_for_selector("#interrupt[data-reason=tool_call]")
+    lane.page.dblclick("#approve")
+    lane.settled("Tool said: deleted reports/q3.txt")
+    assert lane.effects.count("delete_file") == 1
+    assert lane.model.results() == ["deleted reports/q3.txt"]
+
+
+def test_reject_never_runs_and_the_reason_reaches_the_model(lane: Lane) -> None:
+    lane.say("please delete the report")
+    lane.page.wait_for_selector("#interrupt[data-reason=tool_call]")
+    lane.page.click("#reject")
+    lane.settled(f"Tool said: {REJECTED} not today")
+    assert lane.effects.count("delete_file") == 0
+    assert lane.model.results() == [f"{REJECTED} not today"]  # never CopilotKit's echo
+    assert lane.errors() == []
+
+
+def test_cancel_never_runs(lane: Lane) -> None:
+    lane.say("please delete the report")
+    lane.page.wait_for_selector("#interrupt[data-reason=tool_call]")
+    lane.page.click("#cancel")
+    lane.settled(f"Tool said: {REJECTED} cancelled")
+    assert lane.effects.count("delete_file") == 0
+    assert lane.site.resumes()[-1][0]["status"] == "cancelled"
+    assert lane.model.results() == [f"{REJECTED} cancelled"]
+
+
+def test_a_question_answered_reaches_the_tool_once(lane: Lane) -> None:
+    lane.say("deploy please")
+    lane.page.wait_for_selector("#interrupt[data-reason=input_required]")
+    assert lane.page.text_content("#interrupt-message") == "Which build of web should I deploy?"
+    lane.page.click("#answer")
+    lane.settled("Tool said: deployed web build 7")
+    assert lane.effects.runs["deploy"] == [{"service": "web", "build": 7}]
+    assert lane.errors() == []
+
+
+def test_a_question_cancelled_takes_the_tools_other_branch(lane: Lane) -> None:
+    lane.say("deploy please")
+    lane.page.wait_for_selector("#interrupt[data-reason=input_required]")
+    lane.page.click("#cancel")
+    lane.settled("Tool said: not deployed: cancelled")
+    assert lane.effects.count("deploy") == 0
+
+
+def test_the_frontend_tool_round_trip(lane: Lane) -> None:
+    lane.say("please confirm it")
+    lane.page.click("#confirm")  # the card useHumanInTheLoop renders (it waits for it)
+    lane.settled('Tool said: {\\"confirmed\\":true}')
+    assert lane.model.results() == ['{"confirmed":true}']
+    assert lane.errors() == []
+
+
+def test_without_the_rule_copilotkit_refuses_the_1_0_outcome(tmp_path: Path) -> None:
+    # What the rule is for: CopilotKit's pinned @ag-ui/core 0.0.59 rejects pendingToolCallIds.
+    for lane in make_lane(tmp_path, strict=False):
+        lane.say("please confirm it")
+        lane.page.wait_for_function("window.__ckErrors.length > 0")
+        assert lane.page.query_selector("#confirm") is None
+        assert any("pendingToolCallIds" in e or "unrecognized" in e for e in lane.errors())
