@@ -24,6 +24,7 @@ import asyncio
 import hashlib
 import math
 import re
+import select
 import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
@@ -69,9 +70,18 @@ _EPOCH = "SELECT value FROM {meta} WHERE name = 'epoch'"
 # Inserted, or taken over when the row counts as absent: past its expiry, or a claim never
 # started whose lease ran out; only while the store's epoch is the token's. A row that holds
 # is left alone and nothing is returned.
+#
+# The claim's commit does not wait for its WAL to reach the disk (``synchronous_commit`` off
+# for this one transaction, set inside the statement: no extra round trip). That cannot lose
+# an approval: a claim only stops a second run once its tool started, and ``mark_started``
+# commits synchronously after it; WAL is flushed in order, so a durable "started" implies a
+# durable claim. A claim lost to a crash before it was marked started is one whose tool never
+# started (``mark_started`` then finds no row of its owner and the tool does not start): the
+# answer is usable again, as after a release (docs/stores.md).
 _CLAIM = (
     "INSERT INTO {table} AS t (key, owner, lease_until, expires_at) "
     "SELECT %s, %s, %s::double precision, %s::double precision "
+    "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed "
     "WHERE %s::text IS NULL OR EXISTS "
     "(SELECT 1 FROM {meta} WHERE name = 'epoch' AND value = %s::text) "
     "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = "
@@ -79,6 +89,8 @@ _CLAIM = (
     "WHERE (t.expires_at IS NOT NULL AND t.expires_at < %s) OR (NOT t.started AND "
     "t.result IS NULL AND t.lease_until IS NOT NULL AND t.lease_until < %s) RETURNING 1"
 )
+# Committed as the database's ``synchronous_commit`` says (``on`` by default): durable
+# before the tool starts, and with it the claim made before.
 _START = (
     "UPDATE {table} SET started = TRUE, lease_until = coalesce(%s::double precision, "
     "lease_until) WHERE key = %s AND owner = %s AND result IS NULL"
@@ -91,6 +103,22 @@ _RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NUL
 _RECORD = "UPDATE {table} SET result = %s WHERE key = %s"
 _GET = "SELECT owner, started, lease_until, result FROM {table} WHERE key = %s"
 _SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
+
+
+async def _check_if_dropped(connection: Any) -> None:
+    """The pool's check before handing out a connection, without a round trip while it is
+    sound: an idle connection has nothing to read, so a readable socket means the server
+    closed it or said why it will (a restart, ``pg_terminate_backend``); only then is it
+    checked with a query, and replaced if that fails. A server gone without a word (no
+    FIN) is met by the statement's own bounded wait instead."""
+    if connection.closed or connection.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError) as exc:
+        raise psycopg.OperationalError("the connection's socket is gone") from exc
+    if readable:
+        await AsyncConnectionPool.check_connection(connection)
 
 
 def _pool_address(pool: Any) -> str:
@@ -169,7 +197,7 @@ class PostgresApprovalStore(ApprovalStore):
                 open=False,
                 timeout=timeout,
                 reconnect_timeout=timeout,
-                check=AsyncConnectionPool.check_connection,
+                check=_check_if_dropped,
                 name=f"agui_chat approvals {self.url}",
                 kwargs={"autocommit": True, "connect_timeout": max(2, math.ceil(timeout))},
             )
