@@ -195,3 +195,22 @@ async def test_postgres_and_the_worker_killed_while_the_tool_runs_never_run_it_a
         await replay_everywhere(deployment, client, [case])
     finally:
         deployment.stop()
+
+
+async def test_postgres_killed_after_a_result_was_kept_never_runs_the_call_again(
+    crashable_postgres: PostgresServer, effects: Path, client: httpx.AsyncClient
+) -> None:
+    """A result's commit does not wait for its WAL (docs/stores.md): PostgreSQL killed right
+    after a run finished may lose it, and the call then replays as lost, never run again."""
+    deployment = await deploy(await new_database(crashable_postgres), effects)
+    try:
+        (case,) = await pause_all(deployment, client, 1, reject_every=2)
+        crashable_postgres.stop_wal_writer()
+        await send_all(deployment, client, [case])
+        assert case.outcome == f"paid invoice {case.invoice}", case
+        crashable_postgres.kill()
+        await asyncio.to_thread(crashable_postgres.start)
+        await replay_everywhere(deployment, client, [case], results_may_be_lost=True)
+        assert deployment.runs(case.thread) == [f"paid {case.invoice}"]
+    finally:
+        deployment.stop()

@@ -12,6 +12,11 @@ the table beside it (``<table>_meta``), made with it: a claim checks it in the s
 so a recreated table (or database) refuses the tokens issued before with
 ``ApprovalStoreResetError``. Rows past their expiry are swept at most once a minute.
 
+A resume costs three statements (claim, started, result), and one WAL flush: the started
+mark's. The claim and the result commit without waiting for theirs (docs/stores.md,
+"PostgreSQL"), and a pooled connection is checked with a query only when its socket says
+the server closed it.
+
 Every call waits at most ``timeout`` seconds for a connection and for its statement: an
 unreachable database is ``ApprovalStoreUnavailableError`` within seconds (not the pool's
 default 30 s), and the pool's reconnection attempts are bounded by the same figure, so the
@@ -50,6 +55,7 @@ with needs_extra(
 __all__ = ["PostgresApprovalStore"]
 
 _T = TypeVar("_T")
+_timeout = getattr(asyncio, "timeout", None)  # Python 3.11+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -100,7 +106,12 @@ _RENEW = (
     "WHERE owner = %s AND result IS NULL AND key = ANY(%s)"
 )
 _RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NULL"
-_RECORD = "UPDATE {table} SET result = %s WHERE key = %s"
+# A result's commit does not wait for its WAL either: a crash that loses it leaves the record
+# started without a result, which replays as lost once its lease runs out (never run again).
+_RECORD = (
+    "UPDATE {table} SET result = %s FROM (SELECT set_config('synchronous_commit', 'off', "
+    "true)) AS relaxed WHERE key = %s"
+)
 _GET = "SELECT owner, started, lease_until, result FROM {table} WHERE key = %s"
 _SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
 
@@ -156,9 +167,11 @@ class PostgresApprovalStore(ApprovalStore):
     ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
     refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
     answer succeeds once the database is back. A URL's pool holds up to ``max_connections``
-    connections (autocommit; each checked before use, so one that died with a restart of
-    the database is replaced, not failed). Every write is its own commit, durable as the
-    database's ``synchronous_commit`` makes it. ``clock`` gives the time in epoch seconds.
+    connections (autocommit; one the server closed, as a restart of the database does, is
+    replaced before use, not failed). Every write is its own commit. The "started" mark
+    (and every write but two) is as durable as the database's ``synchronous_commit`` makes
+    it; a claim and a result do not wait for their WAL (docs/stores.md says why that loses
+    no approval). ``clock`` gives the time in epoch seconds.
     """
 
     def __init__(
@@ -245,7 +258,10 @@ class PostgresApprovalStore(ApprovalStore):
                     return await work(connection)
 
         try:
-            return await asyncio.wait_for(job(), self._timeout * 2)
+            if _timeout is None:  # Python 3.10
+                return await asyncio.wait_for(job(), self._timeout * 2)
+            async with _timeout(self._timeout * 2):  # no task of its own, unlike wait_for
+                return await job()
         except (psycopg.Error, PoolTimeout, OSError, asyncio.TimeoutError) as exc:
             reason = str(exc) or f"no answer within {self._timeout * 2:g} seconds"
             raise ApprovalStoreUnavailableError(
