@@ -9,14 +9,15 @@ started again, while four workers resume approvals on it.
 - Redis without persistence comes back empty, with another epoch: every answer, used or
   not, is refused ``APPROVAL_STORE_RESET`` (ask again) at every worker, nothing runs
   again, and an approval asked after the restart runs once.
-- PostgreSQL killed after a claim and before its tool started (the claim's commit does not
-  wait for its WAL, docs/stores.md): the claim may be gone, and the answer then runs once;
-  killed with the worker running the tool (the "started" mark's commit waits for its WAL,
-  and with it the claim's): the call replays as lost and never runs again. The cluster's
-  WAL writer is stopped (``SIGSTOP``) before the answer is sent, so a commit that did not
-  wait for its WAL is lost with the crash, as with a power loss: the second test fails if
-  "started" does not wait (checked by hand: with ``synchronous_commit`` off for it, the
-  tool ran twice)."""
+- One approval, two workers: PostgreSQL killed after a claim and before its tool started
+  (the claim's commit does not wait for its WAL, docs/stores.md): the claim may be gone,
+  and the answer then runs once; killed with the worker running the tool (the "started"
+  mark's commit waits for its WAL, and with it the claim's): the call replays as lost and
+  never runs again; killed right after a result was kept (its commit does not wait
+  either): the call replays as lost, never runs again. The cluster's WAL writer is stopped
+  (``SIGSTOP``) before the answer is sent, so a commit that did not wait for its WAL is
+  lost with the crash, as with a power loss: the second test fails if "started" does not
+  wait (checked by hand: with ``synchronous_commit`` off for it, the tool ran twice)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def effects(tmp_path: Path) -> Iterator[Path]:
     yield folder
 
 
-async def deploy(url: str, effects: Path) -> Deployment:
-    running = Deployment(url, effects)
+async def deploy(url: str, effects: Path, workers: int = 4) -> Deployment:
+    running = Deployment(url, effects, count=workers)
     running.start()
     return running
 
@@ -148,7 +149,7 @@ async def test_a_redis_without_persistence_killed_mid_storm_refuses_every_answer
 async def test_postgres_killed_after_a_claim_before_its_tool_runs_it_once(
     crashable_postgres: PostgresServer, effects: Path, client: httpx.AsyncClient
 ) -> None:
-    deployment = await deploy(await new_database(crashable_postgres), effects)
+    deployment = await deploy(await new_database(crashable_postgres), effects, workers=2)
     try:
         (case,) = await pause_all(deployment, client, 1, reject_every=2)
         crashable_postgres.stop_wal_writer()
@@ -175,7 +176,7 @@ async def test_postgres_and_the_worker_killed_while_the_tool_runs_never_run_it_a
     its power): the tool's "started" mark was on disk before the tool started, so the call
     replays as lost. (Were that commit not to wait for its WAL, the claim would come back
     unstarted or not at all, and the answer would run the tool again.)"""
-    deployment = await deploy(await new_database(crashable_postgres), effects)
+    deployment = await deploy(await new_database(crashable_postgres), effects, workers=2)
     try:
         (case,) = await pause_all(deployment, client, 1, reject_every=2)
         crashable_postgres.stop_wal_writer()
@@ -202,7 +203,7 @@ async def test_postgres_killed_after_a_result_was_kept_never_runs_the_call_again
 ) -> None:
     """A result's commit does not wait for its WAL (docs/stores.md): PostgreSQL killed right
     after a run finished may lose it, and the call then replays as lost, never run again."""
-    deployment = await deploy(await new_database(crashable_postgres), effects)
+    deployment = await deploy(await new_database(crashable_postgres), effects, workers=2)
     try:
         (case,) = await pause_all(deployment, client, 1, reject_every=2)
         crashable_postgres.stop_wal_writer()

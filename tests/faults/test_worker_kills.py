@@ -11,7 +11,7 @@ mid-tool victim's once and replayed as lost; no rejected call ran; every refusal
 a documented code with its wait. Side effects are lines the tool fsyncs to a file per
 thread, so each count is exact across processes.
 
-The whole lane (``tests/faults``) runs in about two minutes on two shared CPUs; it needs
+The whole lane (``tests/faults``) runs in 1.5 to 2.5 minutes on two shared CPUs; it needs
 ``redis-server`` and PostgreSQL (``make test-deps``) and, for the disk faults, root."""
 
 from __future__ import annotations
