@@ -33,6 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fault_lane import (
+    Case,
     Deployment,
     check_at_most_once,
     first_line,
@@ -137,7 +138,7 @@ def deploy(disk: SmallDisk, tmp_path: Path) -> Deployment:
     return deployment
 
 
-def refused_and_never_ran(deployment: Deployment, cases: list, code: str) -> None:
+def refused_and_never_ran(deployment: Deployment, cases: list[Case], code: str) -> None:
     """The cases still unsettled met ``code`` and none of their tools ran."""
     for case in cases:
         if case.outcome is None:

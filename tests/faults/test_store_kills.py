@@ -94,24 +94,18 @@ async def crash_and_recover(
 async def test_a_store_that_keeps_its_data_killed_mid_storm_runs_no_approval_twice(
     store: str, request: pytest.FixtureRequest, effects: Path, client: httpx.AsyncClient
 ) -> None:
-    server: RedisServer | PostgresServer
+    crash: Callable[[], None]
     if store == "redis":
-        server = request.getfixturevalue("persistent_redis")
-        server.flush()
-        url = server.url
+        redis: RedisServer = request.getfixturevalue("persistent_redis")
+        redis.flush()
+        url, crash, recover = redis.url, lambda: redis.stop(kill=True), redis.start
     else:
-        server = request.getfixturevalue("crashable_postgres")
-        url = await new_database(server)
+        postgres: PostgresServer = request.getfixturevalue("crashable_postgres")
+        url, crash, recover = await new_database(postgres), postgres.kill, postgres.start
     deployment = await deploy(url, effects)
     try:
         cases = await pause_all(deployment, client, 12)
-        if isinstance(server, RedisServer):
-            redis = server
-            await crash_and_recover(
-                deployment, client, cases, lambda: redis.stop(kill=True), redis.start
-            )
-        else:
-            await crash_and_recover(deployment, client, cases, server.kill, server.start)
+        await crash_and_recover(deployment, client, cases, crash, recover)
         check_at_most_once(deployment, cases)
         assert all(c.outcome != RESET for c in cases), cases  # its records, its epoch, kept
         await replay_everywhere(deployment, client, cases, results_may_be_lost=True)
