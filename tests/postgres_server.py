@@ -9,6 +9,7 @@ Missing PostgreSQL skips the tests with the install hint (and fails them under `
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -18,7 +19,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,17 @@ def find_postgres() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from ``/proc``)."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append(int(stat.split("/")[2]))
+    return found
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -50,8 +62,9 @@ class PostgresServer:
     """One PostgreSQL cluster: ``url`` (with a password) while it runs; :meth:`stop` and
     :meth:`start` for outages (the same port and data both times)."""
 
-    def __init__(self, bin_dir: Path, directory: Path) -> None:
+    def __init__(self, bin_dir: Path, directory: Path, settings: Sequence[str] = ()) -> None:
         self.bin_dir = bin_dir
+        self.settings = list(settings)  # more ``name=value`` for ``postgres -c``
         self.directory = directory
         self.data = directory / "data"
         self.port = _free_port()
@@ -85,6 +98,7 @@ class PostgresServer:
                 "-c", "listen_addresses=127.0.0.1", "-p", str(self.port),
                 "-c", f"unix_socket_directories={self.directory}",
                 "-c", "fsync=off", "-c", "max_connections=200",
+                *(arg for setting in self.settings for arg in ("-c", setting)),
             ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -118,6 +132,35 @@ class PostgresServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def kill(self) -> None:
+        """``kill -9`` of the postmaster and every process it started, at once (a crash of
+        the whole server: WAL not yet written out is lost); :meth:`start` then recovers."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        victims = [pid, *_children(pid)]
+        for victim in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        process.wait(timeout=20)
+        deadline = time.monotonic() + 20
+        while any(Path(f"/proc/{victim}").exists() for victim in victims):
+            assert time.monotonic() < deadline, "postgres processes outlived kill -9"
+            time.sleep(0.02)
+
+    def stop_wal_writer(self) -> None:
+        """``SIGSTOP`` the WAL writer until the next :meth:`kill`: a commit that does not wait
+        for its WAL (``synchronous_commit`` off) then stays in shared memory, written out
+        only by a later commit that waits, and a crash loses it, as a power loss would."""
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        for child in _children(pid):
+            with contextlib.suppress(OSError):
+                if b"walwriter" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    os.kill(child, signal.SIGSTOP)
+                    return
+        raise AssertionError("no walwriter process found")
 
     @property
     def running(self) -> bool:

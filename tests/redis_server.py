@@ -33,9 +33,12 @@ class RedisServer:
     """One ``redis-server`` process: ``url`` while it runs; :meth:`stop` and :meth:`start`
     for outages (the same port both times)."""
 
-    def __init__(self, executable: str, directory: Path) -> None:
+    def __init__(self, executable: str, directory: Path, *, persist: bool = False) -> None:
         self.executable = executable
         self.directory = directory
+        #: ``appendonly yes`` with ``appendfsync always`` (every write on disk before its
+        #: reply): a ``kill -9`` then loses nothing, and :meth:`stop` keeps the data.
+        self.persist = persist
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._process: subprocess.Popen[bytes] | None = None
@@ -48,7 +51,8 @@ class RedisServer:
                 "--bind", "127.0.0.1",
                 "--port", str(self.port),
                 "--save", "",
-                "--appendonly", "no",
+                "--appendonly", "yes" if self.persist else "no",
+                "--appendfsync", "always",
                 "--dir", str(self.directory),
                 "--protected-mode", "yes",
             ],
@@ -64,7 +68,8 @@ class RedisServer:
     def stop(self, *, keep_data: bool = False, kill: bool = False) -> None:
         """Stop the server (``kill``: ``kill -9``). With ``keep_data`` its keys are saved
         first and loaded again by the next :meth:`start` (a Redis that persists); without,
-        the next start is empty (a Redis without persistence)."""
+        the next start is empty (a Redis without persistence), unless it was started with
+        ``persist``: then its append-only file keeps everything, a ``kill -9`` too."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -77,7 +82,7 @@ class RedisServer:
             process.wait()
         else:
             self._terminate(process)
-        if not keep_data:
+        if not keep_data and not self.persist:
             (self.directory / "dump.rdb").unlink(missing_ok=True)
 
     @staticmethod

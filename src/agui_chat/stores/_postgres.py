@@ -12,6 +12,11 @@ the table beside it (``<table>_meta``), made with it: a claim checks it in the s
 so a recreated table (or database) refuses the tokens issued before with
 ``ApprovalStoreResetError``. Rows past their expiry are swept at most once a minute.
 
+A resume costs three statements (claim, started, result), and one WAL flush: the started
+mark's. The claim and the result commit without waiting for theirs (docs/stores.md,
+"PostgreSQL"), and a pooled connection is checked with a query only when its socket says
+the server closed it.
+
 Every call waits at most ``timeout`` seconds for a connection and for its statement: an
 unreachable database is ``ApprovalStoreUnavailableError`` within seconds (not the pool's
 default 30 s), and the pool's reconnection attempts are bounded by the same figure, so the
@@ -24,6 +29,7 @@ import asyncio
 import hashlib
 import math
 import re
+import select
 import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
@@ -49,6 +55,7 @@ with needs_extra(
 __all__ = ["PostgresApprovalStore"]
 
 _T = TypeVar("_T")
+_timeout = getattr(asyncio, "timeout", None)  # Python 3.11+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -69,9 +76,18 @@ _EPOCH = "SELECT value FROM {meta} WHERE name = 'epoch'"
 # Inserted, or taken over when the row counts as absent: past its expiry, or a claim never
 # started whose lease ran out; only while the store's epoch is the token's. A row that holds
 # is left alone and nothing is returned.
+#
+# The claim's commit does not wait for its WAL to reach the disk (``synchronous_commit`` off
+# for this one transaction, set inside the statement: no extra round trip). That cannot lose
+# an approval: a claim only stops a second run once its tool started, and ``mark_started``
+# commits synchronously after it; WAL is flushed in order, so a durable "started" implies a
+# durable claim. A claim lost to a crash before it was marked started is one whose tool never
+# started (``mark_started`` then finds no row of its owner and the tool does not start): the
+# answer is usable again, as after a release (docs/stores.md).
 _CLAIM = (
     "INSERT INTO {table} AS t (key, owner, lease_until, expires_at) "
     "SELECT %s, %s, %s::double precision, %s::double precision "
+    "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed "
     "WHERE %s::text IS NULL OR EXISTS "
     "(SELECT 1 FROM {meta} WHERE name = 'epoch' AND value = %s::text) "
     "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = "
@@ -79,6 +95,8 @@ _CLAIM = (
     "WHERE (t.expires_at IS NOT NULL AND t.expires_at < %s) OR (NOT t.started AND "
     "t.result IS NULL AND t.lease_until IS NOT NULL AND t.lease_until < %s) RETURNING 1"
 )
+# Committed as the database's ``synchronous_commit`` says (``on`` by default): durable
+# before the tool starts, and with it the claim made before.
 _START = (
     "UPDATE {table} SET started = TRUE, lease_until = coalesce(%s::double precision, "
     "lease_until) WHERE key = %s AND owner = %s AND result IS NULL"
@@ -88,9 +106,30 @@ _RENEW = (
     "WHERE owner = %s AND result IS NULL AND key = ANY(%s)"
 )
 _RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NULL"
-_RECORD = "UPDATE {table} SET result = %s WHERE key = %s"
+# A result's commit does not wait for its WAL either: a crash that loses it leaves the record
+# started without a result, which replays as lost once its lease runs out (never run again).
+_RECORD = (
+    "UPDATE {table} SET result = %s FROM (SELECT set_config('synchronous_commit', 'off', "
+    "true)) AS relaxed WHERE key = %s"
+)
 _GET = "SELECT owner, started, lease_until, result FROM {table} WHERE key = %s"
 _SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
+
+
+async def _check_if_dropped(connection: Any) -> None:
+    """The pool's check before handing out a connection, without a round trip while it is
+    sound: an idle connection has nothing to read, so a readable socket means the server
+    closed it or said why it will (a restart, ``pg_terminate_backend``); only then is it
+    checked with a query, and replaced if that fails. A server gone without a word (no
+    FIN) is met by the statement's own bounded wait instead."""
+    if connection.closed or connection.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError) as exc:
+        raise psycopg.OperationalError("the connection's socket is gone") from exc
+    if readable:
+        await AsyncConnectionPool.check_connection(connection)
 
 
 def _pool_address(pool: Any) -> str:
@@ -128,9 +167,11 @@ class PostgresApprovalStore(ApprovalStore):
     ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
     refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
     answer succeeds once the database is back. A URL's pool holds up to ``max_connections``
-    connections (autocommit; each checked before use, so one that died with a restart of
-    the database is replaced, not failed). Every write is its own commit, durable as the
-    database's ``synchronous_commit`` makes it. ``clock`` gives the time in epoch seconds.
+    connections (autocommit; one the server closed, as a restart of the database does, is
+    replaced before use, not failed). Every write is its own commit. The "started" mark
+    (and every write but two) is as durable as the database's ``synchronous_commit`` makes
+    it; a claim and a result do not wait for their WAL (docs/stores.md says why that loses
+    no approval). ``clock`` gives the time in epoch seconds.
     """
 
     def __init__(
@@ -169,7 +210,7 @@ class PostgresApprovalStore(ApprovalStore):
                 open=False,
                 timeout=timeout,
                 reconnect_timeout=timeout,
-                check=AsyncConnectionPool.check_connection,
+                check=_check_if_dropped,
                 name=f"agui_chat approvals {self.url}",
                 kwargs={"autocommit": True, "connect_timeout": max(2, math.ceil(timeout))},
             )
@@ -217,7 +258,10 @@ class PostgresApprovalStore(ApprovalStore):
                     return await work(connection)
 
         try:
-            return await asyncio.wait_for(job(), self._timeout * 2)
+            if _timeout is None:  # Python 3.10
+                return await asyncio.wait_for(job(), self._timeout * 2)
+            async with _timeout(self._timeout * 2):  # no task of its own, unlike wait_for
+                return await job()
         except (psycopg.Error, PoolTimeout, OSError, asyncio.TimeoutError) as exc:
             reason = str(exc) or f"no answer within {self._timeout * 2:g} seconds"
             raise ApprovalStoreUnavailableError(
