@@ -14,6 +14,7 @@ import pytest
 from server_support import (
     SIGNING_KEY,
     SideEffects,
+    answer,
     approve,
     history_from,
     interrupts,
@@ -32,6 +33,8 @@ from agui_chat import (
     FunctionCallContent,
     FunctionInvokingChatClient,
     FunctionResultContent,
+    InterruptRequestContent,
+    InterruptResponseContent,
     InvalidResponseError,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
@@ -300,3 +303,36 @@ KEPT_THEN_FRESH = [
     ("assistant", "call", "c2", {"path": "b.txt"}),
     ("tool", "result", "c2", "deleted b.txt"),
 ]
+
+
+async def test_the_models_own_question_comes_back_to_it_as_asked_with_the_answer() -> None:
+    """The model asked the person itself (no tool): on the resume it gets its question back
+    as it asked it (message, reason, schema, key), then the person's answer to it."""
+    schema = {"type": "integer"}
+    asked = InterruptRequestContent(
+        "q1", reason="budget", message="How much may I spend?", response_schema=schema, key="cap"
+    )
+    seen: list[list[ChatMessage]] = []
+    app = AGUIServer(
+        scripted([asked], seen_by_the_model(seen)),
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
+    first = await run_agui(app, run_input(user("plan"), run="r1"))
+    [interrupt] = interrupts(first)
+    body = run_input(user("plan"), run="r2", resume=[answer(interrupt, 40)])
+    assert outcome(await run_agui(app, body)) == {"type": "success"}
+    [messages] = seen
+    *_, question, reply = messages
+    [request] = question.contents
+    assert question.role.value == "assistant" and isinstance(request, InterruptRequestContent)
+    assert (request.message, request.reason, request.response_schema, request.key) == (
+        "How much may I spend?",
+        "budget",
+        schema,
+        "cap",
+    )
+    assert request.tool_call_id is None
+    [response] = reply.contents
+    assert reply.role.value == "user" and isinstance(response, InterruptResponseContent)
+    assert (response.request_id, response.payload) == (request.request_id, 40)
