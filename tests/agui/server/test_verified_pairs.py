@@ -38,6 +38,8 @@ from agui_chat import (
     InvalidResponseError,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    ai_function,
+    request_input,
 )
 from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._signing import InterruptSigner
@@ -336,3 +338,46 @@ async def test_the_models_own_question_comes_back_to_it_as_asked_with_the_answer
     [response] = reply.contents
     assert reply.role.value == "user" and isinstance(response, InterruptResponseContent)
     assert (response.request_id, response.payload) == (request.request_id, 40)
+
+
+async def test_a_tools_answered_question_is_traced_to_the_run_that_asked_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With tracing on, the run resumed with the answer to a tool's question records the
+    answer (and how long the person took) and links to the run that asked."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+
+    @ai_function
+    def deploy(env: str) -> str:
+        """Deploy."""
+        return f"deployed {env}: {request_input('Deploy now?', key='go').payload}"
+
+    model = scripted([FunctionCallContent("c1", "deploy", {"env": "prod"})], "Deployed.")
+    app = AGUIServer(
+        model, tools=[deploy], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+    )
+    first = await run_agui(app, run_input(user("go"), run="r1"))
+    [interrupt] = interrupts(first)
+    resumed = run_input(
+        user("go"), *history_from(first), run="r2", resume=[answer(interrupt, True)]
+    )
+    assert outcome(await run_agui(app, resumed)) == {"type": "success"}
+    provider.shutdown()
+    runs = sorted(
+        (s for s in exporter.get_finished_spans() if s.name == "agui.run"),
+        key=lambda s: s.start_time or 0,
+    )
+    paused, answered = runs
+    [event] = [e for e in answered.events if e.name == "agui_chat.input.answered"]
+    assert dict(event.attributes or {})["gen_ai.tool.call.id"] == "c1"
+    assert dict(event.attributes or {})["agui_chat.decision.seconds"] >= 0
+    [link] = answered.links
+    assert link.context.span_id == paused.context.span_id
