@@ -52,6 +52,19 @@ def test_every_unknown_key_is_named_and_a_long_list_is_cut() -> None:
     )
 
 
+def test_exactly_as_many_unknown_keys_as_are_shown_are_all_named_with_no_count() -> None:
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload({"approved": True, "k0": 1, "k1": 2, "k2": 3})
+    assert str(caught.value) == f"approval payload has unknown keys 'k0', 'k1', 'k2'; {EXPECTED}"
+
+
+@pytest.mark.parametrize("key", ["args", "Args"])
+def test_arguments_under_args_get_the_edited_args_hint(key: str) -> None:
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload({"approved": True, key: {"path": "b.txt"}})
+    assert str(caught.value).endswith("(edited arguments go under 'editedArgs')")
+
+
 def test_an_unknown_key_is_refused_on_a_rejection_too() -> None:
     with pytest.raises(ApprovalPayloadError, match="unknown key 'comment'") as caught:
         read_approval_payload({"approved": False, "comment": "no"})
@@ -87,6 +100,26 @@ def test_a_wrong_value_is_refused_naming_what_is_wrong(payload: Any, message: st
     with pytest.raises(ApprovalPayloadError) as caught:
         read_approval_payload(payload)
     assert str(caught.value) == message
+    assert caught.value.unknown_keys == ()
+
+
+def test_a_wrong_value_refusal_names_the_requests_it_answers() -> None:
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload({"approved": "yes"}, request_ids=["r1", "r2"])
+    assert caught.value.request_ids == ("r1", "r2")
+
+
+def test_a_python_value_that_is_no_json_type_is_named_by_its_type() -> None:
+    """A Python caller passing a value JSON has no type for: the refusal names its type."""
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload({"approved": b"yes"})
+    assert str(caught.value) == BOOLEAN + "bytes"
+
+
+def test_edited_arguments_with_a_key_that_is_not_a_string_are_refused() -> None:
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload({"approved": True, "editedArgs": {1: "x"}})
+    assert str(caught.value) == "approval payload.editedArgs must be an object with string keys"
     assert caught.value.unknown_keys == ()
 
 

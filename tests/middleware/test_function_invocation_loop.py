@@ -175,6 +175,21 @@ async def test_arguments_that_are_not_json_give_the_model_an_error(ask: Ask) -> 
     assert result.startswith("Error: invalid arguments for 'get_weather'")
 
 
+async def test_argument_text_with_no_reason_given_tells_the_model_it_is_not_an_object(
+    ask: Ask,
+) -> None:
+    """A model adapter kept the argument text but no parse error (here a JSON array): the
+    tool does not run and the model is told the arguments are not a JSON object."""
+    runs: list[dict[str, Any]] = []
+    bad = FunctionCallContent("c1", "get_weather", None, raw_arguments='["Oslo"]')
+    model = scripted([bad], "sorry")
+    await ask(FunctionInvokingChatClient(model), "go", ChatOptions(tools=[weather_tool(runs)]))
+    assert runs == []
+    assert results_for(model.calls[-1][0], "c1") == [
+        "Error: invalid arguments for 'get_weather': arguments are not a JSON object"
+    ]
+
+
 # -- max_iterations ----------------------------------------------------------------------
 
 
@@ -208,6 +223,23 @@ async def test_max_iterations_of_one_allows_one_tool_round_then_the_answer(ask: 
     assert model.calls[0][1] is not None and model.calls[0][1].tools is not None
     assert model.calls[1][1] is not None and model.calls[1][1].tools is None
     assert response.text == "Cold."
+
+
+@pytest.mark.parametrize("options", [None, ChatOptions()], ids=["no options", "no tools"])
+async def test_the_last_round_trip_without_tools_in_the_options_still_answers(
+    ask: Ask, options: ChatOptions | None
+) -> None:
+    """The loop's own tools only (none in the options): the last round trip has nothing to
+    withdraw from the options, and the model answers."""
+    runs: list[dict[str, Any]] = []
+    model = scripted([call("c1", "get_weather", city="Oslo")], "Cold.")
+    client = FunctionInvokingChatClient(
+        model, additional_tools=[weather_tool(runs)], max_iterations=1
+    )
+    response = await ask(client, "go", options)
+    assert [r["city"] for r in runs] == ["Oslo"]
+    assert response.text == "Cold."
+    assert len(model.calls) == 2
 
 
 async def test_a_call_on_the_last_round_trip_is_neither_run_nor_surfaced(ask: Ask) -> None:
@@ -501,6 +533,42 @@ async def test_with_a_conversation_id_only_new_messages_are_sent(ask: Ask) -> No
     model = scripted([call("c1", "get_weather", city="Oslo")], "ok")
     options = ChatOptions(tools=[weather_tool([])], conversation_id="thread-1")
     await ask(FunctionInvokingChatClient(model), "go", options)
+    assert seen(model, 1) == ["tool: result c1 sunny in Oslo"]
+
+
+def reported_conversation() -> ChatResponse:
+    return ChatResponse(
+        ChatMessage("assistant", [call("c1", "get_weather", city="Oslo")]),
+        conversation_id="svc-1",
+    )
+
+
+async def test_a_conversation_id_the_service_reported_is_kept_for_the_next_round_trip(
+    ask: Ask,
+) -> None:
+    """The service answered the first round trip under a conversation id: the next round
+    trip goes with that id (and the options' tools and settings), sending only the new
+    tool result; the caller's options are left as they were."""
+    runs: list[dict[str, Any]] = []
+    tool = weather_tool(runs)
+    model = scripted(reported_conversation(), "ok")
+    options = ChatOptions(tools=[tool], temperature=0.2)
+    await ask(FunctionInvokingChatClient(model), "go", options)
+    second = model.calls[1][1]
+    assert second is not None
+    assert (second.conversation_id, second.tools, second.temperature) == ("svc-1", [tool], 0.2)
+    assert seen(model, 1) == ["tool: result c1 sunny in Oslo"]
+    assert options.conversation_id is None
+
+
+async def test_a_conversation_id_is_kept_when_the_caller_gave_no_options(ask: Ask) -> None:
+    runs: list[dict[str, Any]] = []
+    model = scripted(reported_conversation(), "ok")
+    client = FunctionInvokingChatClient(model, additional_tools=[weather_tool(runs)])
+    await ask(client, "go")
+    assert model.calls[0][1] is None
+    second = model.calls[1][1]
+    assert second is not None and second.conversation_id == "svc-1"
     assert seen(model, 1) == ["tool: result c1 sunny in Oslo"]
 
 

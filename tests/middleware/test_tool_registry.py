@@ -13,6 +13,7 @@ import pytest
 from loop_support import Ask, call, scripted, seen
 
 from agui_chat import (
+    AIFunction,
     AITool,
     ChatOptions,
     DuplicateToolError,
@@ -79,6 +80,35 @@ async def test_two_tools_of_one_name_in_options_tools_are_refused(ask: Ask) -> N
     with pytest.raises(DuplicateToolError, match=r"from ChatOptions\.tools clashes with tool"):
         await ask(FunctionInvokingChatClient(model), "go", ChatOptions(tools=tools))
     assert model.calls == [] and runs == []
+
+
+def test_a_clash_with_an_mcp_tool_names_its_mcp_tool_and_server() -> None:
+    """A tool an MCP server gave (its MCP name and server recorded by the mcp adapter)
+    clashing with a local one: the refusal names the MCP tool and server, so the operator
+    knows which server to rename it on; the local tool's description stays plain."""
+    runs: list[str] = []
+
+    def remote(path: str) -> str:
+        runs.append(f"remote {path}")
+        return path
+
+    mcp = AIFunction(
+        remote,
+        name="delete_file",
+        additional_properties={"mcp_tool": "rm", "mcp_server": "files-server"},
+    )
+    with pytest.raises(DuplicateToolError) as caught:
+        FunctionInvokingChatClient(
+            scripted(), additional_tools=[counting("delete_file", runs, gated=True), Source(mcp)]
+        )
+    assert str(caught.value) == (
+        "tool 'delete_file' from Source('test') in "
+        "FunctionInvokingChatClient(additional_tools=...) (MCP tool 'rm' of server "
+        "'files-server') clashes with tool 'delete_file' from "
+        "FunctionInvokingChatClient(additional_tools=...): tool names must be unique "
+        "(rename one, or leave one out)"
+    )
+    assert runs == []
 
 
 def test_two_tools_of_one_name_in_additional_tools_are_refused_when_built() -> None:

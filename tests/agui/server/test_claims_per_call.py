@@ -236,3 +236,93 @@ async def test_a_tool_running_longer_than_the_lease_is_renewed_never_taken_for_l
     go.set()
     assert outcome(await running) == {"type": "success"}
     assert fx.count("delete_file") == 1
+
+
+class TakenBeforeTheStart(InMemoryApprovalStore):
+    """A store in which another resume took every claim just before its tool started (the
+    claim lapsed meanwhile): ``mark_started`` says no."""
+
+    async def mark_started(self, key: str, **lease: Any) -> bool:
+        return False
+
+
+async def test_a_claim_taken_over_before_its_tool_started_runs_nothing_and_says_retry() -> None:
+    """The resume's claim on c0 lapsed and another resume took it before the tool started:
+    the tool does not start here, and the client is told the answer is in progress, which
+    call, and to retry after the lease."""
+    fx = SideEffects()
+    model = scripted([FunctionCallContent("c0", "delete_file", {"path": "a.txt"})], "Done.")
+    agent = agui_server(model, tools=[fx.delete_file()], approval_store=TakenBeforeTheStart())
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    events = await agent.post(
+        run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    )
+    error = events[-1]
+    assert error["type"] == "RUN_ERROR", error
+    assert error["code"] == "RESUME_IN_PROGRESS"
+    assert error["retryAfter"] == 15  # the claim lease
+    assert "'c0'" in error["message"]
+    assert fx.count("delete_file") == 0
+
+
+async def test_tools_the_model_calls_after_the_approved_one_run_without_a_claim() -> None:
+    """After the approved call ran, the model calls a tool that needs no approval, then
+    reuses the approved call's id for it: both run (they hold no claim), the approved
+    tool once."""
+    fx = SideEffects()
+    model = scripted(
+        [FunctionCallContent("c0", "delete_file", {"path": "a.txt"})],
+        [FunctionCallContent("c1", "lookup", {"city": "Oslo"})],
+        [FunctionCallContent("c0", "lookup", {"city": "Bergen"})],
+        "Done.",
+    )
+    agent = agui_server(model, tools=[fx.delete_file(), fx.lookup()])
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    events = await agent.post(
+        run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    )
+    assert outcome(events) == {"type": "success"}
+    assert fx.runs["delete_file"] == [{"path": "a.txt"}]
+    assert fx.runs["lookup"] == [{"city": "Oslo"}, {"city": "Bergen"}]
+
+
+async def test_a_call_started_late_in_its_run_is_in_progress_for_a_copy_not_lost(
+    clock: FakeClock,
+) -> None:
+    """c0 took 10 s, then c1 started: c1's claim is renewed as it starts, so a copy of the
+    answer sent 10 s later (past the lease the claims were made with) finds c1 in progress,
+    never replays it as lost."""
+    fx, started, go = SideEffects(), asyncio.Event(), asyncio.Event()
+
+    @approval_required
+    @ai_function
+    def slow_first(path: str) -> str:
+        """Delete a file (takes 10 s)."""
+        fx.record("slow_first", path=path)
+        clock.advance(10)
+        return f"deleted {path}"
+
+    store = InMemoryApprovalStore(clock=clock)
+    model = scripted(
+        [
+            FunctionCallContent("c0", "slow_first", {"path": "a.txt"}),
+            FunctionCallContent("c1", "delete_file", {"path": "b.txt"}),
+        ],
+        "Done.",
+    )
+    agent = agui_server(
+        model, tools=[slow_first, slow_delete(fx, started, go)], approval_store=store
+    )
+    first = await agent.post(run_input(user("go")))
+    found = interrupts(first)
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(i) for i in found])
+    running = asyncio.ensure_future(agent.post(body))
+    await asyncio.wait_for(started.wait(), 20)
+    clock.advance(10)  # 20 s after the claims: past their first lease, within c1's
+    copy = await agent.post({**body, "runId": "r3"})
+    refused_before_the_run(copy, "RESUME_IN_PROGRESS")
+    go.set()
+    assert outcome(await running) == {"type": "success"}
+    assert fx.runs["delete_file"] == [{"path": "b.txt"}]

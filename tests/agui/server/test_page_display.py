@@ -10,11 +10,18 @@ from typing import Any
 import httpx
 import pytest
 
-from agui_chat import FunctionCallContent, ai_function, approval_required
-from agui_chat._display import shown_call
+from agui_chat import (
+    FunctionCallContent,
+    InterruptRequestContent,
+    ai_function,
+    approval_required,
+    request_input,
+)
+from agui_chat._display import shown_call, shown_text
+from agui_chat.agui.server._page_display import shown_json
 from agui_chat.testing import ScriptedChatClient
 from agui_server import agui_server
-from agui_streams import SideEffects, user
+from agui_streams import SideEffects, scripted, user
 
 BIG = 9007199254740993
 
@@ -53,6 +60,35 @@ async def test_an_approval_for_the_page_carries_the_display_of_what_runs() -> No
     }
     assert shown["tool"]["text"] == "delete_record"
     assert shown["title"]["text"] == "Approve delete_record?"
+
+
+async def test_a_tools_question_for_the_page_shows_the_question_and_the_tool_asking() -> None:
+    @ai_function
+    def deploy(env: str) -> str:
+        """Deploy."""
+        reply = request_input("Deploy to prod\nnow?", key="go")
+        return f"deployed {reply.payload}"
+
+    model = scripted([FunctionCallContent("c1", "deploy", {"env": "prod"})])
+    paused = await agui_server(model, tools=[deploy], ui=True).pause(user("go"))
+    (interrupt,) = paused.interrupts
+    shown = interrupt["metadata"]["agui_chat"]["shown"]
+    assert shown == {
+        "title": shown_json(shown_text("Deploy to prod\nnow?")),
+        "tool": shown_json(shown_text("deploy", multiline=False)),
+    }
+    assert shown["title"]["text"] == "Deploy to prod\nnow?"
+    assert interrupt["metadata"]["agui_chat"]["key"] == "go"
+
+
+async def test_a_question_with_no_message_for_the_page_has_a_plain_title_and_no_tool() -> None:
+    """The model asked without a message (and no tool asked): the page shows a generic
+    title, never an empty one, and names no tool."""
+    model = scripted([InterruptRequestContent("q1", reason="confirm", key="k")])
+    paused = await agui_server(model, ui=True).pause(user("go"))
+    (interrupt,) = paused.interrupts
+    shown = interrupt["metadata"]["agui_chat"]["shown"]
+    assert shown == {"title": shown_json(shown_text("The agent has a question."))}
 
 
 async def test_without_the_page_the_interrupt_is_unchanged() -> None:

@@ -237,3 +237,100 @@ async def test_the_first_answer_sent_again_after_the_new_question_runs_nothing(
     assert tools.count("deploy") == 0
     refused_before_the_run(replayed, "RESUME_ALREADY_CONSUMED")
     assert len(model.calls) == 1
+
+
+async def _three_runs(tool: Any, replies: list[Any], between: Any = None) -> Any:
+    """Run ``tool`` (called once by the model as c1) through a pause per entry of
+    ``replies`` (an answer's payload, or ``None`` for a cancel); ``between(i)`` runs before
+    resume ``i``. The last run's events."""
+    model = scripted([FunctionCallContent("c1", tool.name, {})], "Done.")
+    app = _server(model, tool)
+    first = await run_agui(app, run_input(user("go")))
+    history = [user("go"), *history_from(first)]
+    events = first
+    for i, reply in enumerate(replies):
+        if between is not None:
+            between(i)
+        (asked,) = interrupts(events)
+        entry = answer(asked, reply) if reply is not None else cancel(asked)
+        events = await run_agui(app, run_input(*history, run=f"r{i + 2}", resume=[entry]))
+    return events
+
+
+async def test_an_earlier_answer_stays_bound_to_its_question_with_a_schema(tools: Tools) -> None:
+    """The first question had a response schema: on the run after the second answer the
+    first answer still answers it (the tool runs once, with both answers)."""
+    schema = {"type": "string", "enum": ["savings", "checking"]}
+
+    @ai_function
+    def transfer() -> str:
+        """Move money."""
+        account = request_input("Which account?", response_schema=schema, key="account")
+        confirm = request_input("Send it?", key="confirm")
+        tools.record("transfer", account=account.payload, confirm=confirm.payload)
+        return "sent"
+
+    events = await _three_runs(transfer, ["savings", True])
+    assert outcome(events) == {"type": "success"}
+    assert tools.runs["transfer"] == [{"account": "savings", "confirm": True}]
+
+
+async def test_an_earlier_cancel_stays_a_cancel_for_the_tool(tools: Tools) -> None:
+    """The person cancelled the first question and answered the second: on the last run
+    the tool still sees the first one cancelled."""
+
+    @ai_function
+    def export() -> str:
+        """Export a report."""
+        logs = request_input("Include the logs?", key="logs")
+        confirm = request_input("Export now?", key="confirm")
+        tools.record("export", logs_cancelled=logs.cancelled, confirm=confirm.payload)
+        return "exported"
+
+    events = await _three_runs(export, [None, True])
+    assert outcome(events) == {"type": "success"}
+    assert tools.runs["export"] == [{"logs_cancelled": True, "confirm": True}]
+
+
+async def test_a_newer_answer_under_a_key_replaces_the_earlier_one(tools: Tools) -> None:
+    """The tool asked under key "go" twice (its wording changed between runs); the person
+    said yes, then no. When the tool asks the first wording again, the superseded yes is
+    not handed to it: the question is asked anew and nothing is deployed."""
+    wording = ["Deploy build 7?"]
+
+    @ai_function
+    def deploy() -> str:
+        """Deploy."""
+        reply = request_input(wording[0], key="go")
+        tools.record("deploy", question=wording[0], answer=reply.payload)
+        return "deployed"
+
+    def reword(i: int) -> None:
+        wording[0] = ["Deploy build 8?", "Deploy build 7?"][i]
+
+    events = await _three_runs(deploy, [True, False], reword)
+    (asked,) = interrupts(events)
+    assert asked["message"] == "Deploy build 7?"
+    assert tools.count("deploy") == 0
+
+
+async def test_answers_under_other_keys_survive_a_question_asked_again(tools: Tools) -> None:
+    """The tool asks "go", then "account"; "go" is then reworded and answered again: the
+    account answer given in between is kept, and the tool runs once with both."""
+    wording = ["Deploy?"]
+
+    @ai_function
+    def deploy() -> str:
+        """Deploy."""
+        go = request_input(wording[0], key="go")
+        account = request_input("Which account?", key="account")
+        tools.record("deploy", go=go.payload, account=account.payload)
+        return "deployed"
+
+    def reword(i: int) -> None:
+        if i == 1:
+            wording[0] = "Deploy now, really?"
+
+    events = await _three_runs(deploy, [True, "ops", True], reword)
+    assert outcome(events) == {"type": "success"}
+    assert tools.runs["deploy"] == [{"go": True, "account": "ops"}]

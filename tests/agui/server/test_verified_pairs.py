@@ -14,6 +14,7 @@ import pytest
 from server_support import (
     SIGNING_KEY,
     SideEffects,
+    answer,
     approve,
     history_from,
     interrupts,
@@ -32,11 +33,16 @@ from agui_chat import (
     FunctionCallContent,
     FunctionInvokingChatClient,
     FunctionResultContent,
+    InterruptRequestContent,
+    InterruptResponseContent,
     InvalidResponseError,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    ai_function,
+    request_input,
 )
 from agui_chat.agui import AGUIServer
+from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.middleware._pairs import VerifiedPair, resume_with
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
@@ -227,3 +233,151 @@ async def test_verified_pairs_are_taken_by_one_loop_only() -> None:
         await loop.get_response([ChatMessage("user", "go")])
         await loop.get_response([ChatMessage("user", "go")])
     assert fx.count("delete_file") == 1
+
+
+# -- a resume mixing a kept answer with a fresh one: what the model is shown -------------------
+
+
+def calls_and_results(messages: list[ChatMessage]) -> list[tuple[str, str, str, Any]]:
+    """Each tool call and result the model got, in order: (role, kind, call id, arguments or
+    result)."""
+    out: list[tuple[str, str, str, Any]] = []
+    for m in messages:
+        for c in m.contents:
+            if isinstance(c, FunctionCallContent):
+                out.append((m.role.value, "call", c.call_id, c.arguments))
+            elif isinstance(c, FunctionResultContent):
+                out.append((m.role.value, "result", c.call_id, c.result))
+    return out
+
+
+async def kept_and_fresh(*, send_history: bool) -> tuple[list[ChatMessage], SideEffects]:
+    """c1 and c2 approved in one pause; an earlier resume ran c1 and kept its result, then
+    stopped before c2 started. The next resume (with the history the client holds, or
+    only the user's message as Agent Framework's client sends) replays c1 and runs c2: the
+    messages the model then got, and the tools' runs."""
+    fx = SideEffects()
+    seen: list[list[ChatMessage]] = []
+    store = InMemoryApprovalStore()
+    model = scripted(
+        [
+            FunctionCallContent("c1", "delete_file", {"path": "a.txt"}),
+            FunctionCallContent("c2", "delete_file", {"path": "b.txt"}),
+        ],
+        seen_by_the_model(seen),
+    )
+    app = AGUIServer(model, tools=[fx.delete_file()], signing_key=SIGNING_KEY, approval_store=store)
+    first = await run_agui(app, run_input(user("go"), run="r1"))
+    one, two = interrupts(first)
+    kept = InterruptSigner.fingerprint(one["id"])
+    assert await store.claim(kept, expires_at=None, owner="earlier-run")
+    await store.record_result(kept, "deleted a.txt (kept)")
+    history = [user("go"), *history_from(first)] if send_history else [user("go")]
+    events = await run_agui(app, run_input(*history, run="r2", resume=[approve(one), approve(two)]))
+    assert outcome(events) == {"type": "success"}
+    [messages] = seen
+    return messages, fx
+
+
+async def test_a_kept_result_follows_its_call_in_what_the_model_is_shown() -> None:
+    """The client sent the calls back: the model gets c1's kept result right after the
+    message holding c1, then c2 with its fresh result; c1 is not run again."""
+    messages, fx = await kept_and_fresh(send_history=True)
+    assert fx.runs["delete_file"] == [{"path": "b.txt"}]
+    assert calls_and_results(messages) == KEPT_THEN_FRESH
+    assert [m.role.value for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
+async def test_a_kept_result_whose_call_the_client_did_not_send_comes_with_the_signed_call() -> (
+    None
+):
+    """Agent Framework's client sends no tool calls back: the model gets c1 as the server
+    signed it, followed by its kept result, then c2 with its fresh result."""
+    messages, fx = await kept_and_fresh(send_history=False)
+    assert fx.runs["delete_file"] == [{"path": "b.txt"}]
+    assert calls_and_results(messages) == KEPT_THEN_FRESH
+    assert [m.role.value for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
+KEPT_THEN_FRESH = [
+    ("assistant", "call", "c1", {"path": "a.txt"}),
+    ("tool", "result", "c1", "deleted a.txt (kept)"),
+    ("assistant", "call", "c2", {"path": "b.txt"}),
+    ("tool", "result", "c2", "deleted b.txt"),
+]
+
+
+async def test_the_models_own_question_comes_back_to_it_as_asked_with_the_answer() -> None:
+    """The model asked the person itself (no tool): on the resume it gets its question back
+    as it asked it (message, reason, schema, key), then the person's answer to it."""
+    schema = {"type": "integer"}
+    asked = InterruptRequestContent(
+        "q1", reason="budget", message="How much may I spend?", response_schema=schema, key="cap"
+    )
+    seen: list[list[ChatMessage]] = []
+    app = AGUIServer(
+        scripted([asked], seen_by_the_model(seen)),
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
+    first = await run_agui(app, run_input(user("plan"), run="r1"))
+    [interrupt] = interrupts(first)
+    body = run_input(user("plan"), run="r2", resume=[answer(interrupt, 40)])
+    assert outcome(await run_agui(app, body)) == {"type": "success"}
+    [messages] = seen
+    *_, question, reply = messages
+    [request] = question.contents
+    assert question.role.value == "assistant" and isinstance(request, InterruptRequestContent)
+    assert (request.message, request.reason, request.response_schema, request.key) == (
+        "How much may I spend?",
+        "budget",
+        schema,
+        "cap",
+    )
+    assert request.tool_call_id is None
+    [response] = reply.contents
+    assert reply.role.value == "user" and isinstance(response, InterruptResponseContent)
+    assert (response.request_id, response.payload) == (request.request_id, 40)
+
+
+async def test_a_tools_answered_question_is_traced_to_the_run_that_asked_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With tracing on, the run resumed with the answer to a tool's question records the
+    answer (and how long the person took) and links to the run that asked."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+
+    @ai_function
+    def deploy(env: str) -> str:
+        """Deploy."""
+        return f"deployed {env}: {request_input('Deploy now?', key='go').payload}"
+
+    model = scripted([FunctionCallContent("c1", "deploy", {"env": "prod"})], "Deployed.")
+    app = AGUIServer(
+        model, tools=[deploy], signing_key=SIGNING_KEY, approval_store=InMemoryApprovalStore()
+    )
+    first = await run_agui(app, run_input(user("go"), run="r1"))
+    [interrupt] = interrupts(first)
+    resumed = run_input(
+        user("go"), *history_from(first), run="r2", resume=[answer(interrupt, True)]
+    )
+    assert outcome(await run_agui(app, resumed)) == {"type": "success"}
+    provider.shutdown()
+    runs = sorted(
+        (s for s in exporter.get_finished_spans() if s.name == "agui.run"),
+        key=lambda s: s.start_time or 0,
+    )
+    paused, answered = runs
+    [event] = [e for e in answered.events if e.name == "agui_chat.input.answered"]
+    assert dict(event.attributes or {})["gen_ai.tool.call.id"] == "c1"
+    assert dict(event.attributes or {})["agui_chat.decision.seconds"] >= 0
+    [link] = answered.links
+    assert link.context.span_id == paused.context.span_id
