@@ -58,7 +58,11 @@ async def test_the_recorded_bodies_are_read_as_camel_case_and_say_so_once_at_deb
     rules = [r for r in caplog.records if AGENT_FRAMEWORK_SNAKE_CASE in r.getMessage()]
     assert len(rules) == 1 and rules[0].levelno == logging.DEBUG
     assert "thread_id, run_id" in rules[0].getMessage()
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # (the reading of the body warns nothing; "agui_chat.server" may warn that another test's
+    # server, not yet garbage-collected, shares this one's key and audience)
+    assert not [
+        r for r in caplog.records if r.levelno >= logging.WARNING and r.name == "agui_chat.agui"
+    ]
 
 
 async def test_its_tool_calls_history_shape_is_read_and_other_unknown_members_still_stripped(
