@@ -288,13 +288,13 @@ class AGUIServer:
         """Write the run's events as they come, keep-alive comments while it is quiet; a
         client that goes away cancels the run."""
         outbox = run.outbox
-        # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
-        # go out before the pipeline does any work (the first byte is the run's, not the model's).
         if not run.input.resume and run.failure is None:  # a resume checks them with its answers
             try:
                 check_client_results(run.messages, run.input.thread_id, run.signer, run.functions)
             except ResumeRejected as exc:
                 run.failure = exc  # refused before the run: RUN_ERROR alone
+        # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
+        # go out before the pipeline does any work (the first byte is the run's, not the model's).
         started = not run.input.resume and run.failure is None
         work = traced_run(self._produce(run), run.input, run.encoder, run.headers, run.signer)
         producer = asyncio.ensure_future(work)
