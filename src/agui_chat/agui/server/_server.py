@@ -410,7 +410,8 @@ class AGUIServer:
                 outbox.push(encoder.finish())
                 finished = True
         except ResumeRejected as exc:
-            _log.warning("refused the resume of run %s: %s", run.input.run_id, exc)
+            what = "the resume of run" if run.input.resume else "run"
+            _log.warning("refused %s %s: %s", what, run.input.run_id, exc)
             run.retry_after = exc.retry_after
             outbox.push(encoder.error(exc.message, exc.code, exc.retry_after))
         except Exception as exc:
