@@ -144,8 +144,10 @@ class InterruptIssuer:
         calls: Mapping[str, FunctionCallContent],
         answers: Mapping[str, list[list[Any]]],
     ) -> dict[str, Any]:
-        call_id = request.tool_call_id
-        call = calls.get(call_id) if call_id is not None else None
+        call = calls.get(request.tool_call_id) if request.tool_call_id is not None else None
+        # A question naming a call no stream showed (an id the model made up) is a question
+        # no tool asked: its answer goes back to the model, not to a tool that does not exist.
+        call_id = request.tool_call_id if call is not None else None
         question = _present(
             key=key,
             message=request.message,
