@@ -326,3 +326,47 @@ async def test_a_call_started_late_in_its_run_is_in_progress_for_a_copy_not_lost
     go.set()
     assert outcome(await running) == {"type": "success"}
     assert fx.runs["delete_file"] == [{"path": "b.txt"}]
+
+
+class CountsRenewals(InMemoryApprovalStore):
+    """An in-memory store that counts the renewals it is asked for."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.renewals = 0
+
+    async def renew(self, keys: Any, *, owner: str, lease_until: float | None) -> None:
+        if lease_until is not None:  # (None: a used answer held for good, at the run's end)
+            self.renewals += 1
+        await super().renew(keys, owner=owner, lease_until=lease_until)
+
+
+async def test_a_run_that_ended_renews_nothing_any_more() -> None:
+    """The renewals are the run's: once it has settled, no timer or renewal in flight keeps
+    renewing its claims (nor keeps working in the process)."""
+    fx, started, go = SideEffects(), asyncio.Event(), asyncio.Event()
+    store = CountsRenewals()
+    model = scripted([FunctionCallContent("c0", "delete_file", {"path": "a.txt"})], "Done.")
+    agent = agui_server(
+        model,
+        tools=[slow_delete(fx, started, go)],
+        approval_store=store,
+        claim_lease=timedelta(seconds=0.06),  # a renewal every 20 ms while the run lasts
+    )
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    running = asyncio.ensure_future(agent.post(body))
+    await asyncio.wait_for(started.wait(), 20)
+    for _ in range(2000):  # until the run has renewed twice (each renewal sets up the next)
+        if store.renewals >= 2:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError(f"the run renewed {store.renewals} time(s), not again and again")
+    go.set()
+    assert outcome(await running) == {"type": "success"}
+    after_the_run = store.renewals
+    await asyncio.sleep(0.2)  # ten renewal periods
+    assert store.renewals == after_the_run
+    assert fx.count("delete_file") == 1
