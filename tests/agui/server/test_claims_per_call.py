@@ -370,3 +370,32 @@ async def test_a_run_that_ended_renews_nothing_any_more() -> None:
     await asyncio.sleep(0.2)  # ten renewal periods
     assert store.renewals == after_the_run
     assert fx.count("delete_file") == 1
+
+
+class TakenOverByAnother(InMemoryApprovalStore):
+    """A store in which another resume really took the claim over just before this run's
+    tool was to start (this run's claim had lapsed): the other resume holds it now."""
+
+    async def mark_started(self, key: str, **lease: Any) -> bool:
+        held = await self.record(key)
+        assert held is not None
+        await self.release(key, owner=held.owner)
+        assert await self.claim(key, expires_at=None, owner="the-other-resume", lease_until=None)
+        return await super().mark_started(key, **lease)
+
+
+async def test_a_run_that_lost_its_claim_leaves_the_other_resumes_claim_alone() -> None:
+    """The run's claim was taken over: at its end it releases only its own claims, so the
+    other resume's claim stands and a third copy of the answer cannot run the tool."""
+    fx = SideEffects()
+    store = TakenOverByAnother()
+    model = scripted([FunctionCallContent("c0", "delete_file", {"path": "a.txt"})], "Done.")
+    agent = agui_server(model, tools=[fx.delete_file()], approval_store=store)
+    first = await agent.post(run_input(user("go")))
+    (interrupt,) = interrupts(first)
+    body = run_input(user("go"), *history_from(first), run="r2", resume=[approve(interrupt)])
+    events = await agent.post(body)
+    assert events[-1]["code"] == "RESUME_IN_PROGRESS"
+    held = await store.record(InterruptSigner.fingerprint(interrupt["id"]))
+    assert held is not None and held.owner == "the-other-resume"
+    assert fx.count("delete_file") == 0
