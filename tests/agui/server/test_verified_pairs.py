@@ -8,6 +8,7 @@ client wrote into its history."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -381,3 +382,30 @@ async def test_a_tools_answered_question_is_traced_to_the_run_that_asked_it(
     assert dict(event.attributes or {})["agui_chat.decision.seconds"] >= 0
     [link] = answered.links
     assert link.context.span_id == paused.context.span_id
+
+
+async def test_a_question_no_tool_asked_answered_first_does_not_hide_the_approval_after_it() -> (
+    None
+):
+    """One pause holds the model's own question and a gated call; the resume answers the
+    question first: the approved call still runs, once, and the model gets the answer."""
+    fx = SideEffects()
+    asked = InterruptRequestContent("q1", message="Which folder?")
+    seen: list[list[ChatMessage]] = []
+    app = AGUIServer(
+        scripted(
+            [asked, FunctionCallContent("c1", "delete_file", {"path": "a.txt"})],
+            seen_by_the_model(seen),
+        ),
+        tools=[fx.delete_file()],
+        signing_key=SIGNING_KEY,
+        approval_store=InMemoryApprovalStore(),
+    )
+    first = await run_agui(app, run_input(user("tidy up"), run="r1"))
+    question, approval = sorted(interrupts(first), key=lambda i: "toolCallId" in json.dumps(i))
+    history = [user("tidy up"), *history_from(first)]
+    body = run_input(*history, run="r2", resume=[answer(question, "docs"), approve(approval)])
+    assert outcome(await run_agui(app, body)) == {"type": "success"}
+    assert fx.runs["delete_file"] == [{"path": "a.txt"}]
+    answers = [c for m in seen[0] for c in m.contents if isinstance(c, InterruptResponseContent)]
+    assert [a.payload for a in answers] == ["docs"]
