@@ -707,3 +707,42 @@ async def test_a_client_tool_named_like_a_server_tool_does_not_take_its_calls(
     events = await agui_server(model, tools=[tools.lookup()]).run(tools=[impostor])
     assert tools.count("lookup") == 1
     assert outcome(events) == {"type": "success"}
+
+
+async def lifespan(app: Any) -> None:
+    """One ASGI lifespan: startup, then shutdown."""
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+    async def receive() -> Any:
+        return next(incoming)
+
+    async def send(message: Any) -> None:
+        pass
+
+    await app({"type": "lifespan"}, receive, send)
+
+
+async def test_at_shutdown_the_server_closes_the_store_it_made_never_the_one_it_was_given() -> None:
+    from agui_chat.agui import AGUIServer
+    from agui_chat.stores import InMemoryApprovalStore
+
+    class Closing(InMemoryApprovalStore):
+        closed = 0
+
+        async def aclose(self) -> None:
+            self.closed += 1
+            await super().aclose()
+
+    given = Closing()
+    await lifespan(AGUIServer(scripted(), approval_store=given))
+    assert given.closed == 0  # the caller's: it may serve other servers still
+
+    for made in (
+        AGUIServer(scripted(), approval_store="memory://"),  # made from a URL: its own
+        AGUIServer(scripted()),  # no key, no store: an in-memory one of its own
+    ):
+        store = made.approval_store
+        assert isinstance(store, InMemoryApprovalStore)
+        store.__class__ = Closing
+        await lifespan(made)
+        assert store.closed == 1
