@@ -10,12 +10,7 @@ until each settles, and the checks every fault test makes:
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +23,7 @@ import psycopg
 from agui_chat.agui.server._resume_check import LOST_RESULT
 from agui_streams import approve, history_from, reject, run_input, sse_events, user
 from postgres_server import PostgresServer
+from uvicorn_worker import UvicornWorker
 
 HERE = Path(__file__).parent
 KEY = "fault-lane-signing-key-0123456789abcdef"
@@ -39,73 +35,11 @@ RESET = "APPROVAL_STORE_RESET"
 REJECTED = "rejected"  # what a case's outcome is when the person said no and nothing ran
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def python_path() -> str:
-    """This folder, the tests' root, then the caller's ``PYTHONPATH`` (the source under test)."""
-    parts = (str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH"))
-    return os.pathsep.join(p for p in parts if p)
-
-
-class Worker:
-    """``uvicorn fault_worker:app`` in a child process on its own port."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
-    def start(self) -> None:
-        log = Path(self.env["EFFECTS_DIR"]) / f"worker-{self.port}.log"  # its warnings
-        with log.open("ab") as stderr:
-            self._spawn(stderr)
-
-    def _spawn(self, stderr: Any) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable, "-m", "uvicorn", "fault_worker:app",
-                "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "critical",
-            ],
-            cwd=HERE,
-            env={**os.environ, **self.env, "PYTHONPATH": python_path()},
-            stderr=stderr,
-        )  # fmt: skip
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + BOUND
-        while True:
-            assert self.process is not None and self.process.poll() is None, "worker exited"
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                assert time.monotonic() < deadline, "the worker did not start listening"
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        """``kill -9``."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
-        self.process = None
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.process = None
+def new_worker(env: dict[str, str]) -> UvicornWorker:
+    """``uvicorn fault_worker:app`` in a child process, its warnings in the effects folder."""
+    return UvicornWorker(
+        "fault_worker:app", HERE, env, log_level="critical", log_dir=Path(env["EFFECTS_DIR"])
+    )
 
 
 @dataclass
@@ -135,7 +69,7 @@ class Deployment:
             "TOOL_PAUSE": "0.6",
             **env,
         }
-        self.workers = [Worker(self.env) for _ in range(count)]
+        self.workers = [new_worker(self.env) for _ in range(count)]
         self.threads = 0
 
     def start(self) -> None:
@@ -149,11 +83,11 @@ class Deployment:
         for worker in self.workers:
             worker.stop()
 
-    def by_pid(self, pid: int) -> Worker:
+    def by_pid(self, pid: int) -> UvicornWorker:
         (worker,) = [w for w in self.workers if w.pid == pid]
         return worker
 
-    def live(self) -> list[Worker]:
+    def live(self) -> list[UvicornWorker]:
         return [w for w in self.workers if w.process is not None]
 
     def lines(self, thread: str, kind: str) -> list[tuple[str, int]]:

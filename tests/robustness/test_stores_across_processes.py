@@ -13,10 +13,6 @@ effect a line that whichever process ran it appends to one file.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
@@ -25,76 +21,21 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from robustness_http import approve, free_port, history_from, run_input, sse_events, user
+from robustness_http import approve, history_from, run_input, sse_events, user
 
 from agui_chat.agui.server._resume_check import LOST_RESULT
 from postgres_server import PostgresServer
 from redis_server import RedisServer
+from uvicorn_worker import UvicornWorker
 
 HERE = Path(__file__).parent
 KEY = "multi-process-signing-key-0123456789"
 BOUND = 30.0
 
 
-def _python_path() -> str:
-    """The tests' folders, then the caller's ``PYTHONPATH`` (the source under test: without
-    it a worker would import whichever ``agui_chat`` is installed)."""
-    return os.pathsep.join(
-        p for p in (str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH")) if p
-    )
-
-
-class Worker:
+def new_worker(env: dict[str, str]) -> UvicornWorker:
     """``uvicorn store_worker:app`` in a child process on its own port."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable, "-m", "uvicorn", "store_worker:app",
-                "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-            ],
-            cwd=HERE,
-            env={**os.environ, **self.env, "PYTHONPATH": _python_path()},
-        )  # fmt: skip
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + BOUND
-        while True:
-            assert self.process is not None and self.process.poll() is None, "worker exited"
-            try:
-                import socket
-
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                assert time.monotonic() < deadline, "the worker did not start listening"
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
-        self.process = None
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.process = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-        self.wait_ready()
+    return UvicornWorker("store_worker:app", HERE, env)
 
 
 class Deployment:
@@ -109,8 +50,8 @@ class Deployment:
             "LEASE_SECONDS": "1",
             "HANG": "1",
         }
-        self.workers = [Worker(self.env), Worker(self.env)]
-        self.others: list[Worker] = []
+        self.workers = [new_worker(self.env), new_worker(self.env)]
+        self.others: list[UvicornWorker] = []
         self.threads = 0
 
     def start(self) -> None:
@@ -119,8 +60,8 @@ class Deployment:
         for worker in self.workers:
             worker.wait_ready()
 
-    def other_agent(self) -> Worker:
-        other = Worker({**self.env, "AGUI_CHAT_AUDIENCE": "agent-b"})
+    def other_agent(self) -> UvicornWorker:
+        other = new_worker({**self.env, "AGUI_CHAT_AUDIENCE": "agent-b"})
         self.others.append(other)
         other.start()
         other.wait_ready()
@@ -194,7 +135,7 @@ async def pause(
 
 async def kill_when(
     deployment: Deployment,
-    worker: Worker,
+    worker: UvicornWorker,
     request: Awaitable[Any],
     thread: str,
     effects: list[str],
