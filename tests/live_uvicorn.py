@@ -1,9 +1,14 @@
-"""Serving an ASGI app with uvicorn on a free port of 127.0.0.1, in the running event loop,
-for tests that need a real HTTP server (stopped by :func:`stop_all`)."""
+"""Serving an ASGI app with uvicorn on a free port of 127.0.0.1 for tests that need a real
+HTTP server: in the running event loop (stopped by :func:`stop_all`), or in a thread of its
+own for the duration of a ``with`` block (:func:`serve`, for tests that drive a browser)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -32,3 +37,32 @@ async def stop_all(started: Started) -> None:
     for server, task in started:
         server.should_exit = True
         await task
+
+
+@contextmanager
+def serve(app: Any, port: int = 0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on ``port`` (default: a free one) of 127.0.0.1 in a thread;
+    yields its URL (with a trailing slash)."""
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn-in-a-thread", daemon=True)
+    thread.start()
+    for _ in range(1000):
+        if server.started or not thread.is_alive():
+            break
+        time.sleep(0.01)
+    assert server.started, "uvicorn did not start"
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        assert not thread.is_alive(), "uvicorn did not stop"

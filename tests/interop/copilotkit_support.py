@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import uvicorn
 
 from agui_chat import (
     ChatMessage,
@@ -132,33 +128,6 @@ async def _respond(send: Any, status: int, body: bytes, kind: bytes) -> None:
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn on a free port of 127.0.0.1 in a thread; yields its URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-        lifespan="off",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-copilotkit", daemon=True)
-    thread.start()
-    for _ in range(1000):
-        if server.started or not thread.is_alive():
-            break
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @contextmanager

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from copilotkit_support import LaneModel, Site, browser_page, page_dir, serve
+from copilotkit_support import LaneModel, Site, browser_page, page_dir
 
 from agui_chat import ai_function, request_input
 from agui_chat.agui import AGUIServer
 from agui_chat.stores import InMemoryApprovalStore
 from agui_streams import SideEffects
+from live_uvicorn import serve
 from meai_texts import REJECTED
 
 KEY = "copilotkit-lane-signing-key-0123456789"

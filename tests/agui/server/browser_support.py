@@ -5,14 +5,10 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import uvicorn
 
 from agui_chat import (
     ChatMessage,
@@ -22,6 +18,7 @@ from agui_chat import (
     TextContent,
 )
 from agui_chat.testing import ScriptedChatClient
+from live_uvicorn import serve
 from real_components import missing, require
 
 __all__ = ["LAUNCH_ARGS", "Recorder", "RecordingModel", "open_page", "ready", "say", "serve"]
@@ -41,35 +38,6 @@ LAUNCH_ARGS = [
 CHROMIUM_HINT = "apt-get install chromium (`make test` installs it when run as root)"
 #: How long a browser step may wait for the page (ms); generous, the machine is shared.
 WAIT_MS = 20_000
-
-
-@contextmanager
-def serve(app: Any, port: int = 0) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on ``port`` (default: a free one) of 127.0.0.1 in a thread;
-    yields its URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="off",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn-ui-test", daemon=True)
-    thread.start()
-    for _ in range(1000):
-        if server.started or not thread.is_alive():
-            break
-        time.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        assert not thread.is_alive(), "uvicorn did not stop"
 
 
 @contextmanager
