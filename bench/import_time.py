@@ -22,7 +22,9 @@ import subprocess
 import sys
 
 #: Modules ``import agui_chat`` must not pull in (each is imported on its first use).
-DEFERRED = ("jsonschema", "pydantic", "pydantic_core", "httpx", "starlette", "uvicorn", "openai")
+DEFERRED = (
+    "jsonschema", "pydantic", "pydantic_core", "tenacity", "httpx", "starlette", "uvicorn", "openai"
+)  # fmt: skip
 _LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)")
 
 

@@ -36,6 +36,7 @@ PUBLIC = {
     "agui_chat.agui.wire": [],
     "agui_chat.stores": [
         "ApprovalStore",
+        "Claim",
         "ClaimRecord",
         "InMemoryApprovalStore",
         "PostgresApprovalStore",

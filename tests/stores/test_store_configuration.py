@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as redis_asyncio
 
 from agui_chat import ApprovalStoreUnavailableError
-from agui_chat.stores import RedisApprovalStore, SQLiteApprovalStore
+from agui_chat.stores import ClaimRecord, RedisApprovalStore, SQLiteApprovalStore
 from redis_server import RedisServer
 
 NOW = 1_900_000_000.0
@@ -140,13 +140,36 @@ async def test_a_sqlite_store_uses_wal_and_normal_sync_by_default(tmp_path: Path
     assert row == ("k", "w1", NOW + 5, NOW + 60, 0, None)
 
 
-async def test_a_sqlite_store_may_be_made_durable_across_a_power_loss(tmp_path: Path) -> None:
+async def _statements_of_a_resume(store: SQLiteApprovalStore) -> list[str]:
+    """What the store told SQLite, in order, for one claim, start and result."""
+    await store.claim("k", expires_at=None, owner="w1")  # opens the connection
+    said: list[str] = []
+    await store._run(lambda db: db.set_trace_callback(said.append))
+    await store.claim("k2", expires_at=None, owner="w1")
+    await store.mark_started("k2", owner="w1")
+    await store.record_result("k2", "done")
+    return [" ".join(s.split()[:3]) for s in said]
+
+
+async def test_a_full_sqlite_store_syncs_the_disk_only_to_start_a_tool(tmp_path: Path) -> None:
+    # The started mark's commit syncs the WAL file, claim included, before the tool starts;
+    # the claim and the result do not wait for the disk (docs/stores.md, "SQLite").
     store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="FULL", busy_timeout=0.5)
-    await store.claim("k", expires_at=None)
+    assert await _statements_of_a_resume(store) == [
+        "INSERT INTO agui_chat_approvals",
+        "PRAGMA synchronous=FULL",
+        "UPDATE agui_chat_approvals SET",
+        "PRAGMA synchronous=NORMAL",
+        "UPDATE agui_chat_approvals SET",
+    ]
     sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
     timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
-    assert (sync, timeout) == (2, 500)  # 2 is FULL
+    assert (sync, timeout) == (1, 500)  # NORMAL (1) for every other write
+    assert await store.record("k2") == ClaimRecord("w1", True, None, "done")
     await store.aclose()
+    normal = SQLiteApprovalStore(tmp_path / "b.db")
+    assert "PRAGMA synchronous=FULL" not in await _statements_of_a_resume(normal)
+    await normal.aclose()
     with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', got 'OFF'"):
         SQLiteApprovalStore(tmp_path / "b.db", synchronous="OFF")  # type: ignore[arg-type]
 

@@ -1,4 +1,5 @@
-"""``RetryingChatClient``: retry transient failures with tenacity, before anything streamed."""
+"""``RetryingChatClient``: retry transient failures with tenacity, before anything streamed.
+tenacity is imported on the first request (``import agui_chat`` does not pay for it)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,7 @@ import random
 import warnings
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
-from typing import Any
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-)
+from typing import TYPE_CHECKING, Any
 
 from .._client import ChatClient, ChatMessages
 from .._exceptions import TransientError
@@ -24,6 +18,9 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from ._delegating import DelegatingChatClient
 from ._handoff import HandoffStream
+
+if TYPE_CHECKING:
+    from tenacity import AsyncRetrying, RetryCallState
 
 _log = logging.getLogger("agui_chat")
 
@@ -132,6 +129,8 @@ class RetryingChatClient(DelegatingChatClient):
         )
 
     def _retrying(self) -> AsyncRetrying:
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+
         return AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
             wait=self._wait,

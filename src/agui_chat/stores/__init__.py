@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import ApprovalStore, ClaimRecord
+from ._base import ApprovalStore, Claim, ClaimRecord
 from ._memory import InMemoryApprovalStore
 from ._sqlite import SQLiteApprovalStore
 from ._url import store_from_url
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApprovalStore",
+    "Claim",
     "ClaimRecord",
     "InMemoryApprovalStore",
     "PostgresApprovalStore",

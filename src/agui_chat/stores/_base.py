@@ -29,7 +29,7 @@ keys, a recreated file) and raises ``ApprovalStoreResetError`` instead of taking
 approval for a new one. The check is part of the atomic claim.
 
 The contract changed with issue 26 (an implementation written before it must add): the
-``epoch`` argument of ``_claim``, :meth:`~ApprovalStore.record` (in place of
+``epoch`` of ``_claim``'s :class:`Claim`, :meth:`~ApprovalStore.record` (in place of
 ``get_result``, now derived from it), ``lease_until`` on ``mark_started``,
 :meth:`~ApprovalStore.renew` and :meth:`~ApprovalStore._epoch`. The shared contract tests
 (``tests/stores/test_store_contract.py``) are parametrised over stores.
@@ -43,7 +43,20 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-__all__ = ["ApprovalStore", "ClaimRecord", "new_epoch"]
+__all__ = ["ApprovalStore", "Claim", "ClaimRecord", "new_epoch"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One claim asked of a store (:meth:`ApprovalStore.claim`), as of ``now``: what an
+    implementation's ``_claim`` gets."""
+
+    key: str
+    expires_at: float | None
+    owner: str
+    lease_until: float | None
+    now: float
+    epoch: str | None
 
 
 @dataclass(frozen=True)
@@ -116,19 +129,11 @@ class ApprovalStore(abc.ABC):
         ``expires_at``, counts as absent. With an ``epoch`` (``""``: a token issued without
         one) that is not the store's, nothing is claimed: ``ApprovalStoreResetError``.
         """
-        return await self._claim(key, expires_at, owner, lease_until, self._clock(), epoch)
+        return await self._claim(Claim(key, expires_at, owner, lease_until, self._clock(), epoch))
 
     @abc.abstractmethod
-    async def _claim(
-        self,
-        key: str,
-        expires_at: float | None,
-        owner: str,
-        lease_until: float | None,
-        now: float,
-        epoch: str | None,
-    ) -> bool:
-        """``claim`` as of ``now``."""
+    async def _claim(self, claim: Claim) -> bool:
+        """``claim`` as of ``claim.now``."""
 
     async def epoch(self) -> str | None:
         """The store's epoch, made and kept in the store on first use (``None``: this store

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from .._exceptions import ApprovalStoreResetError
-from ._base import ApprovalStore, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
 
 __all__ = ["InMemoryApprovalStore"]
 
@@ -45,26 +45,19 @@ class InMemoryApprovalStore(ApprovalStore):
     async def _epoch(self) -> str:
         return self._own_epoch
 
-    async def _claim(
-        self,
-        key: str,
-        expires_at: float | None,
-        owner: str,
-        lease_until: float | None,
-        now: float,
-        epoch: str | None,
-    ) -> bool:
-        if epoch is not None and epoch != self._own_epoch:
+    async def _claim(self, claim: Claim) -> bool:
+        if claim.epoch is not None and claim.epoch != self._own_epoch:
             raise ApprovalStoreResetError(
                 "this in-memory approval store is not the one that issued the token"
             )
+        now = claim.now
         if self._sweep_due(now):
             for k in [k for k, e in self._entries.items() if _expired(e, now)]:
                 del self._entries[k]
-        entry = self._entries.get(key)
+        entry = self._entries.get(claim.key)
         if entry is not None and not _lapsed(entry, now):
             return False
-        self._entries[key] = _Entry(expires_at, owner, lease_until)
+        self._entries[claim.key] = _Entry(claim.expires_at, claim.owner, claim.lease_until)
         return True
 
     async def mark_started(

@@ -40,7 +40,7 @@ from .._exceptions import (
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("postgres", by="PostgresApprovalStore", module="psycopg", package="psycopg 3"):
@@ -291,21 +291,13 @@ class PostgresApprovalStore(ApprovalStore):
 
         return await self._run(work)
 
-    async def _claim(
-        self,
-        key: str,
-        expires_at: float | None,
-        owner: str,
-        lease_until: float | None,
-        now: float,
-        epoch: str | None,
-    ) -> bool:
-        sweep = self._sweep_due(now)
+    async def _claim(self, claim: Claim) -> bool:
+        now, epoch, sweep = claim.now, claim.epoch, self._sweep_due(claim.now)
+        args = (claim.key, claim.owner, claim.lease_until, claim.expires_at, epoch, epoch, now, now)
 
         async def work(db: Any) -> bool:
             if sweep:
                 await db.execute(self._sql["sweep"], (now,))
-            args = (key, owner, lease_until, expires_at, epoch, epoch, now, now)
             if (await db.execute(self._sql["claim"], args)).rowcount == 1:
                 return True
             if epoch is not None:  # not claimed: held, or the store is not the token's any more

@@ -36,7 +36,7 @@ from .._exceptions import (
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
@@ -218,20 +218,13 @@ class RedisApprovalStore(ApprovalStore):
                 raise ApprovalStoreError(message)
             _log.warning("%s", message)
 
-    async def _claim(
-        self,
-        key: str,
-        expires_at: float | None,
-        owner: str,
-        lease_until: float | None,
-        now: float,
-        epoch: str | None,
-    ) -> bool:
-        value = f"p:{'' if lease_until is None else repr(float(lease_until))}:{owner}"
+    async def _claim(self, claim: Claim) -> bool:
+        lease, expires_at, now = claim.lease_until, claim.expires_at, claim.now
+        value = f"p:{'' if lease is None else repr(float(lease))}:{claim.owner}"
         ttl_ms = None if expires_at is None else max(1, math.ceil((expires_at - now) * 1000))
-        keys = [self._prefix + key, self._prefix + "epoch"]
+        keys = [self._prefix + claim.key, self._prefix + "epoch"]
         args = [value, repr(now), "" if ttl_ms is None else str(ttl_ms)]
-        args += ["0", ""] if epoch is None else ["1", epoch]
+        args += ["0", ""] if claim.epoch is None else ["1", claim.epoch]
         claimed = await self._call(self._claim_script(keys=keys, args=args))
         if claimed == -1:
             raise ApprovalStoreResetError(

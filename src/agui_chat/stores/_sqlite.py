@@ -28,7 +28,7 @@ from .._exceptions import (
     ApprovalStoreUnavailableError,
     ConfigurationError,
 )
-from ._base import ApprovalStore, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
 
 __all__ = ["SQLiteApprovalStore"]
 
@@ -81,9 +81,13 @@ class SQLiteApprovalStore(ApprovalStore):
     them, and the records survive restarts. For several machines use
     ``RedisApprovalStore``. With ``synchronous="NORMAL"`` (the default; WAL mode) a claim is
     durable once made against any process crash, a ``kill -9`` included: only a power loss
-    or an OS crash may roll back the last claims. ``synchronous="FULL"`` makes each claim
-    durable against those too, at the price of an ``fsync`` per write (a few hundred
-    microseconds on an idle disk, several milliseconds on a busy one; see bench/README.md).
+    or an OS crash may roll back the last writes. ``synchronous="FULL"`` makes the "started"
+    mark durable against those too before the tool starts, and with it the claim before it
+    (the WAL file is synced whole): one ``fsync`` per resume (a few hundred microseconds to
+    a millisecond on an idle disk, several on a busy one; see bench/README.md). The other
+    writes do not wait for the disk, as in ``PostgresApprovalStore``: a claim rolled back
+    by a power loss was never started (its answer is usable again), a result rolled back
+    leaves its call lost (never run again; docs/stores.md).
     ``clock`` gives the time in epoch seconds (tests pass a fake one). The file is opened on
     first use; a path that cannot be opened raises ``ApprovalStoreUnavailableError`` naming
     it.
@@ -124,7 +128,7 @@ class SQLiteApprovalStore(ApprovalStore):
                     self.path, timeout=self._busy_timeout, isolation_level=None
                 )
                 _use_wal(connection, time.monotonic() + self._busy_timeout)
-                connection.execute(f"PRAGMA synchronous={self.synchronous}")
+                connection.execute("PRAGMA synchronous=NORMAL")  # FULL only to start a tool
                 connection.execute(_SCHEMA)
                 connection.execute(_META)
                 connection.execute(_MAKE_EPOCH, (new_epoch(),))
@@ -161,30 +165,22 @@ class SQLiteApprovalStore(ApprovalStore):
     async def _epoch(self) -> str:
         return await self._run(lambda _: str(self._local.epoch))
 
-    async def _claim(
-        self,
-        key: str,
-        expires_at: float | None,
-        owner: str,
-        lease_until: float | None,
-        now: float,
-        epoch: str | None,
-    ) -> bool:
-        sweep = self._sweep_due(now)
+    async def _claim(self, claim: Claim) -> bool:
+        now, sweep = claim.now, self._sweep_due(claim.now)
+        held = (claim.owner, claim.lease_until, claim.expires_at)
 
         def work(db: sqlite3.Connection) -> bool:
             # The epoch cannot change under an open connection: a recreated file is another.
-            if epoch is not None and epoch != self._local.epoch:
+            if claim.epoch is not None and claim.epoch != self._local.epoch:
                 raise ApprovalStoreResetError(
                     f"the approval store sqlite:///{self.path} was recreated since the "
                     "interrupt was issued (another epoch)"
                 )
             if sweep:
                 db.execute(_SWEEP, (now,))
-            if db.execute(_CLAIM, (key, owner, lease_until, expires_at)).rowcount == 1:
+            if db.execute(_CLAIM, (claim.key, *held)).rowcount == 1:
                 return True
-            taken = db.execute(_TAKE_OVER, (owner, lease_until, expires_at, key, now, now))
-            return taken.rowcount == 1
+            return db.execute(_TAKE_OVER, (*held, claim.key, now, now)).rowcount == 1
 
         return await self._run(work)
 
@@ -192,7 +188,18 @@ class SQLiteApprovalStore(ApprovalStore):
         self, key: str, *, owner: str = "", lease_until: float | None = None
     ) -> bool:
         args = (lease_until, key, owner)
-        return await self._run(lambda db: db.execute(_START, args).rowcount == 1)
+
+        def work(db: sqlite3.Connection) -> bool:
+            if self.synchronous == "NORMAL":
+                return bool(db.execute(_START, args).rowcount == 1)
+            # This commit syncs the WAL file, and with it every write before it (the claim).
+            db.execute("PRAGMA synchronous=FULL")
+            try:
+                return bool(db.execute(_START, args).rowcount == 1)
+            finally:
+                db.execute("PRAGMA synchronous=NORMAL")
+
+        return await self._run(work)
 
     async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
         args = (lease_until, owner, json.dumps(list(keys)))
