@@ -46,18 +46,23 @@ async def test_its_client_approves_and_our_server_runs_the_call_exactly_once(
     assert effects.runs["delete_file"] == [{"path": "report.txt"}]
 
 
-async def test_its_client_drops_result_ids_so_a_later_turn_is_refused_and_nothing_reruns(
-    our_server: Serve,
+@pytest.mark.parametrize("answer", ["approve", "reject"])
+async def test_its_client_goes_on_after_an_answer_though_it_drops_the_results_seals(
+    our_server: Serve, answer: str
 ) -> None:
-    # Its client keeps no TOOL_CALL_RESULT messageId (our seal), so the result of the approved
-    # call it sends back on a later turn cannot be told from one it wrote: refused (issue 27,
-    # docs/interop.md), and the tool never runs again. Its client reports the refusal as an
-    # empty response, not an error (its own defect).
+    # Its client keeps no TOOL_CALL_RESULT messageId (our seal), so the result it sends back on
+    # a later turn carries none: our server remembered issuing it (rule
+    # agent-framework-unsealed-results) and takes it; the turn is answered and nothing reruns.
     effects = SideEffects()
-    out = await af_client(await our_server(our_app(effects)), "approve-then-continue")
-    assert out["texts"][1] == "Tool said: deleted report.txt"
-    assert out["texts"][2] == "" and "error" not in out
-    assert effects.runs["delete_file"] == [{"path": "report.txt"}]
+    out = await af_client(await our_server(our_app(effects)), f"{answer}-then-continue")
+    assert "error" not in out
+    if answer == "approve":
+        assert out["texts"][1:] == ["Tool said: deleted report.txt", "Hello from agui_chat."]
+        assert effects.runs["delete_file"] == [{"path": "report.txt"}]
+    else:
+        assert out["texts"][1].startswith("Tool said: " + REJECTED)
+        assert out["texts"][2] == "Hello from agui_chat."
+        assert effects.count("delete_file") == 0
 
 
 async def test_its_client_rejects_and_our_server_runs_nothing(our_server: Serve) -> None:

@@ -1,8 +1,9 @@
 """Microsoft Agent Framework's ``AGUIChatClient`` as the interop lane drives it, run in its own
 virtualenv (tests/interop/peers/agent_framework.txt):
 ``python agent_framework_client.py URL SCENARIO`` with SCENARIO ``plain``, ``approve`` or
-``reject``. It prints one JSON object: the texts of its responses, the interrupts it saw
-and the finish reasons, for the test to check.
+``reject`` (each of the last two maybe with ``-then-continue``: a later turn follows, with the
+history the client holds). It prints one JSON object: the texts of its responses, the
+interrupts it saw and the finish reasons, for the test to check.
 
 The client gives an approval round trip no typed contents: the interrupts stay in the
 response's ``additional_properties`` and the resume goes out through ``options["resume"]``,
@@ -47,7 +48,7 @@ async def main(url: str, scenario: str) -> dict[str, Any]:
         )
         out["texts"].append(second.text)
         out["finish"].append(str(second.finish_reason))
-        if scenario == "approve-then-continue":  # a later turn with the history it holds
+        if scenario.endswith("-then-continue"):  # a later turn with the history it holds
             history = [Message("user", [prompt]), *first.messages, *second.messages]
             history.append(Message("user", ["thanks"]))
             try:

@@ -6,34 +6,47 @@ Each ``TOOL_CALL_RESULT`` the server emits has a sealed ``messageId``
 tool must carry its seal, else the request is refused before anything runs. A result for a
 call a verified ``resume`` entry answers is the resume check's (rule
 ``copilotkit-resume-echo``: it is dropped there), so it is left out here.
+
+Agent Framework's ``AGUIChatClient`` drops the seal (rule
+``agent-framework-unsealed-results``): an unsealed result is taken only if the approval store
+remembers that this server issued exactly it, in this thread, for this call (the server
+remembers the results it issues to that client); the store is asked only then.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence, Set
 
 from ..._contents import FunctionCallContent, FunctionResultContent
+from ..._exceptions import ApprovalStoreError
 from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ..._tools import AITool, ApprovalRequiredAIFunction
-from ._resume_check import ResumeRejected
+from ...stores import ApprovalStore
+from ._peer_compat import AGENT_FRAMEWORK_UNSEALED_RESULTS
+from ._resume_check import STORE_RETRY_AFTER, ResumeRejected
 from ._signing import InterruptSigner
 
+_log = logging.getLogger("agui_chat.agui")
 
-def check_client_results(
+
+def unsealed_results(
     messages: Sequence[ChatMessage],
     thread_id: str,
     signer: InterruptSigner,
     functions: Mapping[str, AITool],
     answered: Set[str] = frozenset(),
-) -> None:
-    """Refuse (``ResumeRejected``) a tool result for a gated server tool's call that this
-    server did not write; ``answered``: the call ids the request's resume answers."""
+) -> list[tuple[FunctionCallContent, str]]:
+    """Each result in ``messages`` for a gated server tool's call that does not carry this
+    server's seal, as (the call, the result's text); ``answered``: the call ids the request's
+    resume answers (left out)."""
     calls: dict[str, FunctionCallContent] = {}
     for message in messages:
         for content in message.contents:
             if isinstance(content, FunctionCallContent):
                 calls.setdefault(content.call_id, content)
+    found: list[tuple[FunctionCallContent, str]] = []
     for message in messages:
         if message.role != ChatRole.TOOL:
             continue
@@ -47,8 +60,33 @@ def check_client_results(
             if not tool.requires_approval(call.arguments):
                 continue
             text = content.result if isinstance(content.result, str) else str(content.result)
-            if signer.is_result_id(message.message_id, thread_id, call.call_id, text):
-                continue
+            if not signer.is_result_id(message.message_id, thread_id, call.call_id, text):
+                found.append((call, text))
+    return found
+
+
+async def check_client_results(
+    messages: Sequence[ChatMessage],
+    thread_id: str,
+    signer: InterruptSigner,
+    functions: Mapping[str, AITool],
+    store: ApprovalStore,
+    answered: Set[str] = frozenset(),
+) -> None:
+    """Refuse (``ResumeRejected``) a tool result for a gated server tool's call that this
+    server did not write (an unsealed one the store does not remember it issuing);
+    ``answered``: the call ids the request's resume answers."""
+    for call, text in unsealed_results(messages, thread_id, signer, functions, answered):
+        try:
+            issued = await store.record(signer.issued_result_key(thread_id, call.call_id, text))
+        except ApprovalStoreError as exc:
+            raise ResumeRejected(
+                "APPROVAL_STORE_UNAVAILABLE",
+                f"the approval store cannot be reached to check the result of call "
+                f"{call.call_id!r}, which carries no seal; nothing was run",
+                retry_after=STORE_RETRY_AFTER,
+            ) from exc
+        if issued is None:
             raise ResumeRejected(
                 "TOOL_RESULT_NOT_ISSUED",
                 f"the history holds a result for call {call.call_id!r} of {call.name!r}, a "
@@ -57,3 +95,9 @@ def check_client_results(
                 "was run: send the tool message as the server sent it, or answer the approval "
                 "through resume",
             )
+        _log.debug(
+            "compatibility rule %s: took the unsealed result of call %r, which this server "
+            "issued (Agent Framework's AGUIChatClient drops the seal)",
+            AGENT_FRAMEWORK_UNSEALED_RESULTS,
+            call.call_id,
+        )

@@ -5,6 +5,12 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``thread_id`` / ``run_id`` and assistant ``tool_calls`` (``function.arguments`` maybe an
   object): each is read as its camelCase member when that is absent (else stripped as
   unknown), object arguments as their JSON text.
+- ``agent-framework-unsealed-results``: the same client keeps no ``messageId`` of a
+  ``TOOL_CALL_RESULT`` (the server's seal), so a later turn would send back the result of an
+  approved call unsealed. For a request in its dialect the server remembers, in the approval
+  store, each result it issues for a gated call (keyed by the seal,
+  ``ISSUED_RESULT_RETENTION``), and takes an unsealed result for such a call only if the
+  store remembers exactly it (``_client_results``).
 - ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
   payload beside its ``resume``; the resume check drops it (``resume_echo_log`` logs it).
 - ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes
@@ -15,14 +21,25 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from typing import Any
 
 #: The name of the rule for Agent Framework's snake_case members.
 AGENT_FRAMEWORK_SNAKE_CASE = "agent-framework-snake-case"
+#: The name of the rule for the results Agent Framework's client sends back unsealed.
+AGENT_FRAMEWORK_UNSEALED_RESULTS = "agent-framework-unsealed-results"
+#: How long a result issued to that client is remembered for a later turn of its thread.
+ISSUED_RESULT_RETENTION = timedelta(days=30)
 
 _TOP_LEVEL = (("thread_id", "threadId"), ("run_id", "runId"))
 
 _log = logging.getLogger("agui_chat.agui")
+
+
+def speaks_agent_framework(data: dict[str, Any]) -> bool:
+    """Whether a parsed body (before :func:`apply_client_rules`) is in the dialect of Agent
+    Framework's ``AGUIChatClient`` (``thread_id``, not ``threadId``)."""
+    return "thread_id" in data and "threadId" not in data
 
 
 def apply_client_rules(data: dict[str, Any]) -> None:

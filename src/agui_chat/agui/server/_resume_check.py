@@ -14,7 +14,7 @@ import contextlib
 import math
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -112,7 +112,7 @@ async def check_resume(
     store: ApprovalStore,
     functions: Mapping[str, AITool],
     lease: timedelta = CLAIM_LEASE,
-    check_results: Callable[[set[str]], None] | None = None,
+    check_results: Callable[[set[str]], Awaitable[None]] | None = None,
 ) -> CheckedResume:
     """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
     ``check_results`` (given the call ids answered) checks the history's other results."""
@@ -138,7 +138,7 @@ async def check_resume(
     _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
     _check_pairs(messages, pairs_of(active, calls), functions)
     if check_results is not None:
-        check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
+        await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
     if store.known_epoch is None:
         with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
             await store.epoch()

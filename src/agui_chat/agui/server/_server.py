@@ -40,6 +40,7 @@ from ...middleware import FunctionInvokingChatClient
 from ...middleware._pairs import VerifiedPair, resume_with
 from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
+from . import _resume_check
 from ._body import parse_json, read_body
 from ._claims import ClaimGuard, open_store
 from ._client_results import check_client_results
@@ -55,7 +56,12 @@ from ._hosts import HostGuard
 from ._interrupts import InterruptIssuer
 from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
-from ._peer_compat import note_strict_pre_1_0, resume_echo_log
+from ._peer_compat import (
+    ISSUED_RESULT_RETENTION,
+    note_strict_pre_1_0,
+    resume_echo_log,
+    speaks_agent_framework,
+)
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
@@ -233,6 +239,7 @@ class AGUIServer:
             )
         body = await read_body(request, max_bytes=self.max_body_bytes, timeout=self.body_timeout)
         data = parse_json(body)
+        remembers_results = isinstance(data, dict) and speaks_agent_framework(data)
         run_input = parse_run_input(data)
         failure: DuplicateToolError | None = None
         try:
@@ -250,7 +257,7 @@ class AGUIServer:
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
-        return _Run(
+        run = _Run(
             self,
             self._signer_for(request.scope),
             run_input,
@@ -260,6 +267,8 @@ class AGUIServer:
             functions,
             failure,
         )
+        run.remembers_results = remembers_results
+        return run
 
     def _signer_for(self, scope: Scope) -> InterruptSigner:
         """The signer of the audience a request is served under: the configured one, or the
@@ -290,7 +299,13 @@ class AGUIServer:
         outbox = run.outbox
         if not run.input.resume and run.failure is None:  # a resume checks them with its answers
             try:
-                check_client_results(run.messages, run.input.thread_id, run.signer, run.functions)
+                await check_client_results(
+                    run.messages,
+                    run.input.thread_id,
+                    run.signer,
+                    run.functions,
+                    self.approval_store,
+                )
             except ResumeRejected as exc:
                 run.failure = exc  # refused before the run: RUN_ERROR alone
         # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
@@ -372,7 +387,12 @@ class AGUIServer:
                         functions=run.functions,
                         lease=self.claim_lease,
                         check_results=lambda answered: check_client_results(
-                            run.messages, run.input.thread_id, run.signer, run.functions, answered
+                            run.messages,
+                            run.input.thread_id,
+                            run.signer,
+                            run.functions,
+                            self.approval_store,
+                            answered,
                         ),
                     )
                 if checked is not None and checked.echoed:
@@ -404,7 +424,7 @@ class AGUIServer:
                             if data:
                                 await outbox.put(data)
                             if guard is not None and claimed:
-                                await self._keep_results(update.contents, guard, encoder)
+                                await self._keep_results(update.contents, guard, run)
                     finally:
                         await close_stream(stream)
                 outbox.push(encoder.finish())
@@ -423,18 +443,24 @@ class AGUIServer:
                 await guard.settle(finished=finished)
             outbox.close()
 
-    async def _keep_results(
-        self, contents: Iterable[Any], guard: ClaimGuard, encoder: RunEncoder
-    ) -> None:
+    async def _keep_results(self, contents: Iterable[Any], guard: ClaimGuard, run: _Run) -> None:
         """Record the result of each claimed call for a replay (finished even if the client
-        leaves meanwhile)."""
+        leaves meanwhile) and, for a client that drops the results' seals, remember that this
+        server issued it (rule ``agent-framework-unsealed-results``)."""
         for content in contents:
             if isinstance(content, FunctionResultContent) and content.call_id in guard.claimed:
                 guard.resulted.add(content.call_id)
-                result = encoder.results[content.call_id]
-                record = self.approval_store.record_result(guard.claimed[content.call_id], result)
+                result, store = run.encoder.results[content.call_id], self.approval_store
+                keeping: list[Awaitable[object]] = [
+                    store.record_result(guard.claimed[content.call_id], result)
+                ]
+                if run.remembers_results:
+                    thread = run.input.thread_id
+                    issued = run.signer.issued_result_key(thread, content.call_id, result)
+                    until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
+                    keeping.append(store.claim(issued, expires_at=until))
                 try:
-                    await asyncio.shield(record)
+                    await asyncio.shield(asyncio.gather(*keeping))
                 except ApprovalStoreError:  # the claim stays: only the replay is lost
                     _log.exception("could not keep the result of call %s", content.call_id)
 
@@ -462,6 +488,8 @@ class _Run:
         self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = Outbox()
+        #: Whether results issued in this run are remembered (``agent-framework-unsealed-results``).
+        self.remembers_results = False
         issuer = InterruptIssuer(
             signer,
             run_input.thread_id,

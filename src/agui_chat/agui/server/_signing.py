@@ -32,6 +32,7 @@ _AUDIENCE_ID_CONTEXT = b"agui_chat audience id v1\x00"
 _PAUSE_CONTEXT = b"agui_chat pause v1\x00"
 _KEY_ID_CONTEXT = b"agui_chat signing key id v1\x00"
 _RESULT_CONTEXT = b"agui_chat tool result v1\x00"
+_ISSUED_CONTEXT = b"agui_chat issued tool result v1\x00"
 #: How the ``messageId`` of a ``TOOL_CALL_RESULT`` this server wrote begins (a seal over the
 #: thread, the call id and the content, under the audience's key).
 RESULT_ID_PREFIX = "r1."
@@ -263,6 +264,13 @@ class InterruptSigner:
         if not isinstance(message_id, str) or not message_id.startswith(RESULT_ID_PREFIX):
             return False
         return hmac.compare_digest(message_id, self.result_id(thread_id, call_id, content))
+
+    def issued_result_key(self, thread_id: str, call_id: str, content: str) -> str:
+        """The key an approval store remembers a result this server issued under (compatibility
+        rule ``agent-framework-unsealed-results``): a digest of its seal, so only this
+        server's key and audience, in this thread, for this call and content, find it."""
+        seal = self.result_id(thread_id, call_id, content)
+        return hashlib.sha256(_ISSUED_CONTEXT + seal.encode("ascii")).hexdigest()[:32]
 
     @staticmethod
     def fingerprint(token: str) -> str:
