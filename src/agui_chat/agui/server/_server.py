@@ -451,16 +451,16 @@ class AGUIServer:
             if isinstance(content, FunctionResultContent) and content.call_id in guard.claimed:
                 guard.resulted.add(content.call_id)
                 result, store = run.encoder.results[content.call_id], self.approval_store
-                keeping: list[Awaitable[object]] = [
-                    store.record_result(guard.claimed[content.call_id], result)
-                ]
+                keeping: Awaitable[object] = store.record_result(
+                    guard.claimed[content.call_id], result
+                )
                 if run.remembers_results:
                     thread = run.input.thread_id
                     issued = run.signer.issued_result_key(thread, content.call_id, result)
                     until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
-                    keeping.append(store.claim(issued, expires_at=until))
+                    keeping = asyncio.gather(keeping, store.claim(issued, expires_at=until))
                 try:
-                    await asyncio.shield(asyncio.gather(*keeping))
+                    await asyncio.shield(keeping)
                 except ApprovalStoreError:  # the claim stays: only the replay is lost
                     _log.exception("could not keep the result of call %s", content.call_id)
 
