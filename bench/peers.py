@@ -14,7 +14,8 @@ machine hits them alike):
 (round trip)  an approval round trip: the run that pauses for ``delete_file``, then the run
               that carries the approval, runs the tool and streams the model's last answer,
               through ``AGUIChatClient``; ours with each approval store (memory, SQLite,
-              Redis when ``redis-server`` is on PATH)
+              Redis when ``redis-server`` is on PATH, PostgreSQL when Debian's
+              ``postgresql`` is installed: a throwaway cluster, ``fsync`` on)
 
 Each figure is printed as a ratio to the best peer's. Budget (DESIGN §6): the first byte in at
 most 0.5x the best peer's time; a durable approval round trip at most 0.5x. The peers come
@@ -45,7 +46,7 @@ import httpx
 
 from agui_chat import ChatFinishReason, ChatMessage
 from agui_chat.agui import AGUIChatClient
-from stores import redis_server  # bench/stores.py, beside this script
+from stores import postgres_server, redis_server  # bench/stores.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ROOT / "tests" / "interop"
@@ -185,7 +186,7 @@ async def round_trip(http: httpx.AsyncClient, server: Server, n: int) -> float:
 def servers(tmp: Path) -> Iterator[tuple[Server, list[Server], list[Server], list[str]]]:
     """(the floor, our servers, the peers' servers, the peers left out and why)."""
     missing: list[str] = []
-    with ExitStack() as stack, redis_server() as redis_url:
+    with ExitStack() as stack, redis_server() as redis_url, postgres_server() as postgres_url:
         floor_script = ROOT / "bench" / "servers" / "floor_server.py"
         floor = Server("floor (bare ASGI)", [sys.executable, str(floor_script)], tmp, {})
         stack.callback(floor.stop)
@@ -195,6 +196,10 @@ def servers(tmp: Path) -> Iterator[tuple[Server, list[Server], list[Server], lis
             stores["redis"] = redis_url
         else:
             missing.append("ours with Redis (no redis-server on PATH)")
+        if postgres_url is not None:
+            stores["postgres"] = postgres_url
+        else:
+            missing.append("ours with PostgreSQL (apt-get install postgresql)")
         for name, url in stores.items():
             ours.append(OurServer(f"agui_chat ({name})", url, tmp))
             stack.callback(ours[-1].stop)

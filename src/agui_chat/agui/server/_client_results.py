@@ -7,10 +7,8 @@ tool must carry its seal, else the request is refused before anything runs. A re
 call a verified ``resume`` entry answers is the resume check's (rule
 ``copilotkit-resume-echo``: it is dropped there), so it is left out here.
 
-Agent Framework's ``AGUIChatClient`` drops the seal (rule
-``agent-framework-unsealed-results``): an unsealed result is taken only if the approval store
-remembers that this server issued exactly it, in this thread, for this call (the server
-remembers the results it issues to that client); the store is asked only then.
+Agent Framework's ``AGUIChatClient`` drops the seal (``agent-framework-unsealed-results``): an
+unsealed result is taken only if the approval store remembers this server issuing exactly it.
 """
 
 from __future__ import annotations

@@ -5,12 +5,9 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``thread_id`` / ``run_id`` and assistant ``tool_calls`` (``function.arguments`` maybe an
   object): each is read as its camelCase member when that is absent (else stripped as
   unknown), object arguments as their JSON text.
-- ``agent-framework-unsealed-results``: the same client keeps no ``messageId`` of a
-  ``TOOL_CALL_RESULT`` (the server's seal), so a later turn would send back the result of an
-  approved call unsealed. For a request in its dialect the server remembers, in the approval
-  store, each result it issues for a gated call (keyed by the seal,
-  ``ISSUED_RESULT_RETENTION``), and takes an unsealed result for such a call only if the
-  store remembers exactly it (``_client_results``).
+- ``agent-framework-unsealed-results``: the same client drops each ``TOOL_CALL_RESULT``'s
+  ``messageId`` (the seal); for its requests the approval store remembers the results issued
+  for gated calls, and a later unsealed one is taken only if remembered (``_client_results``).
 - ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
   payload beside its ``resume``; the resume check drops it (``resume_echo_log`` logs it).
 - ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Set
 from datetime import timedelta
 from typing import Any
 
@@ -299,13 +299,7 @@ class AGUIServer:
         outbox = run.outbox
         if not run.input.resume and run.failure is None:  # a resume checks them with its answers
             try:
-                await check_client_results(
-                    run.messages,
-                    run.input.thread_id,
-                    run.signer,
-                    run.functions,
-                    self.approval_store,
-                )
+                await run.check_results()
             except ResumeRejected as exc:
                 run.failure = exc  # refused before the run: RUN_ERROR alone
         # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
@@ -386,14 +380,7 @@ class AGUIServer:
                         store=self.approval_store,
                         functions=run.functions,
                         lease=self.claim_lease,
-                        check_results=lambda answered: check_client_results(
-                            run.messages,
-                            run.input.thread_id,
-                            run.signer,
-                            run.functions,
-                            self.approval_store,
-                            answered,
-                        ),
+                        check_results=run.check_results,
                     )
                 if checked is not None and checked.echoed:
                     self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
@@ -445,18 +432,16 @@ class AGUIServer:
 
     async def _keep_results(self, contents: Iterable[Any], guard: ClaimGuard, run: _Run) -> None:
         """Record the result of each claimed call for a replay (finished even if the client
-        leaves meanwhile) and, for a client that drops the results' seals, remember that this
-        server issued it (rule ``agent-framework-unsealed-results``)."""
+        leaves meanwhile), and that it was issued (``agent-framework-unsealed-results``)."""
         for content in contents:
             if isinstance(content, FunctionResultContent) and content.call_id in guard.claimed:
                 guard.resulted.add(content.call_id)
-                result, store = run.encoder.results[content.call_id], self.approval_store
-                keeping: Awaitable[object] = store.record_result(
-                    guard.claimed[content.call_id], result
-                )
+                call_id, store = content.call_id, run.store
+                result = run.encoder.results[call_id]
+                keeping: Awaitable[object] = store.record_result(guard.claimed[call_id], result)
                 if run.remembers_results:
                     thread = run.input.thread_id
-                    issued = run.signer.issued_result_key(thread, content.call_id, result)
+                    issued = run.signer.issued_result_key(thread, call_id, result)
                     until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
                     keeping = asyncio.gather(keeping, store.claim(issued, expires_at=until))
                 try:
@@ -488,6 +473,7 @@ class _Run:
         self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = Outbox()
+        self.store = server.approval_store
         #: Whether results issued in this run are remembered (``agent-framework-unsealed-results``).
         self.remembers_results = False
         issuer = InterruptIssuer(
@@ -513,6 +499,13 @@ class _Run:
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
+        )
+
+    def check_results(self, answered: Set[str] = frozenset()) -> Awaitable[None]:
+        """Refuse a result in the history that this server did not write (``answered``: the
+        call ids the resume answers; ``_client_results``)."""
+        return check_client_results(
+            self.messages, self.input.thread_id, self.signer, self.functions, self.store, answered
         )
 
 
