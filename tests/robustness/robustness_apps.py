@@ -87,9 +87,11 @@ def rss_kib(pid: int | str = "self") -> int:
 
 
 def load() -> ASGIApp:
-    """An AGUIServer whose model streams 30 short updates with small sleeps between them."""
+    """An AGUIServer whose model streams 30 short updates 50 ms apart: a run lasts 1.5 s, so
+    the load test's thousand clients are all connected before the first run ends, even on
+    a busy machine (with 10 ms, 0.3 s, a busy client connected 972 of them in time)."""
     server = AGUIServer(
-        StreamingModel(30, delay=0.01),
+        StreamingModel(30, delay=0.05),
         signing_key=SIGNING_KEY,
         approval_store=InMemoryApprovalStore(),
     )
