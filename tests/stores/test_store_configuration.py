@@ -146,7 +146,8 @@ async def _statements_of_a_resume(store: SQLiteApprovalStore) -> list[str]:
     said: list[str] = []
     await store._run(lambda db: db.set_trace_callback(said.append))
     await store.claim("k2", expires_at=None, owner="w1")
-    await store.mark_started("k2", owner="w1")
+    assert not await store.mark_started("k2", owner="w2")  # not its claim: refused
+    assert await store.mark_started("k2", owner="w1")
     await store.record_result("k2", "done")
     return [" ".join(s.split()[:3]) for s in said]
 
@@ -155,10 +156,12 @@ async def test_a_full_sqlite_store_syncs_the_disk_only_to_start_a_tool(tmp_path:
     # The started mark's commit syncs the WAL file, claim included, before the tool starts;
     # the claim and the result do not wait for the disk (docs/stores.md, "SQLite").
     store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="FULL", busy_timeout=0.5)
+    full_start = ["PRAGMA synchronous=FULL", "UPDATE agui_chat_approvals SET"]
     assert await _statements_of_a_resume(store) == [
         "INSERT INTO agui_chat_approvals",
-        "PRAGMA synchronous=FULL",
-        "UPDATE agui_chat_approvals SET",
+        *full_start,
+        "PRAGMA synchronous=NORMAL",
+        *full_start,
         "PRAGMA synchronous=NORMAL",
         "UPDATE agui_chat_approvals SET",
     ]

@@ -190,14 +190,14 @@ class SQLiteApprovalStore(ApprovalStore):
         args = (lease_until, key, owner)
 
         def work(db: sqlite3.Connection) -> bool:
-            if self.synchronous == "NORMAL":
-                return bool(db.execute(_START, args).rowcount == 1)
-            # This commit syncs the WAL file, and with it every write before it (the claim).
-            db.execute("PRAGMA synchronous=FULL")
+            full = self.synchronous == "FULL"
+            if full:  # this commit syncs the WAL file, and every write before it (the claim)
+                db.execute("PRAGMA synchronous=FULL")
             try:
                 return bool(db.execute(_START, args).rowcount == 1)
             finally:
-                db.execute("PRAGMA synchronous=NORMAL")
+                if full:
+                    db.execute("PRAGMA synchronous=NORMAL")
 
         return await self._run(work)
 
