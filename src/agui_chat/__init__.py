@@ -1,6 +1,8 @@
 """agui_chat: a Microsoft.Extensions.AI-style chat-client layer for Python, with human in
 the loop over the AG-UI protocol. The public surface is what this module re-exports."""
 
+from typing import TYPE_CHECKING
+
 from ._client import BaseChatClient, ChatClient
 from ._contents import (
     AIContent,
@@ -76,15 +78,26 @@ from ._tools import (
 )
 from ._usage import UsageDetails
 from ._version import __version__
-from .middleware import (
-    ChatClientBuilder,
-    ConfigureOptionsChatClient,
-    DelegatingChatClient,
-    FunctionInvocationContext,
-    FunctionInvokingChatClient,
-    LoggingChatClient,
-    RetryingChatClient,
-    current_invocation,
+from .middleware import DelegatingChatClient, FunctionInvocationContext, current_invocation
+
+if TYPE_CHECKING:
+    from .middleware import (
+        ChatClientBuilder,
+        ConfigureOptionsChatClient,
+        FunctionInvokingChatClient,
+        LoggingChatClient,
+        RetryingChatClient,
+    )
+
+#: The middleware imported on first use (``agui_chat.middleware``).
+_LAZY_MIDDLEWARE = frozenset(
+    {
+        "ChatClientBuilder",
+        "ConfigureOptionsChatClient",
+        "FunctionInvokingChatClient",
+        "LoggingChatClient",
+        "RetryingChatClient",
+    }
 )
 
 __all__ = [
@@ -172,7 +185,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """An adapter's name asked of ``agui_chat``: an ``ImportError`` naming its one home."""
+    """The tool loop and the middleware on it, imported on first use; an adapter's name asked
+    of ``agui_chat``: an ``ImportError`` naming its one home."""
+    if name in _LAZY_MIDDLEWARE:
+        from . import middleware
+
+        found = globals()[name] = getattr(middleware, name)
+        return found
     if name in ("AGUIServer", "AGUIChatClient"):
         raise ImportError(f"{name} is not in agui_chat: from agui_chat.agui import {name}")
     raise AttributeError(f"module 'agui_chat' has no attribute {name!r}", name=name)
