@@ -89,17 +89,6 @@ if TYPE_CHECKING:
         RetryingChatClient,
     )
 
-#: The middleware imported on first use (``agui_chat.middleware``).
-_LAZY_MIDDLEWARE = frozenset(
-    {
-        "ChatClientBuilder",
-        "ConfigureOptionsChatClient",
-        "FunctionInvokingChatClient",
-        "LoggingChatClient",
-        "RetryingChatClient",
-    }
-)
-
 __all__ = [
     "AGUIChatError",
     "AIContent",
@@ -187,9 +176,9 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """The tool loop and the middleware on it, imported on first use; an adapter's name asked
     of ``agui_chat``: an ``ImportError`` naming its one home."""
-    if name in _LAZY_MIDDLEWARE:
-        from . import middleware
+    from . import middleware  # already imported: its names load on first use
 
+    if name in middleware.__all__:
         found = globals()[name] = getattr(middleware, name)
         return found
     if name in ("AGUIServer", "AGUIChatClient"):
