@@ -152,26 +152,31 @@ async def _statements_of_a_resume(store: SQLiteApprovalStore) -> list[str]:
     return [" ".join(s.split()[:3]) for s in said]
 
 
-async def test_a_full_sqlite_store_syncs_the_disk_only_to_start_a_tool(tmp_path: Path) -> None:
-    # The started mark's commit syncs the WAL file, claim included, before the tool starts;
-    # the claim and the result do not wait for the disk (docs/stores.md, "SQLite").
+async def test_a_full_sqlite_store_waits_for_the_disk_for_all_but_the_claim_and_the_result(
+    tmp_path: Path,
+) -> None:
+    # The store is FULL (the started mark's commit syncs the WAL file, claim included, before
+    # the tool starts; so do renewals and releases); the claim and the result alone do not
+    # wait for the disk (docs/stores.md, "SQLite"), as in PostgresApprovalStore.
     store = SQLiteApprovalStore(tmp_path / "a.db", synchronous="FULL", busy_timeout=0.5)
-    full_start = ["PRAGMA synchronous=FULL", "UPDATE agui_chat_approvals SET"]
+    unsynced = ["PRAGMA synchronous=NORMAL", "PRAGMA synchronous=FULL"]
     assert await _statements_of_a_resume(store) == [
+        unsynced[0],
         "INSERT INTO agui_chat_approvals",
-        *full_start,
-        "PRAGMA synchronous=NORMAL",
-        *full_start,
-        "PRAGMA synchronous=NORMAL",
+        unsynced[1],
         "UPDATE agui_chat_approvals SET",
+        "UPDATE agui_chat_approvals SET",
+        unsynced[0],
+        "UPDATE agui_chat_approvals SET",
+        unsynced[1],
     ]
     sync = await store._run(lambda db: db.execute("PRAGMA synchronous").fetchone()[0])
     timeout = await store._run(lambda db: db.execute("PRAGMA busy_timeout").fetchone()[0])
-    assert (sync, timeout) == (1, 500)  # NORMAL (1) for every other write
+    assert (sync, timeout) == (2, 500)  # FULL (2) for every other write
     assert await store.record("k2") == ClaimRecord("w1", True, None, "done")
     await store.aclose()
     normal = SQLiteApprovalStore(tmp_path / "b.db")
-    assert "PRAGMA synchronous=FULL" not in await _statements_of_a_resume(normal)
+    assert not [s for s in await _statements_of_a_resume(normal) if s.startswith("PRAGMA")]
     await normal.aclose()
     with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', got 'OFF'"):
         SQLiteApprovalStore(tmp_path / "b.db", synchronous="OFF")  # type: ignore[arg-type]

@@ -81,13 +81,14 @@ class SQLiteApprovalStore(ApprovalStore):
     them, and the records survive restarts. For several machines use
     ``RedisApprovalStore``. With ``synchronous="NORMAL"`` (the default; WAL mode) a claim is
     durable once made against any process crash, a ``kill -9`` included: only a power loss
-    or an OS crash may roll back the last writes. ``synchronous="FULL"`` makes the "started"
-    mark durable against those too before the tool starts, and with it the claim before it
-    (the WAL file is synced whole): one ``fsync`` per resume (a few hundred microseconds to
-    a millisecond on an idle disk, several on a busy one; see bench/README.md). The other
-    writes do not wait for the disk, as in ``PostgresApprovalStore``: a claim rolled back
-    by a power loss was never started (its answer is usable again), a result rolled back
-    leaves its call lost (never run again; docs/stores.md).
+    or an OS crash may roll back the last writes. ``synchronous="FULL"`` makes every write
+    but two durable against those too, the "started" mark before the tool starts among them
+    (its commit syncs the WAL file whole, the claim before it included): one ``fsync`` per
+    resume (a few hundred microseconds to a millisecond on an idle disk, several on a busy
+    one; see bench/README.md). The claim and the result do not wait for the disk, as in
+    ``PostgresApprovalStore``: a claim rolled back by a power loss was never started (its
+    answer is usable again), a result rolled back leaves its call lost (never run again;
+    docs/stores.md).
     ``clock`` gives the time in epoch seconds (tests pass a fake one). The file is opened on
     first use; a path that cannot be opened raises ``ApprovalStoreUnavailableError`` naming
     it.
@@ -128,7 +129,7 @@ class SQLiteApprovalStore(ApprovalStore):
                     self.path, timeout=self._busy_timeout, isolation_level=None
                 )
                 _use_wal(connection, time.monotonic() + self._busy_timeout)
-                connection.execute("PRAGMA synchronous=NORMAL")  # FULL only to start a tool
+                connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 connection.execute(_SCHEMA)
                 connection.execute(_META)
                 connection.execute(_MAKE_EPOCH, (new_epoch(),))
@@ -182,24 +183,15 @@ class SQLiteApprovalStore(ApprovalStore):
                 return True
             return db.execute(_TAKE_OVER, (*held, claim.key, now, now)).rowcount == 1
 
-        return await self._run(work)
+        return await self._run(self._unsynced(work))
 
     async def mark_started(
         self, key: str, *, owner: str = "", lease_until: float | None = None
     ) -> bool:
         args = (lease_until, key, owner)
-
-        def work(db: sqlite3.Connection) -> bool:
-            full = self.synchronous == "FULL"
-            if full:  # this commit syncs the WAL file, and every write before it (the claim)
-                db.execute("PRAGMA synchronous=FULL")
-            try:
-                return bool(db.execute(_START, args).rowcount == 1)
-            finally:
-                if full:
-                    db.execute("PRAGMA synchronous=NORMAL")
-
-        return await self._run(work)
+        # As synchronous as the store: with FULL, this commit syncs the WAL file, and with it
+        # every write before it (the claim).
+        return await self._run(lambda db: db.execute(_START, args).rowcount == 1)
 
     async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
         args = (lease_until, owner, json.dumps(list(keys)))
@@ -212,7 +204,25 @@ class SQLiteApprovalStore(ApprovalStore):
         await self._run(lambda db: db.execute(query, args))
 
     async def record_result(self, key: str, result: str) -> None:
-        await self._run(lambda db: db.execute(_RECORD, (result, key)))
+        await self._run(self._unsynced(lambda db: db.execute(_RECORD, (result, key))))
+
+    def _unsynced(
+        self, work: Callable[[sqlite3.Connection], _T]
+    ) -> Callable[[sqlite3.Connection], _T]:
+        """``work`` committed without waiting for the disk (``synchronous=NORMAL``) whatever
+        the store's setting: for the claim and the result, which need not (as in
+        ``PostgresApprovalStore``, docs/stores.md); every other write is as the store says."""
+        if self.synchronous == "NORMAL":
+            return work
+
+        def unsynced(db: sqlite3.Connection) -> _T:
+            db.execute("PRAGMA synchronous=NORMAL")
+            try:
+                return work(db)
+            finally:
+                db.execute("PRAGMA synchronous=FULL")
+
+        return unsynced
 
     async def record(self, key: str) -> ClaimRecord | None:
         def work(db: sqlite3.Connection) -> ClaimRecord | None:
