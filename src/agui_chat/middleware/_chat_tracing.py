@@ -168,17 +168,15 @@ class OpenTelemetryChatClient(DelegatingChatClient):
             await close_stream(stream)
             if ended != "failed":
                 span.set_attribute("agui_chat.stream.end", ended)
-                response = (
-                    ChatResponse.from_updates(kept)
-                    if kept is not None
-                    else ChatResponse(
-                        [],
+                if kept is not None:
+                    response = ChatResponse.from_updates(kept)
+                else:
+                    response = ChatResponse(
                         response_id=response_id,
                         model_id=model_id,
                         finish_reason=finish,
                         usage=usage,
                     )
-                )
                 self._finish(span, attributes, start, response)
 
     def _start(
@@ -257,19 +255,20 @@ def _request_attributes(options: ChatOptions | None) -> dict[str, Any]:
     """The request parameters that were set."""
     if options is None:
         return {}
-    out: dict[str, Any] = {}
-    for name, value in (
-        ("gen_ai.request.temperature", options.temperature),
-        ("gen_ai.request.top_p", options.top_p),
-        ("gen_ai.request.top_k", options.top_k),
-        ("gen_ai.request.max_tokens", options.max_output_tokens),
-        ("gen_ai.request.seed", options.seed),
-        ("gen_ai.request.frequency_penalty", options.frequency_penalty),
-        ("gen_ai.request.presence_penalty", options.presence_penalty),
-        ("gen_ai.conversation.id", options.conversation_id),
-    ):
-        if value is not None:
-            out[name] = value
+    out: dict[str, Any] = {
+        name: value
+        for name, value in (
+            ("gen_ai.request.temperature", options.temperature),
+            ("gen_ai.request.top_p", options.top_p),
+            ("gen_ai.request.top_k", options.top_k),
+            ("gen_ai.request.max_tokens", options.max_output_tokens),
+            ("gen_ai.request.seed", options.seed),
+            ("gen_ai.request.frequency_penalty", options.frequency_penalty),
+            ("gen_ai.request.presence_penalty", options.presence_penalty),
+            ("gen_ai.conversation.id", options.conversation_id),
+        )
+        if value is not None
+    }
     if options.stop_sequences:
         out["gen_ai.request.stop_sequences"] = list(options.stop_sequences)
     if options.response_format is not None:

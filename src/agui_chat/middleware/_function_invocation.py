@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 from typing import Any
@@ -195,23 +195,32 @@ class _Loop:
         return in_request_span(telemetry.request_span, steps, lambda: self.usage, error_type)
 
     async def _steps(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        """Answer the paused run, then round trips until the model answers. A streamed
+        """Answer the paused run, then round trips until the model answers; the last one
+        withdraws the function tools, and its screen marks their calls never to run. A streamed
         turn's updates pass inline here: one generator hop per update (bench/README.md)."""
         async with aclosing(self._resume_paused()) as resumed:
             async for item in resumed:
                 yield item
-        for iteration in range(self.owner.max_iterations + 1):
+        owner = self.owner
+        for iteration in range(owner.max_iterations + 1):
             if self.stopped:
                 return
-            last_round, turn_options = self._begin_round(iteration)
-            if not self.streaming:
-                turn, out = await self._whole_turn(turn_options, last_round)
-                for item in out:
-                    yield item
+            last_round = iteration == owner.max_iterations
+            options = self.current_options
+            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+                self.tools = tool_map(owner.additional_tools, options)
+            if last_round:
+                options = without_functions(options)
+                screen = partial(hold_unrun, tools=self.tools)
             else:
-                stream = self.owner.inner_client.get_streaming_response(
-                    self.history_sent, turn_options
-                )
+                screen = partial(gate_approvals, tools=self.tools, telemetry=owner.telemetry)
+            if not self.streaming:
+                turn = await owner.inner_client.get_response(self.history_sent, options)
+                for message in turn.messages:
+                    screen(message.contents)
+                    yield self._out(message)
+            else:
+                stream = owner.inner_client.get_streaming_response(self.history_sent, options)
                 try:
                     update = await anext(stream, None)
                     if update is None:
@@ -219,7 +228,7 @@ class _Loop:
                     # A hand-off stream (the retry middleware) steps aside after the first
                     # update: read the stream it wraps directly from here on.
                     rest = getattr(stream, "handed_over", None) or stream
-                    recorder, screen = TurnRecorder(), self._screen(last_round)
+                    recorder = TurnRecorder()
                     deltas = recorder.deltas
                     saw_calls = recorder.add(update, screen)
                     message_id, role, author = update.message_id, update.role, update.author_name
@@ -248,7 +257,9 @@ class _Loop:
                 if not saw_calls:
                     return  # the model answered: the caller has every update already
                 turn = recorder.build()
-            self._record(turn)
+            if turn.usage is not None:
+                self.usage = turn.usage if self.usage is None else self.usage + turn.usage
+            self.last_response, self.finish_reason = turn, turn.finish_reason
             for item in await self._act_on(turn, last_round, iteration):
                 yield item
 
@@ -302,39 +313,6 @@ class _Loop:
             return
         self._count_errors(results)
         self.stopped = any(o.terminate for o in outcomes)
-
-    def _begin_round(self, iteration: int) -> tuple[bool, ChatOptions | None]:
-        """Whether this is the last round trip (function tools withdrawn); its options."""
-        last_round = iteration == self.owner.max_iterations
-        options = self.current_options
-        if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
-            self.tools = tool_map(self.owner.additional_tools, options)
-        return last_round, without_functions(options) if last_round else options
-
-    async def _whole_turn(
-        self, options: ChatOptions | None, last_round: bool
-    ) -> tuple[ChatResponse, list[ChatResponseUpdate | ChatMessage]]:
-        """A non-streamed round trip: the turn, and its screened messages for the caller."""
-        turn = await self.owner.inner_client.get_response(self.history_sent, options)
-        screen = self._screen(last_round)
-        out: list[ChatResponseUpdate | ChatMessage] = []
-        for message in turn.messages:
-            screen(message.contents)
-            out.append(self._out(message))
-        return turn, out
-
-    def _screen(self, last_round: bool) -> Callable[[list[AIContent]], bool]:
-        """The turn's screen: gated, or on the last round trip marked never to run."""
-        if last_round:
-            return partial(hold_unrun, tools=self.tools)
-        return partial(gate_approvals, tools=self.tools, telemetry=self.owner.telemetry)
-
-    def _record(self, turn: ChatResponse) -> None:
-        """Add the turn's usage; it is now the last response, its finish reason the loop's."""
-        if turn.usage is not None:
-            self.usage = turn.usage if self.usage is None else self.usage + turn.usage
-        self.last_response = turn
-        self.finish_reason = turn.finish_reason
 
     async def _act_on(
         self, turn: ChatResponse, last_round: bool, iteration: int

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import importlib
 import inspect
@@ -134,8 +133,6 @@ async def invoke_call(
         _log.info("tool %s called with invalid arguments: %s", function.name, exc)
         result = FunctionResultContent(call.call_id, f"Error: {exc}", exception=exc)
         return InvocationOutcome(call, result, failed=True, exception=exc)
-    except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
-        raise
     except Exception as exc:
         _log.exception("tool %s failed", function.name)
         text = f"{FAILED_TEXT} Exception: {exc}" if include_detailed_errors else FAILED_TEXT

@@ -27,8 +27,8 @@ class LoggingChatClient(DelegatingChatClient):
     def _log_request(self, kind: str, messages: ChatMessages) -> None:
         if self.logger.isEnabledFor(logging.DEBUG):
             msgs = as_messages(messages)
-            roles_and_texts = [(m.role.value, m.text) for m in msgs]
-            self.logger.debug("%s: %d message(s): %s", kind, len(msgs), roles_and_texts)
+            texts = [(m.role.value, m.text) for m in msgs]
+            self.logger.debug("%s: %d message(s): %s", kind, len(msgs), texts)
         else:
             count = 1 if isinstance(messages, str) else len(as_messages(messages))
             self.logger.info("%s: %d message(s)", kind, count)
@@ -71,8 +71,7 @@ class LoggingChatClient(DelegatingChatClient):
         try:
             async for update in stream:
                 count += 1
-                if update.finish_reason is not None:
-                    finish = update.finish_reason
+                finish = update.finish_reason or finish
                 yield update
         except GeneratorExit:
             self.logger.info(

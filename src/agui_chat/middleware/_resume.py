@@ -105,13 +105,6 @@ def plan_resume(
     gated. Ids shared by different calls or requests are refused (``InvalidResponseError``)
     and nothing runs."""
     pairs = collect_pairs(history) if verified is None else verified_pairs(history, verified)
-    return pair_answers(pairs, tools, history)
-
-
-def pair_answers(
-    pairs: Pairs, tools: Mapping[str, AITool], history: Sequence[ChatMessage]
-) -> ResumePlan:
-    """Check ``pairs`` (a typed ``HumanInTheLoopError``: nothing runs), then schedule them."""
     return schedule(pairs, check_pairs(pairs, tools), tools, history)
 
 

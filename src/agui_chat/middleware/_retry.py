@@ -159,10 +159,7 @@ class RetryingChatClient(DelegatingChatClient):
             async for attempt in self._retrying():
                 with attempt:
                     stream = aiter(self.inner_client.get_streaming_response(messages, options))
-                    try:
-                        return stream, await anext(stream)
-                    except StopAsyncIteration:
-                        return stream, None
+                    return stream, await anext(stream, None)
             raise AssertionError("unreachable")  # pragma: no cover
 
         return HandoffStream(start)  # after the first update, the inner stream is handed over

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from .._contents import AIContent, FunctionCallContent, FunctionResultContent
@@ -35,15 +36,11 @@ class TurnRecorder:
         self.updates: list[ChatResponseUpdate] = []
         self.deltas: list[AIContent] = []
 
-    def add(
-        self,
-        update: ChatResponseUpdate,
-        gate: Callable[[list[AIContent]], bool] | None,
-    ) -> bool:
-        """Keep ``update`` after ``gate`` (if any) screens it; whether it holds a tool call."""
+    def add(self, update: ChatResponseUpdate, gate: Callable[[list[AIContent]], bool]) -> bool:
+        """Keep ``update`` after ``gate`` screens it; whether it holds a tool call."""
         self._flush()
         self.updates.append(update)
-        return gate is not None and bool(update.contents) and gate(update.contents)
+        return bool(update.contents) and gate(update.contents)
 
     def _flush(self) -> None:
         if self.deltas:
@@ -137,12 +134,19 @@ def pending_calls(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
 
 
 def duplicate_ids(messages: Sequence[ChatMessage]) -> tuple[set[str], list[AIContent]]:
-    """The ids several calls (or approval requests) of the turn use, and an error per call."""
-    acted = _acted_on(messages)
-    seen: set[str] = set()
-    duplicated: set[str] = set()
-    for call in acted:
-        (duplicated if call.call_id in seen else seen).add(call.call_id)
+    """The ids several calls (or approval requests) of the turn use, and an error per call:
+    the turn's pending calls and the calls its approval requests hold count, in order."""
+    pending = {id(c) for c in pending_calls(messages)}
+    acted: list[FunctionCallContent] = []
+    for m in messages:
+        for c in m.contents:
+            if isinstance(c, ToolApprovalRequestContent):
+                if isinstance(c.tool_call, FunctionCallContent):
+                    acted.append(c.tool_call)
+            elif isinstance(c, FunctionCallContent) and id(c) in pending:
+                acted.append(c)
+    counts = Counter(call.call_id for call in acted)
+    duplicated = {call_id for call_id, count in counts.items() if count > 1}
     results: list[AIContent] = []
     for call in acted:
         if call.call_id in duplicated:
@@ -153,20 +157,6 @@ def duplicate_ids(messages: Sequence[ChatMessage]) -> tuple[set[str], list[AICon
             )
             results.append(FunctionResultContent(call.call_id, f"Error: {why}", exception=why))
     return duplicated, results
-
-
-def _acted_on(messages: Sequence[ChatMessage]) -> list[FunctionCallContent]:
-    """The turn's pending calls and the calls its approval requests hold, in order."""
-    pending = {id(c) for c in pending_calls(messages)}
-    calls: list[FunctionCallContent] = []
-    for m in messages:
-        for c in m.contents:
-            if isinstance(c, ToolApprovalRequestContent):
-                if isinstance(c.tool_call, FunctionCallContent):
-                    calls.append(c.tool_call)
-            elif isinstance(c, FunctionCallContent) and id(c) in pending:
-                calls.append(c)
-    return calls
 
 
 def _drop_answers(contents: list[AIContent]) -> None:
