@@ -253,7 +253,7 @@ async def test_a_streamed_text_under_another_role_is_a_message_of_its_own() -> N
 
 
 class _HandOff:
-    """A stream following the hand-off protocol (``middleware/_handoff.py``): after its
+    """A stream following the hand-off protocol (``middleware/_retry.py``): after its
     first update, ``handed_over`` is the stream to read directly. Counts its own reads."""
 
     def __init__(self, inner: AsyncIterator[ChatResponseUpdate]) -> None:

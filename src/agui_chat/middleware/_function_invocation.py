@@ -40,13 +40,12 @@ from ._invocation import (
     raise_failures,
 )
 from ._pairs import take_verified_pairs
-from ._request_span import in_request_span, link_to_paused
 from ._resume import (
     ScheduledCall,
     input_request_id,
     plan_resume,
 )
-from ._tool_tracing import ToolTracing, error_type
+from ._tool_tracing import ToolTracing, link_to_paused
 from ._turns import (
     TurnRecorder,
     bad_arguments,
@@ -185,14 +184,13 @@ class _Loop:
         )
 
     def run(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
-        """The request's steps, in its own span when one opens (``_request_span.py``):
+        """The request's steps, in its own span when one opens (``_tool_tracing.py``):
         without an SDK they come straight from ``_steps()``, as if no tracing existed."""
         telemetry = self.owner.telemetry
         if not telemetry.opens_request_span():
             return self._steps()
         self.own_span = True
-        steps = self._steps()
-        return in_request_span(telemetry.request_span, steps, lambda: self.usage, error_type)
+        return telemetry.in_request_span(self._steps(), lambda: self.usage)
 
     async def _steps(self) -> AsyncIterator[ChatResponseUpdate | ChatMessage]:
         """Answer the paused run, then round trips until the model answers; the last one

@@ -1,5 +1,8 @@
 """``RetryingChatClient``: retry transient failures with tenacity, before anything streamed.
-tenacity is imported on the first request (``import agui_chat`` does not pay for it)."""
+tenacity is imported on the first request (``import agui_chat`` does not pay for it). Its
+stream is a :class:`HandoffStream`: needed only for the first update, so a consumer that knows
+it (the tool loop) reads ``handed_over`` after the first update and iterates the inner stream
+directly."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import logging
 import math
 import random
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +19,8 @@ from .._client import ChatClient, ChatMessages
 from .._exceptions import TransientError
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._streams import close_stream
 from ._delegating import DelegatingChatClient
-from ._handoff import HandoffStream
 
 if TYPE_CHECKING:
     from tenacity import AsyncRetrying, RetryCallState
@@ -79,6 +82,46 @@ def parse_retry_after(value: str | None) -> float | None:
             when = when.replace(tzinfo=timezone.utc)
         seconds = (when - datetime.now(timezone.utc)).total_seconds()
     return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+#: ``start()`` returns the inner stream, already advanced, and its first update (``None``
+#: when the stream was empty).
+Start = Callable[[], Awaitable[tuple[AsyncIterator[ChatResponseUpdate], ChatResponseUpdate | None]]]
+
+
+class HandoffStream:
+    """Yields what ``start()`` fetched, then the rest of the inner stream."""
+
+    __slots__ = ("_start", "_stream", "handed_over")
+
+    def __init__(self, start: Start) -> None:
+        self._start = start
+        self._stream: AsyncIterator[ChatResponseUpdate] | None = None
+        #: After the first update: the inner stream, to iterate directly.
+        self.handed_over: AsyncIterator[ChatResponseUpdate] | None = None
+
+    def __aiter__(self) -> HandoffStream:
+        return self
+
+    def __anext__(self) -> Awaitable[ChatResponseUpdate]:
+        if self.handed_over is not None:
+            return anext(self.handed_over)
+        return self._first()
+
+    async def _first(self) -> ChatResponseUpdate:
+        if self._stream is not None:  # started, and the first fetch found nothing
+            raise StopAsyncIteration
+        stream, first = await self._start()
+        self._stream = stream
+        if first is None:
+            raise StopAsyncIteration
+        inner = getattr(stream, "handed_over", None)  # stacked hand-offs collapse
+        self.handed_over = inner if inner is not None else stream
+        return first
+
+    async def aclose(self) -> None:
+        """Close the inner stream (what a caller that stops early leaves open)."""
+        await close_stream(self._stream)
 
 
 class RetryingChatClient(DelegatingChatClient):

@@ -1,7 +1,10 @@
 """The tool loop's tracing with ``opentelemetry-api`` (no-op without an SDK): an
-``orchestrate_tools`` span per request (``_request_span.py``), an ``execute_tool {name}`` span
-per tool call, the person's part as events on the current span (the request's; inside
-``AGUIServer``, the run's SERVER span, which stands for the request), and their metrics.
+``orchestrate_tools`` span per request, as MEAI's ``FunctionInvokingChatClient`` opens it
+(current while the loop works, so the request's ``chat`` and ``execute_tool`` spans and the
+person's events are in it; none under a span that already stands for the request, and none
+without an SDK: the loop then pays one check), an ``execute_tool {name}`` span per tool call,
+the person's part as events on the current span (the request's; inside ``AGUIServer``, the
+run's SERVER span, which stands for the request), and their metrics.
 :data:`REQUESTED_AT` and :data:`TRACEPARENT`, stamped on a request only while something
 records, carry a pause across requests and workers."""
 
@@ -9,13 +12,14 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from opentelemetry import trace
+from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from .._contents import FunctionCallContent
+from .._contents import FunctionCallContent, UsageContent
 from .._exceptions import AGUIChatError
 from .._hitl_contents import (
     InputRequestContent,
@@ -25,12 +29,14 @@ from .._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from .._messages import ChatMessage
+from .._responses import ChatResponseUpdate
 from .._role_and_finish_reason import ChatRole
+from .._streams import close_stream
 from .._tools import AITool
+from .._usage import UsageDetails
 from .._version import __version__
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
-from ._request_span import ORCHESTRATE_TOOLS, stands_for_a_request
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Meter, MeterProvider
@@ -39,12 +45,15 @@ if TYPE_CHECKING:
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
 TOOL_OUTCOME = "agui_chat.tool.outcome"  # ran | failed | input_required | rejected | not_found
 TOOL_CALL_ID = "gen_ai.tool.call.id"
+ORCHESTRATE_TOOLS = "orchestrate_tools"
 _DECISION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400]  # seconds
 
 #: ``additional_properties`` key of a request: when it was made (epoch seconds, a float).
 REQUESTED_AT = "agui_chat.requested_at"
 #: ``additional_properties`` key of a request: the W3C traceparent of the paused run's span.
 TRACEPARENT = "agui_chat.traceparent"
+_T = TypeVar("_T")
+_W3C = TraceContextTextMapPropagator()
 
 
 def tracer(provider: trace.TracerProvider | None) -> trace.Tracer:
@@ -78,6 +87,28 @@ def traceparent_of_current() -> str | None:
     if not ctx.is_valid:
         return None
     return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+
+
+def stands_for_a_request(span: Span) -> bool:
+    """Whether ``span`` already groups one request's work: the GenAI conventions'
+    ``invoke_agent [{agent}]`` span, or the SERVER ``agui.run`` span of ``AGUIServer``."""
+    name = getattr(span, "name", None)
+    if not isinstance(name, str):
+        return False
+    if name == "invoke_agent" or name.startswith("invoke_agent "):
+        return True
+    return name == "agui.run" and getattr(span, "kind", None) is SpanKind.SERVER
+
+
+def link_to_paused(traceparents: Iterable[str]) -> None:
+    """Link the current span (the request's) to the spans the answered requests were made in
+    (W3C traceparents; one that does not parse links nothing), as ``AGUIServer``'s run span
+    links to the run that paused."""
+    span = trace.get_current_span()
+    for traceparent in dict.fromkeys(traceparents):
+        paused = trace.get_current_span(_W3C.extract({"traceparent": traceparent}))
+        if paused.get_span_context().is_valid:
+            span.add_link(paused.get_span_context(), {"agui.link": "paused_run"})
 
 
 class _Instruments:
@@ -145,9 +176,49 @@ class ToolTracing:
         that stands for a request (``invoke_agent``, ``AGUIServer``'s run) is current."""
         return self._traces() and not stands_for_a_request(trace.get_current_span())
 
-    def request_span(self) -> Span:
-        """A new ``orchestrate_tools`` span (MEAI's name and kind for it)."""
-        return self._tracer.start_span(ORCHESTRATE_TOOLS, kind=SpanKind.INTERNAL)
+    async def in_request_span(
+        self, steps: AsyncIterator[_T], usage_of: Callable[[], UsageDetails | None]
+    ) -> AsyncIterator[_T]:
+        """``steps`` (the loop of one request), each step run with the request's new
+        ``orchestrate_tools`` span (MEAI's name and kind for it; made on the first step) current.
+        The span ends with the loop: with its token usage (what the streamed updates carried,
+        else ``usage_of()``), or failed with the exception's ``error.type``."""
+        span = self._tracer.start_span(ORCHESTRATE_TOOLS, kind=SpanKind.INTERNAL)
+        current = trace.set_span_in_context(span)
+        streamed: UsageDetails | None = None
+        failed: str | None = None
+        try:
+            while True:
+                token = context.attach(current)
+                try:
+                    item = await anext(steps)
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:
+                    failed = error_type(exc)
+                    raise
+                finally:
+                    context.detach(token)
+                if item.__class__ is ChatResponseUpdate:
+                    for content in item.contents:  # type: ignore[attr-defined]
+                        if content.__class__ is UsageContent:
+                            details = content.details
+                            streamed = details if streamed is None else streamed + details
+                yield item
+        finally:
+            await close_stream(steps)
+            usage = usage_of() if streamed is None else streamed
+            if usage is not None:
+                for name, count in (
+                    ("gen_ai.usage.input_tokens", usage.input_token_count),
+                    ("gen_ai.usage.output_tokens", usage.output_token_count),
+                ):
+                    if count is not None:
+                        span.set_attribute(name, count)
+            if failed is not None:
+                span.set_attribute("error.type", failed)
+                span.set_status(Status(StatusCode.ERROR, failed))
+            span.end()
 
     def _records(self) -> bool:
         """Whether anything would record a span, an event on the current span or a metric."""
@@ -291,15 +362,12 @@ class ToolTracing:
             attributes["agui_chat.approval.reason_given"] = bool(reason and reason.strip())
             if self.capture_content and reason:
                 attributes["agui_chat.approval.reason"] = reason
-            if not answer.approved:
-                decision = "rejected"
-            elif answer.edited_arguments is None:
-                decision = "approved"
-            else:
-                decision = "edited"
-                if self.capture_content:
-                    edited = to_json(answer.edited_arguments)
-                    attributes["agui_chat.approval.edited_arguments"] = edited
+            edited = answer.edited_arguments
+            decision = (
+                "rejected" if not answer.approved else "approved" if edited is None else "edited"
+            )
+            if decision == "edited" and self.capture_content:
+                attributes["agui_chat.approval.edited_arguments"] = to_json(edited)
             if instruments is not None:
                 instruments.approvals.add(1, {"agui_chat.decision": decision})
             call = request.tool_call
