@@ -12,16 +12,9 @@ from functools import partial
 from typing import Any
 
 from .._client import ChatClient, ChatMessages
-from .._contents import (
-    AIContent,
-    FunctionResultContent,
-    TextContent,
-)
+from .._contents import AIContent, FunctionResultContent, TextContent
 from .._exceptions import ExpiredRequestError
-from .._hitl_contents import (
-    InterruptRequestContent,
-    ToolApprovalRequestContent,
-)
+from .._hitl_contents import InterruptRequestContent, ToolApprovalRequestContent
 from .._messages import ChatMessage, as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
@@ -40,11 +33,7 @@ from ._invocation import (
     raise_failures,
 )
 from ._pairs import take_verified_pairs
-from ._resume import (
-    ScheduledCall,
-    input_request_id,
-    plan_resume,
-)
+from ._resume import ScheduledCall, input_request_id, plan_resume
 from ._tool_tracing import ToolTracing, link_to_paused
 from ._turns import (
     TurnRecorder,

@@ -10,11 +10,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .._contents import (
-    AIContent,
-    FunctionCallContent,
-    FunctionResultContent,
-)
+from .._contents import AIContent, FunctionCallContent, FunctionResultContent
 from .._exceptions import (
     DuplicateResponseError,
     ExpiredRequestError,
