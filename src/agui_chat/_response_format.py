@@ -72,15 +72,6 @@ _WRAP_KEY = "value"
 class OutputSpec:
     """A requested output type: its strict schema and its validator."""
 
-    __slots__ = (
-        "adapter",
-        "inner_format",
-        "invalid",
-        "output_type",
-        "response_format",
-        "wrapped",
-    )
-
     def __init__(self, output_type: Any) -> None:
         from pydantic import TypeAdapter, ValidationError
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError

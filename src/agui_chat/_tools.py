@@ -184,12 +184,7 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
             return True
         try:
             converted = self.validate_arguments(arguments)
-        except Exception:
-            return True
-        if _holds_nan(converted):
-            return True
-        try:
-            return bool(self.when(converted))
+            return _holds_nan(converted) or bool(self.when(converted))
         except Exception:
             return True
 
