@@ -91,11 +91,7 @@ class OutputSpec:
         self.wrapped = schema.get("type") != "object" or "properties" not in schema
         if self.wrapped:
             defs = schema.pop("$defs", None)
-            schema = {
-                "type": "object",
-                "properties": {_WRAP_KEY: schema},
-                "required": [_WRAP_KEY],
-            }
+            schema = {"type": "object", "properties": {_WRAP_KEY: schema}, "required": [_WRAP_KEY]}
             if defs:
                 schema["$defs"] = defs
         strict, fits = strict_schema(schema)

@@ -102,11 +102,8 @@ async def _structured(
 ) -> ChatResponse[Any]:
     if retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
-    if options is None:
-        inner = ChatOptions(response_format=spec.inner_format)
-    else:
-        inner = options.clone()
-        inner.response_format = spec.inner_format
+    inner = options.clone() if options is not None else ChatOptions()
+    inner.response_format = spec.inner_format
     history = as_messages(messages)
     usage = None
     for attempt in range(retries + 1):

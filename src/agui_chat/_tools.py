@@ -343,8 +343,7 @@ def _arguments_model(
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
-    schema.setdefault("properties", {})
     return schema
