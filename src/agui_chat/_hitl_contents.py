@@ -186,9 +186,8 @@ class InterruptRequestContent(InputRequestContent):
 
     def validate_payload(self, payload: Any) -> None:
         """Raise ``InvalidResponseError`` if ``payload`` fails the ``response_schema``."""
-        if self.response_schema is None:
-            return
-        errors = schema_errors(payload, self.response_schema)
+        schema = self.response_schema
+        errors = [] if schema is None else schema_errors(payload, schema)
         if errors:
             raise InvalidResponseError(
                 f"answer to {self.request_id!r} does not match its response schema: "
