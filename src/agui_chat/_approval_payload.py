@@ -117,12 +117,8 @@ def to_wire(
 ) -> dict[str, Any]:
     """The wire payload of an answer (edits made plain JSON), checked by the reader's model:
     a wrong value raises :class:`ApprovalPayloadError`."""
-    wire: dict[str, Any] = {"approved": approved}
-    if reason is not None:
-        wire["reason"] = reason
-    if edited_args is not None:
-        wire[EDITED_ARGS] = to_jsonable(dict(edited_args))
-    return read_approval_payload(wire).to_wire()
+    edits = None if edited_args is None else to_jsonable(dict(edited_args))
+    return read_approval_payload(ApprovalPayload(approved, reason, edits).to_wire()).to_wire()
 
 
 def approval_response_schema(edited_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -155,7 +151,8 @@ def _refusal(
         shown = ", ".join(repr(k[:_KEY_CHARS]) for k in unknown[:_SHOWN_KEYS])
         more = f" (and {len(unknown) - _SHOWN_KEYS} more)" if len(unknown) > _SHOWN_KEYS else ""
         noun = "key" if len(unknown) == 1 else "keys"
-        hint = _hint(unknown)
+        edits = any("edit" in k.lower() or k.lower() in ("args", "arguments") for k in unknown)
+        hint = f" (edited arguments go under {EDITED_ARGS!r})" if edits else ""
         return ApprovalPayloadError(
             f"{where} has unknown {noun} {shown}{more}; expected {APPROVAL_PAYLOAD_SHAPE}{hint}",
             unknown_keys=unknown,
@@ -173,12 +170,6 @@ def _refusal(
         )
         message = f"{where}.{field} must be {wanted}, got {_json_type(value.get(field))}"
     return ApprovalPayloadError(message, request_ids=ids)
-
-
-def _hint(unknown: list[str]) -> str:
-    if any("edit" in k.lower() or k.lower() in ("args", "arguments") for k in unknown):
-        return f" (edited arguments go under {EDITED_ARGS!r})"
-    return ""
 
 
 _JSON_TYPES: tuple[tuple[Any, str], ...] = (

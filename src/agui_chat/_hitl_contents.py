@@ -38,13 +38,6 @@ def _load_tool_call(data: Any) -> Any:
     return fields
 
 
-def _expiry_last(
-    content: ToolApprovalRequestContent | InterruptRequestContent, out: dict[str, Any]
-) -> None:
-    if content.expires_at is not None:
-        out["expires_at"] = content.expires_at.isoformat()
-
-
 @dataclass(slots=True)
 class InputRequestContent(AIContent):
     """Base of the requests that pause a run for a person; ``request_id`` pairs the answer.
@@ -60,6 +53,10 @@ class InputRequestContent(AIContent):
     def is_expired(self, now: datetime | None = None) -> bool:
         """Whether the request is past its ``expires_at`` (then it can only be cancelled)."""
         return is_expired(self.expires_at, now)
+
+    def _to_wire(self, out: dict[str, Any]) -> None:
+        if self.expires_at is not None:  # last, after what a subclass writes
+            out["expires_at"] = self.expires_at.isoformat()
 
 
 @dataclass(slots=True)
@@ -131,7 +128,7 @@ class ToolApprovalRequestContent(InputRequestContent):
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
-        _expiry_last(self, out)
+        InputRequestContent._to_wire(self, out)  # no super() in a slotted dataclass
 
 
 @dataclass(slots=True)
@@ -189,9 +186,8 @@ class InterruptRequestContent(InputRequestContent):
 
     def validate_payload(self, payload: Any) -> None:
         """Raise ``InvalidResponseError`` if ``payload`` fails the ``response_schema``."""
-        if self.response_schema is None:
-            return
-        errors = schema_errors(payload, self.response_schema)
+        schema = self.response_schema
+        errors = [] if schema is None else schema_errors(payload, schema)
         if errors:
             raise InvalidResponseError(
                 f"answer to {self.request_id!r} does not match its response schema: "
@@ -213,9 +209,6 @@ class InterruptRequestContent(InputRequestContent):
     def cancel(self) -> InterruptResponseContent:
         """Decline to answer: the tool takes its "cancelled" branch and the run goes on."""
         return InterruptResponseContent(self.request_id, None, "cancelled")
-
-    def _to_wire(self, out: dict[str, Any]) -> None:
-        _expiry_last(self, out)
 
 
 @dataclass(slots=True)

@@ -41,11 +41,9 @@ class ChatMessage:
         raw_representation: Any = None,
     ) -> None:
         self.role = ChatRole.coerce(role)
-        if isinstance(contents, str):
-            items: list[AIContent] = [TextContent(contents)]
-        else:
-            items = list(contents) if contents is not None else []
-        self.contents: list[AIContent] = items
+        self.contents: list[AIContent] = (
+            [TextContent(contents)] if isinstance(contents, str) else list(contents or [])
+        )
         self.author_name = author_name.strip() or None if author_name else None
         self.message_id = message_id
         self.additional_properties = additional_properties

@@ -72,15 +72,6 @@ _WRAP_KEY = "value"
 class OutputSpec:
     """A requested output type: its strict schema and its validator."""
 
-    __slots__ = (
-        "adapter",
-        "inner_format",
-        "invalid",
-        "output_type",
-        "response_format",
-        "wrapped",
-    )
-
     def __init__(self, output_type: Any) -> None:
         from pydantic import TypeAdapter, ValidationError
         from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
@@ -100,11 +91,7 @@ class OutputSpec:
         self.wrapped = schema.get("type") != "object" or "properties" not in schema
         if self.wrapped:
             defs = schema.pop("$defs", None)
-            schema = {
-                "type": "object",
-                "properties": {_WRAP_KEY: schema},
-                "required": [_WRAP_KEY],
-            }
+            schema = {"type": "object", "properties": {_WRAP_KEY: schema}, "required": [_WRAP_KEY]}
             if defs:
                 schema["$defs"] = defs
         strict, fits = strict_schema(schema)

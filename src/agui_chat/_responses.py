@@ -264,16 +264,11 @@ class _ResponseBuilder:
         if message_id:
             last.message_id = message_id
         if update.additional_properties:
-            if message_id:
-                last.additional_properties = {
-                    **(last.additional_properties or {}),
-                    **update.additional_properties,
-                }
-            else:
-                response.additional_properties = {
-                    **(response.additional_properties or {}),
-                    **update.additional_properties,
-                }
+            owner = last if message_id else response  # a message's own, else the response's
+            owner.additional_properties = {
+                **(owner.additional_properties or {}),
+                **update.additional_properties,
+            }
         for content in update.contents:
             kind = content.__class__
             if kind is TextContent and not content.additional_properties:

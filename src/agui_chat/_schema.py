@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -25,21 +25,13 @@ def dump_json(value: Any) -> str:
 
 
 @lru_cache(maxsize=256)
-def _validator_for(schema_json: str) -> Callable[[Any], list[str]]:
+def _validator_for(schema_json: str) -> Any:
     import jsonschema.validators
 
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    validator = cls(schema)
-
-    def errors(instance: Any) -> list[str]:
-        return [
-            f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
-            for e in sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
-        ]
-
-    return errors
+    return cls(schema)
 
 
 def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
@@ -48,10 +40,13 @@ def schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[str]:
     import jsonschema
 
     try:
-        check = _validator_for(json.dumps(schema, sort_keys=True))
+        validator = _validator_for(json.dumps(schema, sort_keys=True))
     except jsonschema.SchemaError as exc:
         raise ValueError(f"invalid JSON schema: {exc.message}") from exc
-    return check(instance)
+    return [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+        for e in sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+    ]
 
 
 def parse_expiry(value: datetime | str | None) -> datetime | None:

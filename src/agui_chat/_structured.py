@@ -53,11 +53,8 @@ def respond(
     format (one with an ``output_type``) asks for it, else ``plain`` itself; ``retries``
     without either is a ``ValueError``."""
     call = plain or client.get_response
-    fmt = options.response_format if isinstance(options, ChatOptions) else None
-    if response_format is not None or (
-        fmt is not None and (not isinstance(fmt, ChatResponseFormat) or fmt.output_type is not None)
-    ):
-        spec = output_spec(response_format) if response_format is not None else _spec(options)
+    spec = _spec(response_format, options)
+    if spec is not None:
         return _structured(call, messages, options, spec, retries)
     if retries:
         raise ValueError("retries= repairs structured output: it needs response_format=Model")
@@ -79,19 +76,21 @@ async def get_structured_response(
     A refused reply is a ``RefusalError``; one that does not validate after the repairs, a
     ``StructuredOutputError``. A run that paused on input requests comes back as it is.
     """
-    spec = output_spec(response_format) if response_format is not None else _spec(options)
-    return await _structured(client.get_response, messages, options, spec, retries)
-
-
-def _spec(options: ChatOptions | None) -> OutputSpec:
-    """The ``OutputSpec`` of the type in ``options.response_format``."""
-    fmt = response_format_of(options)
-    if fmt is None or fmt.output_type is None:
+    spec = _spec(response_format, options)
+    if spec is None:
         raise ValueError(
             "get_structured_response needs response_format=Model or "
             "ChatOptions(response_format=Model)"
         )
-    return output_spec(fmt.output_type)
+    return await _structured(client.get_response, messages, options, spec, retries)
+
+
+def _spec(response_format: Any, options: ChatOptions | None) -> OutputSpec | None:
+    """The output type asked for: ``response_format``, else the options' format's type."""
+    if response_format is not None:
+        return output_spec(response_format)
+    fmt = response_format_of(options) if isinstance(options, ChatOptions) else None
+    return None if fmt is None or fmt.output_type is None else output_spec(fmt.output_type)
 
 
 async def _structured(
@@ -103,11 +102,8 @@ async def _structured(
 ) -> ChatResponse[Any]:
     if retries < 0:
         raise ValueError(f"retries must be a non-negative int, got {retries!r}")
-    if options is None:
-        inner = ChatOptions(response_format=spec.inner_format)
-    else:
-        inner = options.clone()
-        inner.response_format = spec.inner_format
+    inner = options.clone() if options is not None else ChatOptions()
+    inner.response_format = spec.inner_format
     history = as_messages(messages)
     usage = None
     for attempt in range(retries + 1):

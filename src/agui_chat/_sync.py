@@ -16,6 +16,7 @@ from ._streams import close_stream
 from ._structured import respond
 
 _T = TypeVar("_T")
+_END: Any = object()  # what step() gives once the stream is done
 
 
 class SyncChatClient:
@@ -58,17 +59,11 @@ class SyncChatClient:
         closes the stream)."""
         stream = self.client.get_streaming_response(messages, options)
 
-        async def step() -> tuple[bool, Any]:
-            try:
-                return True, await anext(stream)
-            except StopAsyncIteration:
-                return False, None
+        async def step() -> Any:
+            return await anext(stream, _END)
 
         try:
-            while True:
-                more, update = self._run(step())
-                if not more:
-                    return
+            while (update := self._run(step())) is not _END:
                 yield update
         finally:
             if not self._closed:

@@ -20,15 +20,6 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
 
 
-def _check_name(name: str) -> str:
-    if not _NAME.match(name):
-        raise ToolError(
-            f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
-            "(pass name=... to ai_function)"
-        )
-    return name
-
-
 def arguments_object(tool_name: str, arguments: Any) -> dict[str, Any]:
     """A tool call's arguments as a fresh dict (none: ``{}``); ``ToolArgumentsError`` unless
     they are a JSON object (a mapping)."""
@@ -69,7 +60,12 @@ class AIFunctionDeclaration(AITool):
         *,
         additional_properties: Mapping[str, Any] | None = None,
     ) -> None:
-        self.name = _check_name(name)
+        if not _NAME.match(name):
+            raise ToolError(
+                f"tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-' "
+                "(pass name=... to ai_function)"
+            )
+        self.name = name
         self.description = description
         self.parameters: dict[str, Any] = (
             dict(parameters) if parameters is not None else {"type": "object", "properties": {}}
@@ -184,12 +180,7 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
             return True
         try:
             converted = self.validate_arguments(arguments)
-        except Exception:
-            return True
-        if _holds_nan(converted):
-            return True
-        try:
-            return bool(self.when(converted))
+            return _holds_nan(converted) or bool(self.when(converted))
         except Exception:
             return True
 
@@ -348,8 +339,7 @@ def _arguments_model(
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
-    schema.setdefault("properties", {})
     return schema
