@@ -8,7 +8,6 @@ when there are none) over ``_RunClient`` (one HTTP run: ``RunAgentInput`` out, u
 from __future__ import annotations
 
 import functools
-import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -29,13 +28,12 @@ from ..wire._messages import STATE_KEY, THREAD_ID_KEY
 from ..wire._tracing import RunSpan
 from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
+from ._reducer import warn
 from ._resume import resume_entries
 from ._run_input import build_run_input, client_tool_names, state_of, thread_id_of
 from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
-
-logger = logging.getLogger("agui_chat.agui")
 
 _T = TypeVar("_T")
 _K = TypeVar("_K")
@@ -190,7 +188,7 @@ class AGUIChatClient(BaseChatClient):
         """Say, the first time on ``thread_id``, that ``dialect`` is in use."""
         if (thread_id, dialect) not in self._dialects_used:
             _remember(self._dialects_used, (thread_id, dialect), None)
-            _warn(self, f"thread {thread_id!r}: {what}")
+            warn(self.on_warning, f"thread {thread_id!r}: {what}")
 
 
 class _RunClient(BaseChatClient):
@@ -262,12 +260,12 @@ class _RunClient(BaseChatClient):
         except TransportError as exc:
             if not pipeline.run_ended:
                 raise
-            _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
+            pipeline.warn(f"the connection broke after the last run ended ({exc}); ignored")
         finally:
             await stream.response.aclose()
             _remember(owner._states, thread_id, mapper.state)
         if stream.decoder.finish():  # the body ended inside an SSE event
-            _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
+            pipeline.warn("the event stream ended inside an unfinished SSE event; it was discarded")
         pipeline.finish()
         error = mapper.last_error
         if error is not None and owner.raise_on_run_error:
@@ -325,9 +323,3 @@ def _remember(memory: OrderedDict[_K, Any], key: _K, value: Any) -> None:
     memory.move_to_end(key)
     while len(memory) > _REMEMBERED_THREADS:
         memory.popitem(last=False)
-
-
-def _warn(owner: AGUIChatClient, message: str) -> None:
-    logger.warning("%s", message)
-    if owner.on_warning is not None:
-        owner.on_warning(message)

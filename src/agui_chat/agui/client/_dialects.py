@@ -119,9 +119,7 @@ def outgoing_resume(
         return entries, None
     legacy = any(LANGGRAPH in _dialects_of(r) for r, _ in pairs)
     several = LANGGRAPH in enabled and _several_langgraph(pairs)
-    if not legacy and not several and not any(_dialects_of(r) for r, _ in pairs):
-        return entries, None
-    answers = _per_interrupt(pairs, warn)
+    answers = _per_interrupt(pairs, warn)  # each AG-UI entry unchanged outside the dialects
     if not legacy and not several:
         return [entry for entry, _, _ in answers], None
     if not legacy:
@@ -228,7 +226,13 @@ class LangGraphLegacyReader:
         kind = event["type"]
         if kind == "CUSTOM":
             if event.get("name") == "on_interrupt":
-                self._keep(event)
+                value = event.get("value")
+                if isinstance(value, str):
+                    with contextlib.suppress(ValueError):  # else a plain string: the value itself
+                        value = json.loads(value)
+                raw = event.get("rawEvent")
+                lg_id = raw.get("id") if isinstance(raw, Mapping) else None
+                self._values.append((value, lg_id if isinstance(lg_id, str) else None))
             return None
         values, self._values = self._values, []  # a run started, failed or finished
         if kind != "RUN_FINISHED" or not values or event.get("outcome") is not None:
@@ -238,15 +242,6 @@ class LangGraphLegacyReader:
             for index, (value, interrupt_id) in enumerate(values)
         ]
         return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
-
-    def _keep(self, event: Event) -> None:
-        value = event.get("value")
-        if isinstance(value, str):
-            with contextlib.suppress(ValueError):  # else a plain string: the value itself
-                value = json.loads(value)
-        raw = event.get("rawEvent")
-        interrupt_id = raw.get("id") if isinstance(raw, Mapping) else None
-        self._values.append((value, interrupt_id if isinstance(interrupt_id, str) else None))
 
 
 def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str, Any]:
@@ -367,9 +362,7 @@ def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> d
     if isinstance(given, Mapping) and "type" in given:
         return _given_decision(request, given)
     payload = read_approval_payload(
-        entry.get("payload"),
-        where=f"answer to {request.request_id!r}",
-        request_ids=[request.request_id],
+        given, where=f"answer to {request.request_id!r}", request_ids=[request.request_id]
     )
     if not payload.approved:
         reason = payload.reason
@@ -398,15 +391,10 @@ def _given_decision(
     before anything is sent, so a decision is never sent as another one."""
     rid = request.request_id
     kind = given.get("type")
-    extra = (
-        set(given) - {"type"} - _DECISIONS.get(kind, frozenset())
-        if isinstance(kind, str)
-        else set()
-    )
     problem = None
     if kind not in _DECISIONS:
         problem = f"has type {kind!r}"
-    elif extra:
+    elif extra := set(given) - {"type"} - _DECISIONS[kind]:
         problem = f"has unknown key(s) {sorted(extra)} for a {kind!r} decision"
     elif kind == "reject" and not isinstance(given.get("message", ""), str):
         problem = "has a message that is not a string"

@@ -5,8 +5,8 @@ The bare content events of an open id take a fast path of a few dict lookups."""
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
@@ -21,15 +21,14 @@ from agui_chat.agui.wire._compat import (
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
 from ._chunks import ChunkExpander
+from ._reducer import warn
 from ._verify import StreamVerifier
-
-logger = logging.getLogger("agui_chat.agui")
 
 Event = dict[str, Any]
 
 _SUBAGENT_TYPES: Final = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _json_loads = json.loads
-_ABSENT: Final = object()
+_ABSENT: Final[dict[str, Any]] = {}  # what an absent field reads as: it passes its check
 
 
 class AGUIEventPipeline:
@@ -45,15 +44,15 @@ class AGUIEventPipeline:
         on_warning: Callable[[str], None] | None = None,
         accept_foreign_thread_ids: bool = False,
     ) -> None:
-        self._on_warning = on_warning
+        self.warn: Callable[[str], None] = partial(warn, on_warning)
         self._peer_max_version = peer_max_version
-        self._translator = RetiredShapeTranslator(self._warn)
-        self._enforcer = EventEnforcer(self._warn)
+        self._translator = RetiredShapeTranslator(self.warn)
+        self._enforcer = EventEnforcer(self.warn)
         self._expander = ChunkExpander()
         self._verifier = StreamVerifier(
             thread_id=thread_id,
             accept_foreign_thread_ids=accept_foreign_thread_ids,
-            on_warning=self._warn,
+            on_warning=self.warn,
         )
         self._drop_subagent_events = peer_predates_subagents(peer_max_version)
         self._versions_warned: set[str] = set()
@@ -106,7 +105,7 @@ class AGUIEventPipeline:
             event = self._translator.translate(event)
             event_type = event["type"]
         if self._drop_subagent_events and event_type in _SUBAGENT_TYPES:
-            self._warn(
+            self.warn(
                 f"dropping {event_type}: the peer is pinned to AG-UI {self._peer_max_version}, "
                 "which predates subagents (upgrade the peer to keep subagent lifecycle events)"
             )
@@ -119,16 +118,11 @@ class AGUIEventPipeline:
             warning = check_protocol_version(declared)
             if warning is not None and str(declared) not in self._versions_warned:
                 self._versions_warned.add(str(declared))
-                self._warn(warning)
+                self.warn(warning)
         delivered = self._expander.expand(enforced)
         for item in delivered:
             self._verifier.verify(item)
         return delivered
-
-    def _warn(self, message: str) -> None:
-        logger.warning("%s", message)
-        if self._on_warning is not None:
-            self._on_warning(message)
 
     @property
     def run_ended(self) -> bool:
@@ -142,26 +136,17 @@ class AGUIEventPipeline:
 
     def prepare_input_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[Event]:
         """Outgoing ``messages`` for this peer: activity removed, era shims applied."""
-        return downgrade_input_messages(messages, self._peer_max_version, self._warn)
+        return downgrade_input_messages(messages, self._peer_max_version, self.warn)
 
 
 def _plain_extras(event: Event) -> bool:
     """Whether a content event's fields beyond its three are valid ``timestamp``,
     ``metadata`` and ``rawEvent`` only."""
-    count = 3
-    timestamp = event.get("timestamp", _ABSENT)
-    if timestamp is not _ABSENT:
-        if type(timestamp) is not int or not -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT:
-            return False
-        count += 1
-    metadata = event.get("metadata", _ABSENT)
-    if metadata is not _ABSENT:
-        if type(metadata) is not dict:
-            return False
-        count += 1
-    raw_event = event.get("rawEvent", _ABSENT)
-    if raw_event is not _ABSENT:
-        if raw_event is None:
-            return False
-        count += 1
-    return count == len(event)
+    timestamp = event.get("timestamp", 0)
+    return (
+        type(timestamp) is int
+        and -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT
+        and type(event.get("metadata", _ABSENT)) is dict
+        and event.get("rawEvent", _ABSENT) is not None
+        and len(event) == 3 + ("timestamp" in event) + ("metadata" in event) + ("rawEvent" in event)
+    )

@@ -62,10 +62,8 @@ class RetiredShapeTranslator:
         lane = "thinking" if retired in ("THINKING_START", "THINKING_END") else "thinking-message"
         if retired.endswith("_START"):
             self._open[lane] = f"{lane}-{uuid.uuid4().hex}"
-        out: Event = {
-            "type": target,
-            "messageId": self._open.get(lane, f"{lane}-{uuid.uuid4().hex}"),
-        }
+        message_id = self._open.get(lane) or f"{lane}-{uuid.uuid4().hex}"
+        out: Event = {"type": target, "messageId": message_id}
         if retired.endswith("_END"):
             self._open.pop(lane, None)
         if retired == "THINKING_TEXT_MESSAGE_START":
