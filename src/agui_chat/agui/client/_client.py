@@ -30,7 +30,7 @@ from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
 from ._reducer import warn
 from ._resume import resume_entries
-from ._run_input import build_run_input, client_tool_names, state_of, thread_id_of
+from ._run_input import build_run_input, client_tool_names
 from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
@@ -50,7 +50,6 @@ ASK_AGAIN = frozenset(
         "INTERRUPT_KEY_CHANGED",
     }
 )
-_MISSING = object()
 
 
 class AGUIChatClient(BaseChatClient):
@@ -226,8 +225,8 @@ class _RunClient(BaseChatClient):
             run_id=run_id,
             state=state,
             resume=resume,
-            protocol_version=pipeline.input_protocol_version,
-            prepare_messages=pipeline.prepare_input_messages,
+            peer_max_version=owner.peer_max_version,
+            warn=pipeline.warn,
         )
         if command_resume is not None:
             forwarded = run_input["forwardedProps"]
@@ -275,21 +274,28 @@ class _RunClient(BaseChatClient):
 
 
 def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
-    """The caller's ``conversation_id`` or option, else the history's thread, else a new one."""
+    """The caller's ``conversation_id`` or option, else the thread of the last message
+    stamped with one, else a new one."""
     if options is not None:
         explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
         if isinstance(explicit, str) and explicit:
             return explicit
-    return thread_id_of(history) or f"thread_{uuid.uuid4().hex}"
+    for message in reversed(history):
+        thread_id = (message.additional_properties or {}).get(THREAD_ID_KEY)
+        if isinstance(thread_id, str) and thread_id:
+            return thread_id
+    return f"thread_{uuid.uuid4().hex}"
 
 
 def _state_for(history: Sequence[ChatMessage], extra: Mapping[str, Any], remembered: Any) -> Any:
-    """Given explicitly, else the history's, else the one last seen on the thread, else ``{}``."""
+    """Given explicitly, else the one stamped on the last message that carries one, else the
+    one last seen on the thread, else ``{}``."""
     if STATE_KEY in extra:
         return extra[STATE_KEY]
-    found, state = state_of(history)
-    if found:
-        return state
+    for message in reversed(history):
+        props = message.additional_properties
+        if props and STATE_KEY in props:
+            return props[STATE_KEY]
     return {} if remembered is None else remembered
 
 
@@ -300,10 +306,9 @@ def _stamp_response(response: ChatResponse, thread_id: str, owner: AGUIChatClien
         props = message.additional_properties
         if not props or THREAD_ID_KEY not in props:
             message.additional_properties = {**(props or {}), THREAD_ID_KEY: thread_id}
-    remembered = owner._states.get(thread_id, _MISSING)
-    if response.messages and remembered is not _MISSING:
-        last = response.messages[-1]
-        last.additional_properties = {**(last.additional_properties or {}), STATE_KEY: remembered}
+    if response.messages and thread_id in owner._states:
+        last, state = response.messages[-1], owner._states[thread_id]
+        last.additional_properties = {**(last.additional_properties or {}), STATE_KEY: state}
 
 
 def _calls_in(history: Sequence[ChatMessage]) -> dict[str, FunctionCallContent]:

@@ -5,7 +5,7 @@ The bare content events of an open id take a fast path of a few dict lookups."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
@@ -14,8 +14,6 @@ from agui_chat.agui.wire._compat import (
     RETIRED_TYPES,
     RetiredShapeTranslator,
     check_protocol_version,
-    downgrade_input_messages,
-    input_protocol_version,
     peer_predates_subagents,
 )
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
@@ -128,15 +126,6 @@ class AGUIEventPipeline:
     def run_ended(self) -> bool:
         """Whether the latest run has ended (``False`` before any run and inside one)."""
         return self._verifier.run_ended
-
-    @property
-    def input_protocol_version(self) -> str | None:
-        """The ``protocolVersion`` to send on the run input (``None``: omit it)."""
-        return input_protocol_version(self._peer_max_version)
-
-    def prepare_input_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[Event]:
-        """Outgoing ``messages`` for this peer: activity removed, era shims applied."""
-        return downgrade_input_messages(messages, self._peer_max_version, self.warn)
 
 
 def _plain_extras(event: Event) -> bool:
