@@ -163,7 +163,7 @@ def _interrupt_of(request: InputRequestContent) -> Mapping[str, Any]:
 def _several_langgraph(pairs: list[tuple[InputRequestContent, dict[str, Any]]]) -> bool:
     """Several LangGraph interrupts answered at once."""
     ids = {langgraph_id(_interrupt_of(r)) for r, _ in pairs}
-    return len(ids) > 1 and all(is_langgraph_interrupt(_interrupt_of(r)) for r, _ in pairs)
+    return len(ids) > 1 and all(langgraph_metadata(_interrupt_of(r)) is not None for r, _ in pairs)
 
 
 def _per_interrupt(
@@ -267,10 +267,11 @@ def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str,
     return out
 
 
-def is_langgraph_interrupt(interrupt: Mapping[str, Any]) -> bool:
-    """Whether an AG-UI interrupt is ag-ui-langgraph's (it has ``metadata.langgraph``)."""
+def langgraph_metadata(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An AG-UI interrupt's ``metadata.langgraph``: present when it is ag-ui-langgraph's."""
     metadata = interrupt.get("metadata")
-    return isinstance(metadata, Mapping) and isinstance(metadata.get("langgraph"), Mapping)
+    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
+    return langgraph if isinstance(langgraph, Mapping) else None
 
 
 def langgraph_id(interrupt: Mapping[str, Any]) -> str | None:
@@ -289,9 +290,7 @@ BATCH_KEY = "agui_langchain_batch"
 
 def hitl_value(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The LangChain ``HumanInTheLoopMiddleware`` value an AG-UI interrupt carries, if any."""
-    metadata = interrupt.get("metadata")
-    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
-    raw = langgraph.get("raw") if isinstance(langgraph, Mapping) else None
+    raw = (langgraph_metadata(interrupt) or {}).get("raw")
     if not isinstance(raw, Mapping):
         return None
     if raw.get("type") == "tool_approval" and isinstance(raw.get("name"), str):
