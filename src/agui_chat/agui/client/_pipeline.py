@@ -26,7 +26,7 @@ Event = dict[str, Any]
 
 _SUBAGENT_TYPES: Final = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _json_loads = json.loads
-_ABSENT: Final[dict[str, Any]] = {}  # what an absent field reads as: it passes its check
+_ABSENT: Final = object()
 
 
 class AGUIEventPipeline:
@@ -131,11 +131,20 @@ class AGUIEventPipeline:
 def _plain_extras(event: Event) -> bool:
     """Whether a content event's fields beyond its three are valid ``timestamp``,
     ``metadata`` and ``rawEvent`` only."""
-    timestamp = event.get("timestamp", 0)
-    return (
-        type(timestamp) is int
-        and -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT
-        and type(event.get("metadata", _ABSENT)) is dict
-        and event.get("rawEvent", _ABSENT) is not None
-        and len(event) == 3 + ("timestamp" in event) + ("metadata" in event) + ("rawEvent" in event)
-    )
+    count = 3
+    timestamp = event.get("timestamp", _ABSENT)
+    if timestamp is not _ABSENT:
+        if type(timestamp) is not int or not -MAX_SAFE_INT <= timestamp <= MAX_SAFE_INT:
+            return False
+        count += 1
+    metadata = event.get("metadata", _ABSENT)
+    if metadata is not _ABSENT:
+        if type(metadata) is not dict:
+            return False
+        count += 1
+    raw_event = event.get("rawEvent", _ABSENT)
+    if raw_event is not _ABSENT:
+        if raw_event is None:
+            return False
+        count += 1
+    return count == len(event)

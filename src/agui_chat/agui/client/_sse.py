@@ -82,16 +82,8 @@ class SSEDecoder:
 def _block_data(block: str) -> str | None:
     """Interpret one event block (lines between blank lines); return its data, if any."""
     data: list[str] = []
-    for line in block.split("\n"):
-        if not line or line[0] == ":":
-            continue
-        colon = line.find(":")
-        if colon < 0:
-            name, value = line, ""
-        else:
-            name, value = line[:colon], line[colon + 1 :]
-            if value[:1] == " ":
-                value = value[1:]
+    for line in block.split("\n"):  # a comment (":...") or blank line has the name ""
+        name, _, value = line.partition(":")
         if name == "data":
-            data.append(value)
+            data.append(value[1:] if value[:1] == " " else value)
     return "\n".join(data) if data else None
