@@ -73,10 +73,9 @@ class DialectReader:
     def event(self, event: dict[str, Any]) -> dict[str, Any]:
         rewritten = self._legacy.read(event) if self._legacy is not None else None
         self._rewritten = rewritten is not None
-        if rewritten is None:
-            return event
-        self._warn(LANGGRAPH, _READS[LANGGRAPH])
-        return rewritten
+        if rewritten is not None:
+            self._warn(LANGGRAPH, _READS[LANGGRAPH])
+        return rewritten or event
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
         """The update with its requests read in their dialects (stamped with them)."""
@@ -161,7 +160,6 @@ def _interrupt_of(request: InputRequestContent) -> Mapping[str, Any]:
 
 
 def _several_langgraph(pairs: list[tuple[InputRequestContent, dict[str, Any]]]) -> bool:
-    """Several LangGraph interrupts answered at once."""
     ids = {langgraph_id(_interrupt_of(r)) for r, _ in pairs}
     return len(ids) > 1 and all(langgraph_metadata(_interrupt_of(r)) is not None for r, _ in pairs)
 

@@ -106,11 +106,10 @@ class AGUIStateTracker:
             return True
         if event_type == "STATE_DELTA":
             patched = _patched_objects(self._state, event["delta"])
-            if patched is not _UNSUITED:
-                self._state = patched
-                return True
             try:
-                self._state = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
+                if patched is _UNSUITED:
+                    patched = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
+                self._state = patched
             except _PATCH_ERRORS as exc:
                 self._warn(f"Failed to apply state patch ({exc}); keeping the current state")
             return True
