@@ -165,6 +165,7 @@ def downgrade_input_messages(
                         f"dropped a legacy binary content part of message "
                         f"{copy.get('id')!r}: it has no url, data or id to upgrade"
                     )
+            copy["content"] = parts
             if flatten:
                 texts = [
                     p["text"]
@@ -181,8 +182,6 @@ def downgrade_input_messages(
                         f"non-text parts ({', '.join(kinds)}); upgrade the peer to keep them"
                     )
                 copy["content"] = "".join(texts)
-            else:
-                copy["content"] = parts
         if strip_attribution:
             copy.pop("subagentRunId", None)
         out.append(copy)
