@@ -20,6 +20,7 @@ from agui_chat._exceptions import ProtocolError
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
 from agui_chat.agui.client._reducer import AGUIThreadReducer
 from agui_chat.agui.client._sse import SSEDecoder
+from agui_chat.agui.wire._compat import downgrade_input_messages
 
 #: The project's own copy of the corpus (``corpus/``, as published; see ``corpus/NOTES.md``).
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -152,16 +153,15 @@ def run_fixture(fixture: dict[str, Any], chunking: str) -> Outcome:
     )
     run_input: dict[str, Any] = fixture.get("input", {})
     out = Outcome()
+    peer = fixture.get("client", {}).get("maxProtocolVersion")
     pipeline = AGUIEventPipeline(
-        thread_id=thread_id,
-        peer_max_version=fixture.get("client", {}).get("maxProtocolVersion"),
-        on_warning=out.warnings.append,
+        thread_id=thread_id, peer_max_version=peer, on_warning=out.warnings.append
     )
     reducer = AGUIThreadReducer(
         run_input.get("messages", []), run_input.get("state"), on_warning=out.warnings.append
     )
     # The outgoing shims speak through the same warning channel (era-0-0-39).
-    pipeline.prepare_input_messages(run_input.get("messages", []))
+    downgrade_input_messages(run_input.get("messages", []), peer, pipeline.warn)
     decoder = SSEDecoder()
     try:
         for chunk in CHUNKINGS[chunking](stream):

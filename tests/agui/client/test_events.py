@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from agui_chat import ChatMessage, TextContent
 from agui_chat._exceptions import ProtocolError, TruncatedStreamError
 from agui_chat.agui.client._chunks import ChunkExpander
 from agui_chat.agui.client._pipeline import AGUIEventPipeline
+from agui_chat.agui.client._run_input import build_run_input
 from agui_chat.agui.wire._compat import (
     RetiredShapeTranslator,
     check_protocol_version,
@@ -960,9 +962,20 @@ def test_a_replayed_thread_may_carry_several_runs() -> None:
     assert pipe.run_ended
 
 
-def test_prepare_input_messages_applies_the_peer_shims() -> None:
-    pipe, warnings = pipeline(peer_max_version="0.0.39")
+def test_the_outgoing_messages_get_the_peer_shims() -> None:
+    warnings: list[str] = []
     message = {"id": "u", "role": "user", "content": [{"type": "text", "text": "hi"}]}
-    assert pipe.prepare_input_messages([message]) == [{"id": "u", "role": "user", "content": "hi"}]
-    assert pipe.input_protocol_version is None
+    run_input = build_run_input(
+        [ChatMessage("user", [TextContent("hi")], message_id="u")],
+        None,
+        thread_id="t",
+        run_id="r",
+        state={},
+        resume=None,
+        peer_max_version="0.0.39",
+        warn=warnings.append,
+    )
+    assert run_input["messages"] == [{"id": "u", "role": "user", "content": "hi"}]
+    assert "protocolVersion" not in run_input
+    assert downgrade_input_messages([message], "0.0.39", warnings.append) == run_input["messages"]
     assert warnings == []

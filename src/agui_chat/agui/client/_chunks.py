@@ -9,12 +9,11 @@ from agui_chat._exceptions import ProtocolError
 
 Event = dict[str, Any]
 
-# What ends open chunk streams besides another chunk: every lane's, the subagent's own, or
-# (any other event the enforcer lets through) the event's own lane's.
+# What ends open chunk streams besides another chunk: every lane's, or (any other event the
+# enforcer lets through, a subagent's end included) the event's own lane's.
 _CLOSES_ALL_LANES: Final = frozenset(
     {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"}
 )
-_CLOSES_SUBAGENT_LANE: Final = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _STANDS_ASIDE: Final = frozenset(
     {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
 )
@@ -70,8 +69,6 @@ class ChunkExpander:
             out = []
         elif event_type in _CLOSES_ALL_LANES:
             out = [end for owner in list(self.lanes) for end in self._close(owner)]
-        elif event_type in _CLOSES_SUBAGENT_LANE:
-            out = self._close(event["subagentRunId"])
         else:
             out = self._close(event.get("subagentRunId"))
         out.append(event)

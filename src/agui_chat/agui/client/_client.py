@@ -8,7 +8,6 @@ when there are none) over ``_RunClient`` (one HTTP run: ``RunAgentInput`` out, u
 from __future__ import annotations
 
 import functools
-import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -29,13 +28,12 @@ from ..wire._messages import STATE_KEY, THREAD_ID_KEY
 from ..wire._tracing import RunSpan
 from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
+from ._reducer import warn
 from ._resume import resume_entries
-from ._run_input import build_run_input, client_tool_names, state_of, thread_id_of
+from ._run_input import build_run_input, client_tool_names
 from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
-
-logger = logging.getLogger("agui_chat.agui")
 
 _T = TypeVar("_T")
 _K = TypeVar("_K")
@@ -52,7 +50,6 @@ ASK_AGAIN = frozenset(
         "INTERRUPT_KEY_CHANGED",
     }
 )
-_MISSING = object()
 
 
 class AGUIChatClient(BaseChatClient):
@@ -190,7 +187,7 @@ class AGUIChatClient(BaseChatClient):
         """Say, the first time on ``thread_id``, that ``dialect`` is in use."""
         if (thread_id, dialect) not in self._dialects_used:
             _remember(self._dialects_used, (thread_id, dialect), None)
-            _warn(self, f"thread {thread_id!r}: {what}")
+            warn(self.on_warning, f"thread {thread_id!r}: {what}")
 
 
 class _RunClient(BaseChatClient):
@@ -228,8 +225,8 @@ class _RunClient(BaseChatClient):
             run_id=run_id,
             state=state,
             resume=resume,
-            protocol_version=pipeline.input_protocol_version,
-            prepare_messages=pipeline.prepare_input_messages,
+            peer_max_version=owner.peer_max_version,
+            warn=pipeline.warn,
         )
         if command_resume is not None:
             forwarded = run_input["forwardedProps"]
@@ -262,12 +259,12 @@ class _RunClient(BaseChatClient):
         except TransportError as exc:
             if not pipeline.run_ended:
                 raise
-            _warn(owner, f"the connection broke after the last run ended ({exc}); ignored")
+            pipeline.warn(f"the connection broke after the last run ended ({exc}); ignored")
         finally:
             await stream.response.aclose()
             _remember(owner._states, thread_id, mapper.state)
         if stream.decoder.finish():  # the body ended inside an SSE event
-            _warn(owner, "the event stream ended inside an unfinished SSE event; it was discarded")
+            pipeline.warn("the event stream ended inside an unfinished SSE event; it was discarded")
         pipeline.finish()
         error = mapper.last_error
         if error is not None and owner.raise_on_run_error:
@@ -277,21 +274,28 @@ class _RunClient(BaseChatClient):
 
 
 def _thread_for(history: Sequence[ChatMessage], options: ChatOptions | None) -> str:
-    """The caller's ``conversation_id`` or option, else the history's thread, else a new one."""
+    """The caller's ``conversation_id`` or option, else the thread of the last message
+    stamped with one, else a new one."""
     if options is not None:
         explicit = options.conversation_id or options.additional_properties.get(THREAD_ID_KEY)
         if isinstance(explicit, str) and explicit:
             return explicit
-    return thread_id_of(history) or f"thread_{uuid.uuid4().hex}"
+    for message in reversed(history):
+        thread_id = (message.additional_properties or {}).get(THREAD_ID_KEY)
+        if isinstance(thread_id, str) and thread_id:
+            return thread_id
+    return f"thread_{uuid.uuid4().hex}"
 
 
 def _state_for(history: Sequence[ChatMessage], extra: Mapping[str, Any], remembered: Any) -> Any:
-    """Given explicitly, else the history's, else the one last seen on the thread, else ``{}``."""
+    """Given explicitly, else the one stamped on the last message that carries one, else the
+    one last seen on the thread, else ``{}``."""
     if STATE_KEY in extra:
         return extra[STATE_KEY]
-    found, state = state_of(history)
-    if found:
-        return state
+    for message in reversed(history):
+        props = message.additional_properties
+        if props and STATE_KEY in props:
+            return props[STATE_KEY]
     return {} if remembered is None else remembered
 
 
@@ -302,10 +306,9 @@ def _stamp_response(response: ChatResponse, thread_id: str, owner: AGUIChatClien
         props = message.additional_properties
         if not props or THREAD_ID_KEY not in props:
             message.additional_properties = {**(props or {}), THREAD_ID_KEY: thread_id}
-    remembered = owner._states.get(thread_id, _MISSING)
-    if response.messages and remembered is not _MISSING:
-        last = response.messages[-1]
-        last.additional_properties = {**(last.additional_properties or {}), STATE_KEY: remembered}
+    if response.messages and thread_id in owner._states:
+        last, state = response.messages[-1], owner._states[thread_id]
+        last.additional_properties = {**(last.additional_properties or {}), STATE_KEY: state}
 
 
 def _calls_in(history: Sequence[ChatMessage]) -> dict[str, FunctionCallContent]:
@@ -325,9 +328,3 @@ def _remember(memory: OrderedDict[_K, Any], key: _K, value: Any) -> None:
     memory.move_to_end(key)
     while len(memory) > _REMEMBERED_THREADS:
         memory.popitem(last=False)
-
-
-def _warn(owner: AGUIChatClient, message: str) -> None:
-    logger.warning("%s", message)
-    if owner.on_warning is not None:
-        owner.on_warning(message)

@@ -73,10 +73,9 @@ class DialectReader:
     def event(self, event: dict[str, Any]) -> dict[str, Any]:
         rewritten = self._legacy.read(event) if self._legacy is not None else None
         self._rewritten = rewritten is not None
-        if rewritten is None:
-            return event
-        self._warn(LANGGRAPH, _READS[LANGGRAPH])
-        return rewritten
+        if rewritten is not None:
+            self._warn(LANGGRAPH, _READS[LANGGRAPH])
+        return rewritten or event
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
         """The update with its requests read in their dialects (stamped with them)."""
@@ -119,9 +118,7 @@ def outgoing_resume(
         return entries, None
     legacy = any(LANGGRAPH in _dialects_of(r) for r, _ in pairs)
     several = LANGGRAPH in enabled and _several_langgraph(pairs)
-    if not legacy and not several and not any(_dialects_of(r) for r, _ in pairs):
-        return entries, None
-    answers = _per_interrupt(pairs, warn)
+    answers = _per_interrupt(pairs, warn)  # each AG-UI entry unchanged outside the dialects
     if not legacy and not several:
         return [entry for entry, _, _ in answers], None
     if not legacy:
@@ -163,9 +160,8 @@ def _interrupt_of(request: InputRequestContent) -> Mapping[str, Any]:
 
 
 def _several_langgraph(pairs: list[tuple[InputRequestContent, dict[str, Any]]]) -> bool:
-    """Several LangGraph interrupts answered at once."""
     ids = {langgraph_id(_interrupt_of(r)) for r, _ in pairs}
-    return len(ids) > 1 and all(is_langgraph_interrupt(_interrupt_of(r)) for r, _ in pairs)
+    return len(ids) > 1 and all(langgraph_metadata(_interrupt_of(r)) is not None for r, _ in pairs)
 
 
 def _per_interrupt(
@@ -228,7 +224,13 @@ class LangGraphLegacyReader:
         kind = event["type"]
         if kind == "CUSTOM":
             if event.get("name") == "on_interrupt":
-                self._keep(event)
+                value = event.get("value")
+                if isinstance(value, str):
+                    with contextlib.suppress(ValueError):  # else a plain string: the value itself
+                        value = json.loads(value)
+                raw = event.get("rawEvent")
+                lg_id = raw.get("id") if isinstance(raw, Mapping) else None
+                self._values.append((value, lg_id if isinstance(lg_id, str) else None))
             return None
         values, self._values = self._values, []  # a run started, failed or finished
         if kind != "RUN_FINISHED" or not values or event.get("outcome") is not None:
@@ -238,15 +240,6 @@ class LangGraphLegacyReader:
             for index, (value, interrupt_id) in enumerate(values)
         ]
         return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
-
-    def _keep(self, event: Event) -> None:
-        value = event.get("value")
-        if isinstance(value, str):
-            with contextlib.suppress(ValueError):  # else a plain string: the value itself
-                value = json.loads(value)
-        raw = event.get("rawEvent")
-        interrupt_id = raw.get("id") if isinstance(raw, Mapping) else None
-        self._values.append((value, interrupt_id if isinstance(interrupt_id, str) else None))
 
 
 def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str, Any]:
@@ -272,10 +265,11 @@ def _interrupt(value: Any, interrupt_id: str | None, fallback: str) -> dict[str,
     return out
 
 
-def is_langgraph_interrupt(interrupt: Mapping[str, Any]) -> bool:
-    """Whether an AG-UI interrupt is ag-ui-langgraph's (it has ``metadata.langgraph``)."""
+def langgraph_metadata(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An AG-UI interrupt's ``metadata.langgraph``: present when it is ag-ui-langgraph's."""
     metadata = interrupt.get("metadata")
-    return isinstance(metadata, Mapping) and isinstance(metadata.get("langgraph"), Mapping)
+    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
+    return langgraph if isinstance(langgraph, Mapping) else None
 
 
 def langgraph_id(interrupt: Mapping[str, Any]) -> str | None:
@@ -294,9 +288,7 @@ BATCH_KEY = "agui_langchain_batch"
 
 def hitl_value(interrupt: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The LangChain ``HumanInTheLoopMiddleware`` value an AG-UI interrupt carries, if any."""
-    metadata = interrupt.get("metadata")
-    langgraph = metadata.get("langgraph") if isinstance(metadata, Mapping) else None
-    raw = langgraph.get("raw") if isinstance(langgraph, Mapping) else None
+    raw = (langgraph_metadata(interrupt) or {}).get("raw")
     if not isinstance(raw, Mapping):
         return None
     if raw.get("type") == "tool_approval" and isinstance(raw.get("name"), str):
@@ -367,9 +359,7 @@ def decision(request: ToolApprovalRequestContent, entry: Mapping[str, Any]) -> d
     if isinstance(given, Mapping) and "type" in given:
         return _given_decision(request, given)
     payload = read_approval_payload(
-        entry.get("payload"),
-        where=f"answer to {request.request_id!r}",
-        request_ids=[request.request_id],
+        given, where=f"answer to {request.request_id!r}", request_ids=[request.request_id]
     )
     if not payload.approved:
         reason = payload.reason
@@ -398,15 +388,10 @@ def _given_decision(
     before anything is sent, so a decision is never sent as another one."""
     rid = request.request_id
     kind = given.get("type")
-    extra = (
-        set(given) - {"type"} - _DECISIONS.get(kind, frozenset())
-        if isinstance(kind, str)
-        else set()
-    )
     problem = None
     if kind not in _DECISIONS:
         problem = f"has type {kind!r}"
-    elif extra:
+    elif extra := set(given) - {"type"} - _DECISIONS[kind]:
         problem = f"has unknown key(s) {sorted(extra)} for a {kind!r} decision"
     elif kind == "reject" and not isinstance(given.get("message", ""), str):
         problem = "has a message that is not a string"

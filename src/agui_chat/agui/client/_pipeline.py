@@ -5,8 +5,8 @@ The bare content events of an open id take a fast path of a few dict lookups."""
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 
 from agui_chat._exceptions import ProtocolError
@@ -14,16 +14,13 @@ from agui_chat.agui.wire._compat import (
     RETIRED_TYPES,
     RetiredShapeTranslator,
     check_protocol_version,
-    downgrade_input_messages,
-    input_protocol_version,
     peer_predates_subagents,
 )
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
 from ._chunks import ChunkExpander
+from ._reducer import warn
 from ._verify import StreamVerifier
-
-logger = logging.getLogger("agui_chat.agui")
 
 Event = dict[str, Any]
 
@@ -45,15 +42,15 @@ class AGUIEventPipeline:
         on_warning: Callable[[str], None] | None = None,
         accept_foreign_thread_ids: bool = False,
     ) -> None:
-        self._on_warning = on_warning
+        self.warn: Callable[[str], None] = partial(warn, on_warning)
         self._peer_max_version = peer_max_version
-        self._translator = RetiredShapeTranslator(self._warn)
-        self._enforcer = EventEnforcer(self._warn)
+        self._translator = RetiredShapeTranslator(self.warn)
+        self._enforcer = EventEnforcer(self.warn)
         self._expander = ChunkExpander()
         self._verifier = StreamVerifier(
             thread_id=thread_id,
             accept_foreign_thread_ids=accept_foreign_thread_ids,
-            on_warning=self._warn,
+            on_warning=self.warn,
         )
         self._drop_subagent_events = peer_predates_subagents(peer_max_version)
         self._versions_warned: set[str] = set()
@@ -106,7 +103,7 @@ class AGUIEventPipeline:
             event = self._translator.translate(event)
             event_type = event["type"]
         if self._drop_subagent_events and event_type in _SUBAGENT_TYPES:
-            self._warn(
+            self.warn(
                 f"dropping {event_type}: the peer is pinned to AG-UI {self._peer_max_version}, "
                 "which predates subagents (upgrade the peer to keep subagent lifecycle events)"
             )
@@ -119,30 +116,16 @@ class AGUIEventPipeline:
             warning = check_protocol_version(declared)
             if warning is not None and str(declared) not in self._versions_warned:
                 self._versions_warned.add(str(declared))
-                self._warn(warning)
+                self.warn(warning)
         delivered = self._expander.expand(enforced)
         for item in delivered:
             self._verifier.verify(item)
         return delivered
 
-    def _warn(self, message: str) -> None:
-        logger.warning("%s", message)
-        if self._on_warning is not None:
-            self._on_warning(message)
-
     @property
     def run_ended(self) -> bool:
         """Whether the latest run has ended (``False`` before any run and inside one)."""
         return self._verifier.run_ended
-
-    @property
-    def input_protocol_version(self) -> str | None:
-        """The ``protocolVersion`` to send on the run input (``None``: omit it)."""
-        return input_protocol_version(self._peer_max_version)
-
-    def prepare_input_messages(self, messages: Iterable[Mapping[str, Any]]) -> list[Event]:
-        """Outgoing ``messages`` for this peer: activity removed, era shims applied."""
-        return downgrade_input_messages(messages, self._peer_max_version, self._warn)
 
 
 def _plain_extras(event: Event) -> bool:

@@ -32,7 +32,8 @@ _PATCH_ERRORS = (
 )
 
 
-def _warn(on_warning: Callable[[str], None] | None, message: str) -> None:
+def warn(on_warning: Callable[[str], None] | None, message: str) -> None:
+    """Log a warning to the ``agui_chat.agui`` logger and give it to ``on_warning``."""
     logger.warning("%s", message)
     if on_warning is not None:
         on_warning(message)
@@ -90,7 +91,7 @@ class AGUIStateTracker:
         self, state: Any = None, *, on_warning: Callable[[str], None] | None = None
     ) -> None:
         self._state: Any = {} if state is None else state
-        self._warn = partial(_warn, on_warning)
+        self._warn = partial(warn, on_warning)
 
     @property
     def state(self) -> Any:
@@ -105,11 +106,10 @@ class AGUIStateTracker:
             return True
         if event_type == "STATE_DELTA":
             patched = _patched_objects(self._state, event["delta"])
-            if patched is not _UNSUITED:
-                self._state = patched
-                return True
             try:
-                self._state = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
+                if patched is _UNSUITED:
+                    patched = jsonpatch.apply_patch(self._state, event["delta"], in_place=False)
+                self._state = patched
             except _PATCH_ERRORS as exc:
                 self._warn(f"Failed to apply state patch ({exc}); keeping the current state")
             return True
@@ -128,7 +128,7 @@ class AGUIThreadReducer:
         *,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        self._warn = partial(_warn, on_warning)
+        self._warn = partial(warn, on_warning)
         self.state_tracker = AGUIStateTracker(copy.deepcopy(state), on_warning=on_warning)
         self._messages: list[Message] = [copy.deepcopy(dict(m)) for m in messages]
         self._by_id: dict[str, Message] = {}
@@ -197,12 +197,13 @@ class AGUIThreadReducer:
             current = target.get("metadata")
             target["metadata"] = {**current, **metadata} if current else dict(metadata)
 
-    def _flush(self, buffers: dict[str, tuple[Message, list[str]]], key: str, field: str) -> None:
+    def _flush(self, buffers: dict[str, tuple[Message, list[str]]], key: str) -> None:
         entry = buffers.pop(key, None)
         if entry is None:
             return
         target, parts = entry
         text = "".join(parts)
+        field = "arguments" if buffers is self._args else "content"
         base = target.get(field)
         if isinstance(base, list):  # a reopened message whose content is a list of parts
             target[field] = [*base, {"type": "text", "text": text}]
@@ -210,21 +211,15 @@ class AGUIThreadReducer:
             target[field] = (base or "") + text
 
     def _flush_all(self) -> None:
-        for key in list(self._text):
-            self._flush(self._text, key, "content")
-        for key in list(self._args):
-            self._flush(self._args, key, "arguments")
+        for buffers in (self._text, self._args):
+            for key in list(buffers):
+                self._flush(buffers, key)
 
     def _message_start(self, event: Event) -> None:
         message_id: str = event["messageId"]
         message = self._by_id.get(message_id)
         if message is None:
-            reasoning = event["type"] == "REASONING_MESSAGE_START"
-            message = {
-                "id": message_id,
-                "role": "reasoning" if reasoning else event.get("role", "assistant"),
-                "content": "",
-            }
+            message = {"id": message_id, "role": _role_of(event), "content": ""}
             if "name" in event:
                 message["name"] = event["name"]
             self._add(_owned(message, event))
@@ -236,24 +231,16 @@ class AGUIThreadReducer:
         if entry is None:
             message = self._by_id.get(message_id)
             if message is None:  # a snapshot dropped it while it was open: restore it
-                role = "reasoning" if event["type"] == "REASONING_MESSAGE_CONTENT" else "assistant"
-                message = self._add({"id": message_id, "role": role, "content": ""})
+                message = self._add({"id": message_id, "role": _role_of(event), "content": ""})
             entry = self._text[message_id] = (message, [])
         entry[1].append(event["delta"])
         self._merge_metadata(entry[0], event)
 
     def _end(self, event: Event) -> None:
-        if event["type"] == "TOOL_CALL_END":
-            key, buffers, field, held = (
-                event["toolCallId"],
-                self._args,
-                "arguments",
-                self._tool_calls,
-            )
-        else:
-            key, buffers, field, held = event["messageId"], self._text, "content", self._by_id
-        self._flush(buffers, key, field)
-        target = held.get(key)
+        call = event["type"] == "TOOL_CALL_END"
+        key = event["toolCallId"] if call else event["messageId"]
+        self._flush(self._args if call else self._text, key)
+        target = (self._tool_calls if call else self._by_id).get(key)
         if target is not None:
             self._merge_metadata(target, event)
 
@@ -311,7 +298,7 @@ class AGUIThreadReducer:
     def _encrypted_value(self, event: Event) -> None:
         entity_id: str = event["entityId"]
         if event["subtype"] == "tool-call":
-            self._flush(self._args, entity_id, "arguments")
+            self._flush(self._args, entity_id)
             target = self._tool_calls.get(entity_id)
         else:
             target = self._by_id.get(entity_id)
@@ -386,6 +373,11 @@ class AGUIThreadReducer:
         reconciled.extend(m for m in incoming if m["id"] in by_id)
         self._messages = reconciled
         self._reindex()
+
+
+def _role_of(event: Event) -> str:
+    """The role of the message a start or content event opens (a start may name it)."""
+    return "reasoning" if event["type"].startswith("REASONING") else event.get("role", "assistant")
 
 
 def _owned(message: Message, event: Event) -> Message:

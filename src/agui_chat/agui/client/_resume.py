@@ -67,10 +67,8 @@ def _find_pause(
                 if INTERRUPT_KEY in (content.additional_properties or {}):  # a server's
                     remote.append((index, content))
                     request_run = _run_of(content)
-                    if request_run is not None:
-                        run_last_index[request_run] = max(
-                            index, run_last_index.get(request_run, index)
-                        )
+                    if request_run is not None:  # (messages come in index order)
+                        run_last_index[request_run] = index
                 else:
                     local_ids.add(content.request_id)
             elif isinstance(content, InputResponseContent):

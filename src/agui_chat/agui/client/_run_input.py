@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..._contents import (
@@ -24,12 +24,11 @@ from ..._options import ChatOptions
 from ..._schema import dump_json, to_jsonable
 from ..._structured import format_to_wire, response_format_of
 from ..._tools import AIFunctionDeclaration
+from ..wire._compat import downgrade_input_messages, input_protocol_version
 from ..wire._messages import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,
-    STATE_KEY,
     SUBAGENT_KEY,
-    THREAD_ID_KEY,
     Wire,
     media_part,
 )
@@ -51,18 +50,16 @@ def build_run_input(
     run_id: str,
     state: Any,
     resume: list[Wire] | None,
-    protocol_version: str | None,
-    prepare_messages: Callable[[Iterable[Mapping[str, Any]]], list[Wire]],
+    peer_max_version: str | None,
+    warn: Callable[[str], None],
 ) -> Wire:
     """The ``RunAgentInput`` for one run: ``state``, ``tools`` (the function declarations),
-    ``context`` and ``forwardedProps`` always (0.x servers require them), ``protocolVersion``
-    unless ``None``, ``resume`` if given; ``prepare_messages`` is the outgoing era shim."""
+    ``context`` and ``forwardedProps`` always (0.x servers require them), ``resume`` if
+    given; ``messages`` and ``protocolVersion`` as a peer pinned to ``peer_max_version``
+    reads them (``warn`` hears what that drops)."""
     options = options or ChatOptions()
     extra = options.additional_properties
-    builder = _WireBuilder()
-    for index, message in enumerate(messages):
-        builder.add(index, message)
-    wire_messages = builder.finish()
+    wire_messages = _WireBuilder().build(messages)
     if options.instructions:
         instructions_id = _stable_id("instructions", options.instructions)
         wire_messages.insert(
@@ -73,7 +70,7 @@ def build_run_input(
     if extra.get(_PARENT_RUN_ID_KEY) is not None:
         body["parentRunId"] = extra[_PARENT_RUN_ID_KEY]
     body["state"] = to_jsonable(state)
-    body["messages"] = prepare_messages(wire_messages)
+    body["messages"] = downgrade_input_messages(wire_messages, peer_max_version, warn)
     body["tools"] = [
         {"name": t.name, "description": t.description, "parameters": to_jsonable(t.parameters)}
         for t in options.tools or ()
@@ -88,29 +85,12 @@ def build_run_input(
     if response_format is not None and isinstance(body["forwardedProps"], dict):
         # Structured output: the server passes it to its model (docs/structured.md).
         body["forwardedProps"].setdefault("response_format", format_to_wire(response_format))
+    protocol_version = input_protocol_version(peer_max_version)
     if protocol_version is not None:
         body["protocolVersion"] = protocol_version
     if resume:
         body["resume"] = resume
     return body
-
-
-def thread_id_of(history: Sequence[ChatMessage]) -> str | None:
-    """The AG-UI thread of a conversation: the last message stamped with one."""
-    for message in reversed(history):
-        thread_id = (message.additional_properties or {}).get(THREAD_ID_KEY)
-        if isinstance(thread_id, str) and thread_id:
-            return thread_id
-    return None
-
-
-def state_of(history: Sequence[ChatMessage]) -> tuple[bool, Any]:
-    """``(found, state)``: the state stamped on the last message that carries one."""
-    for message in reversed(history):
-        props = message.additional_properties
-        if props and STATE_KEY in props:
-            return True, props[STATE_KEY]
-    return False, None
 
 
 def client_tool_names(options: ChatOptions | None) -> frozenset[str]:
@@ -156,7 +136,9 @@ class _WireBuilder:
             result_id = message_id if len(results) == 1 else f"{message_id}-{result.call_id}"
             self._emit(_tool_message(result, result_id))
 
-    def finish(self) -> list[Wire]:
+    def build(self, messages: Sequence[ChatMessage]) -> list[Wire]:
+        for index, message in enumerate(messages):
+            self.add(index, message)
         for subtype, entity_id, value in self.encrypted:
             targets = {"tool-call": self.calls, "message": self.by_id}.get(subtype, {})
             if entity_id in targets:

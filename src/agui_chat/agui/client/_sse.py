@@ -28,16 +28,12 @@ class SSEDecoder:
         text = chunk if isinstance(chunk, str) else self._utf8.decode(chunk)
         if not text:
             return []
-        if self._skip_lf:
-            # The previous chunk ended in CR; an LF here belongs to that same line end.
-            self._skip_lf = False
-            if text[0] == "\n":
-                text = text[1:]
-                if not text:
-                    return []
-        if self._at_start:
-            self._at_start = False
-            if text[0] == _BOM:
+        if self._skip_lf or self._at_start:  # never both: the first text clears _at_start
+            # A BOM may open the stream; after a chunk that ended in CR, an LF here belongs to
+            # that same line end.
+            skipped = "\n" if self._skip_lf else _BOM
+            self._skip_lf = self._at_start = False
+            if text[0] == skipped:
                 text = text[1:]
                 if not text:
                     return []
@@ -86,16 +82,8 @@ class SSEDecoder:
 def _block_data(block: str) -> str | None:
     """Interpret one event block (lines between blank lines); return its data, if any."""
     data: list[str] = []
-    for line in block.split("\n"):
-        if not line or line[0] == ":":
-            continue
-        colon = line.find(":")
-        if colon < 0:
-            name, value = line, ""
-        else:
-            name, value = line[:colon], line[colon + 1 :]
-            if value[:1] == " ":
-                value = value[1:]
+    for line in block.split("\n"):  # a comment (":...") or blank line has the name ""
+        name, _, value = line.partition(":")
         if name == "data":
-            data.append(value)
+            data.append(value[1:] if value[:1] == " " else value)
     return "\n".join(data) if data else None

@@ -14,6 +14,7 @@ from ..._streams import close_stream
 from ..wire._tracing import RunSpan, start_run_span
 
 Run = Callable[[RunSpan | None], AsyncIterator[ChatResponseUpdate]]
+_OUTCOMES = {ChatFinishReason.INPUT_REQUIRED: "interrupt", ChatFinishReason.CANCELLED: "cancelled"}
 
 
 def traced_stream(endpoint: str, run: Run) -> AsyncIterator[ChatResponseUpdate]:
@@ -38,12 +39,8 @@ async def _follow(
     try:
         with span.ended_if_it_fails(cancelled=GeneratorExit):
             async for update in stream:
-                reason = update.finish_reason
-                if reason is not None:
-                    if reason == ChatFinishReason.INPUT_REQUIRED:
-                        outcome = "interrupt"
-                    elif reason == ChatFinishReason.CANCELLED:
-                        outcome = "cancelled"
+                if update.finish_reason is not None:
+                    outcome = _OUTCOMES.get(update.finish_reason, outcome)
                 for content in update.contents:
                     if isinstance(content, ErrorContent):
                         outcome, code = "error", content.error_code

@@ -133,9 +133,6 @@ class UpdateMapper:
             return self._bare(event)
         return handler(self, event)
 
-    def _reasoning_start(self, event: Event) -> ChatResponseUpdate:
-        return self._opens(event, event["messageId"], _ASSISTANT, [])
-
     def _bare(self, event: Event, props: dict[str, Any] | None = None) -> ChatResponseUpdate:
         """An update with no contents: the event (and ``props``) only."""
         return ChatResponseUpdate(
@@ -226,7 +223,8 @@ class UpdateMapper:
             additional_properties=self._stamp(**{STATE_KEY: self.state}),
         )
 
-    def _text_start(self, event: Event) -> ChatResponseUpdate:
+    def _message_start(self, event: Event) -> ChatResponseUpdate:
+        # A reasoning message's role ("reasoning") is not ours: it is the assistant's.
         role = _ROLES.get(event.get("role", "assistant"), _ASSISTANT)
         update = self._opens(event, event["messageId"], role, [])
         update.author_name = event.get("name")
@@ -272,7 +270,7 @@ class UpdateMapper:
             protected_data=event["encryptedValue"],
             additional_properties={ENCRYPTED_FOR_KEY: target},
         )
-        return self._opens(event, f"{event['entityId']}-encrypted", _ASSISTANT, [content])
+        return self._opens(event, f"{entity_id}-encrypted", _ASSISTANT, [content])
 
     def _tool_start(self, event: Event) -> ChatResponseUpdate:
         call_id = event["toolCallId"]
@@ -409,11 +407,11 @@ _HANDLERS: dict[str, Callable[[UpdateMapper, Event], ChatResponseUpdate]] = {
     "RUN_STARTED": UpdateMapper._run_started,
     "RUN_FINISHED": UpdateMapper._run_finished,
     "RUN_ERROR": UpdateMapper._run_error,
-    "TEXT_MESSAGE_START": UpdateMapper._text_start,
+    "TEXT_MESSAGE_START": UpdateMapper._message_start,
     "TOOL_CALL_START": UpdateMapper._tool_start,
     "TOOL_CALL_END": UpdateMapper._tool_end,
     "TOOL_CALL_RESULT": UpdateMapper._tool_result,
-    "REASONING_MESSAGE_START": UpdateMapper._reasoning_start,
+    "REASONING_MESSAGE_START": UpdateMapper._message_start,
     "REASONING_MESSAGE_CONTENT": UpdateMapper._reasoning_content,
     "REASONING_ENCRYPTED_VALUE": UpdateMapper._encrypted_value,
     "STATE_SNAPSHOT": UpdateMapper._state_event,

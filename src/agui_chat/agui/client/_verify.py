@@ -83,7 +83,7 @@ class StreamVerifier:
         self._on_warning = on_warning
         self._foreign_warned = False
         self._phase = _NONE
-        self._run: tuple[str, str] | None = None  # the (runId, threadId) of the latest run
+        self._run = ("", "")  # the (runId, threadId) of the latest run
         # The pipeline's fast path reads the open ids of these three.
         self.text = _Items("text message", "TEXT_MESSAGE_END", "assistant")
         self.reasoning = _Items("reasoning message", "REASONING_MESSAGE_END")
@@ -119,9 +119,8 @@ class StreamVerifier:
         if self._phase == _NONE:
             raise TruncatedStreamError("the stream ended before any AG-UI event arrived")
         if self._phase == _ACTIVE:
-            run_id = self._run[0] if self._run is not None else None
             raise TruncatedStreamError(
-                f"the stream ended while run '{run_id}' was still active (no RUN_FINISHED or "
+                f"the stream ended while run '{self._run[0]}' was still active (no RUN_FINISHED or "
                 "RUN_ERROR); the run has no outcome"
             )
 
@@ -136,9 +135,8 @@ class StreamVerifier:
 
     def _run_started(self, event: Event) -> None:
         if self._phase == _ACTIVE:
-            run_id = self._run[0] if self._run is not None else None
             raise ProtocolError(
-                f"RUN_STARTED '{event['runId']}' while run '{run_id}' is still active: runs "
+                f"RUN_STARTED '{event['runId']}' while run '{self._run[0]}' is still active: runs "
                 "do not nest; the previous run must end with RUN_FINISHED or RUN_ERROR first"
             )
         thread_id = event["threadId"]
@@ -168,7 +166,6 @@ class StreamVerifier:
             )
 
     def _run_finished(self, event: Event) -> None:
-        assert self._run is not None  # the phase check admits RUN_FINISHED only in a run
         for key, started in zip(("runId", "threadId"), self._run, strict=True):
             if event[key] != started:
                 raise ProtocolError(
@@ -261,10 +258,7 @@ class StreamVerifier:
         if (key in self._open_steps) == starting:
             what = "which is already open" if starting else "that was not started"
             raise ProtocolError(f"{event['type']} for step '{key[1]}' ({_who(key[0])}), {what}")
-        if starting:
-            self._open_steps.add(key)
-        else:
-            self._open_steps.discard(key)
+        self._open_steps ^= {key}  # opened, or closed
 
     def _subagent_started(self, event: Event) -> None:
         subagent: str = event["subagentRunId"]

@@ -62,10 +62,8 @@ class RetiredShapeTranslator:
         lane = "thinking" if retired in ("THINKING_START", "THINKING_END") else "thinking-message"
         if retired.endswith("_START"):
             self._open[lane] = f"{lane}-{uuid.uuid4().hex}"
-        out: Event = {
-            "type": target,
-            "messageId": self._open.get(lane, f"{lane}-{uuid.uuid4().hex}"),
-        }
+        message_id = self._open.get(lane) or f"{lane}-{uuid.uuid4().hex}"
+        out: Event = {"type": target, "messageId": message_id}
         if retired.endswith("_END"):
             self._open.pop(lane, None)
         if retired == "THINKING_TEXT_MESSAGE_START":
@@ -167,6 +165,7 @@ def downgrade_input_messages(
                         f"dropped a legacy binary content part of message "
                         f"{copy.get('id')!r}: it has no url, data or id to upgrade"
                     )
+            copy["content"] = parts
             if flatten:
                 texts = [
                     p["text"]
@@ -183,8 +182,6 @@ def downgrade_input_messages(
                         f"non-text parts ({', '.join(kinds)}); upgrade the peer to keep them"
                     )
                 copy["content"] = "".join(texts)
-            else:
-                copy["content"] = parts
         if strip_attribution:
             copy.pop("subagentRunId", None)
         out.append(copy)

@@ -148,17 +148,13 @@ class ListOf(Kind):
             raise ctx.malformed(path, f"must be an array, got {_json_type(value)}")
         if len(value) < self.min_items:
             raise ctx.malformed(path, f"must hold at least {self.min_items} item(s), got none")
-        dropped: list[int] = []
-        item = self.item
+        kept = []
         for index, element in enumerate(value):
-            element_path = f"{path}/{index}"
             try:
-                value[index] = item.check(element, element_path, ctx)
+                kept.append(self.item.check(element, f"{path}/{index}", ctx))
             except Unrecognised as exc:
-                ctx.warn(f"{ctx.event_type}: dropped {element_path}: {exc.what} at {exc.path}")
-                dropped.append(index)
-        for index in reversed(dropped):
-            del value[index]
+                ctx.warn(f"{ctx.event_type}: dropped {path}/{index}: {exc.what} at {exc.path}")
+        value[:] = kept  # in place, as every check
         if self.unique_ids:
             seen: set[str] = set()
             for index, element in enumerate(value):

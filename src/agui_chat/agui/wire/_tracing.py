@@ -99,11 +99,8 @@ def start_run_span(
             if k.lower() in (b"traceparent", b"tracestate")
         }
         parent = propagate.extract(carrier) if carrier else None
-    span_attributes: dict[str, Any] = dict(attributes or {})
-    if thread_id is not None:
-        span_attributes[_THREAD_ID] = thread_id
-    if run_id is not None:
-        span_attributes[_RUN_ID] = run_id
+    ids = {_THREAD_ID: thread_id, _RUN_ID: run_id}
+    span_attributes = {**(attributes or {}), **{k: v for k, v in ids.items() if v is not None}}
     span_links = [link for link in (_link(t) for t in links) if link is not None]
     span = trace.get_tracer("agui_chat.agui").start_span(
         "agui.run",
