@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -41,26 +42,17 @@ APPROVAL_REASON = "tool_call"
 Slot = tuple[str, str | None]
 
 
+@dataclass
 class InterruptIssuer:
     """Turns the requests a run paused on into AG-UI ``Interrupt`` objects for one thread.
     ``ttl`` bounds how long an answer is accepted (a request's own earlier expiry wins)."""
 
-    def __init__(
-        self,
-        signer: InterruptSigner,
-        thread_id: str,
-        *,
-        ttl: timedelta | None,
-        functions: Mapping[str, AITool],
-        display: bool = False,
-        store_epoch: Callable[[], str | None] = lambda: None,
-    ) -> None:
-        self.display = display
-        self.store_epoch = store_epoch  # read as each pause is issued
-        self.signer = signer
-        self.thread_id = thread_id
-        self.ttl = ttl
-        self.functions = functions
+    signer: InterruptSigner
+    thread_id: str
+    ttl: timedelta | None
+    functions: Mapping[str, AITool]
+    display: bool = False
+    store_epoch: Callable[[], str | None] = lambda: None  # read as each pause is issued
 
     def issue(
         self,

@@ -145,15 +145,8 @@ def without_results(messages: Sequence[ChatMessage], call_ids: Set[str]) -> list
         if len(kept) == len(message.contents):
             out.append(message)
         elif kept:
-            out.append(
-                ChatMessage(
-                    message.role,
-                    kept,
-                    author_name=message.author_name,
-                    message_id=message.message_id,
-                    additional_properties=message.additional_properties,
-                )
-            )
+            out.append(message.clone())
+            out[-1].contents = kept
     return out
 
 
