@@ -111,8 +111,8 @@ async def check_resume(
     signer: InterruptSigner,
     store: ApprovalStore,
     functions: Mapping[str, AITool],
-    lease: timedelta = CLAIM_LEASE,
-    check_results: Callable[[set[str]], Awaitable[None]] | None = None,
+    lease: timedelta,
+    check_results: Callable[[set[str]], Awaitable[None]],
 ) -> CheckedResume:
     """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
     ``check_results`` (given the call ids answered) checks the history's other results."""
@@ -126,25 +126,22 @@ async def check_resume(
     records = verified_pairs(messages, ()).calls  # the history's calls and results, by id
     calls = {call_id: r.variants[0] for call_id, r in records.items() if r.variants}
     for answer in answers:
-        call_id = answer.claims.call_id
-        if call_id is not None and call_id in calls:
+        if (call_id := answer.claims.call_id) in calls:
             record = records[call_id]  # an earlier call under its id: the id was reused
             _check_matches(answer, calls[call_id], len(record.variants) > 1 or record.answered)
     # A result the client wrote for a call an entry answers is never that call's result
     # (compatibility rule ``copilotkit-resume-echo``): the server's own answer replaces it.
     echoed = {c for a in answers if (c := a.claims.call_id) in records and records[c].answered}
     messages = without_results(messages, echoed)
-    active = list(answers)
-    _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
-    _check_pairs(messages, pairs_of(active, calls), functions)
-    if check_results is not None:
-        await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
+    _check_unambiguous(answers, {c for c, r in records.items() if len(r.variants) > 1})
+    _check_pairs(messages, pairs_of(answers, calls), functions)
+    await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
     if store.known_epoch is None:
         with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
             await store.epoch()
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
-    claiming = asyncio.ensure_future(_claim(active, signer, store, owner, lease_until))
+    claiming = asyncio.ensure_future(_claim(answers, signer, store, owner, lease_until))
     try:
         fresh, replayed = await asyncio.shield(claiming)
     except asyncio.CancelledError:
@@ -163,7 +160,7 @@ async def check_resume(
         pairs=pairs_of(fresh_answers, calls),
         echoed=sorted(echoed),
     )
-    for answer in active:
+    for answer in answers:
         claims = answer.claims
         if claims.call_id is None or claims.tool_name is None:
             continue
@@ -201,16 +198,12 @@ def _verify(
             f"{answer.prefix}_THREAD_MISMATCH", f"{where} answers an interrupt of another thread"
         )
     _check_not_stale(answer, now)
-    function: AIFunction | None = None
-    if claims.tool_name is not None:
-        tool = functions.get(claims.tool_name)
-        if not isinstance(tool, AIFunction):
-            raise ResumeRejected(
-                "RESUME_UNKNOWN_TOOL",
-                f"{where} answers a call to tool {claims.tool_name!r}, which this server "
-                "does not run",
-            )
-        function = tool
+    function = functions.get(claims.tool_name) if claims.tool_name is not None else None
+    if claims.tool_name is not None and not isinstance(function, AIFunction):
+        raise ResumeRejected(
+            "RESUME_UNKNOWN_TOOL",
+            f"{where} answers a call to tool {claims.tool_name!r}, which this server does not run",
+        )
     if claims.kind == "approval":
         _read_approval(answer, where, function, now)
     else:
@@ -271,7 +264,7 @@ def _describe(span: timedelta) -> str:
     return f"{seconds} second(s)"
 
 
-def _read_approval(answer: Answer, where: str, function: AIFunction | None, now: float) -> None:
+def _read_approval(answer: Answer, where: str, function: AITool | None, now: float) -> None:
     if answer.status == "cancelled":
         answer.reason = CANCELLED_REASON  # a cancelled approval is a rejection
         return
@@ -294,7 +287,7 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
             "APPROVAL_EDIT_NOT_ALLOWED",
             f"{where} edits the arguments of a call whose approval did not offer editing",
         )
-    assert function is not None
+    assert isinstance(function, AIFunction)
     try:
         function.validate_arguments(edited)
     except ToolArgumentsError as exc:
@@ -409,7 +402,7 @@ def _check_pairs(
         raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
 
 
-def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool = False) -> None:
+def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool) -> None:
     """A call the client re-sent must be the call the token vouches for."""
     claims = answer.claims
     if existing.name != claims.tool_name or (

@@ -57,8 +57,8 @@ from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
 from ._peer_compat import (
     ISSUED_RESULT_RETENTION,
+    ResumeEchoLog,
     note_strict_pre_1_0,
-    resume_echo_log,
     speaks_agent_framework,
 )
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
@@ -184,7 +184,7 @@ class AGUIServer:
         if given:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
-        self._echo_log = resume_echo_log()
+        self._echo_log = ResumeEchoLog()
         self.strict_pre_1_0_clients = note_strict_pre_1_0(strict_pre_1_0_clients)
         self.ui = bool(ui)
         if self.ui:
@@ -292,43 +292,29 @@ class AGUIServer:
                 await send(_body(run.encoder.start()))
             else:
                 # The head waits for the first event (a refusal's Retry-After goes in it).
-                first = asyncio.ensure_future(outbox.ready.wait())
-                await asyncio.wait(
-                    {first, disconnected},
-                    timeout=self.keepalive_seconds,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                first.cancel()
+                await _until_ready(outbox, disconnected, self.keepalive_seconds)
                 headers = list(_SSE_HEADERS)
                 if run.retry_after is not None:
                     headers.append((b"retry-after", str(run.retry_after).encode()))
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
             while not disconnected.done():
-                if not outbox.ready.is_set():
-                    waiter = asyncio.ensure_future(outbox.ready.wait())
-                    done, _ = await asyncio.wait(
-                        {waiter, disconnected},
-                        timeout=self.keepalive_seconds,
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                    if waiter not in done:
-                        waiter.cancel()
-                        if disconnected not in done:
-                            await send(_body(_KEEPALIVE))
-                        continue
+                if not await _until_ready(outbox, disconnected, self.keepalive_seconds):
+                    if not disconnected.done():
+                        await send(_body(_KEEPALIVE))
+                    continue
                 chunk, finished = outbox.drain()
                 if chunk:
                     await send(_body(chunk))
                 if finished:
                     await send(_body(b"", more=False))
                     return
-            _log.info("client left run %s; cancelling it", run.input.run_id)
         except OSError:
-            _log.info("client left run %s; cancelling it", run.input.run_id)
+            pass
         finally:
             producer.cancel()
             disconnected.cancel()
             await asyncio.gather(producer, disconnected, return_exceptions=True)
+        _log.info("client left run %s; cancelling it", run.input.run_id)
 
     async def _produce(self, run: _Run) -> None:
         """Run the pipeline into the outbox; a failure ends the run with ``RUN_ERROR``, and a
@@ -370,13 +356,7 @@ class AGUIServer:
                         outbox.push(encoder.finish())
                         return
                     messages, pairs = checked.messages, checked.pairs
-                    guard = ClaimGuard(
-                        self.approval_store,
-                        checked.owner,
-                        checked.claimed,
-                        checked.unbound,
-                        self.claim_lease,
-                    )
+                    guard = ClaimGuard(self.approval_store, checked, self.claim_lease)
                     # the verified calls (the tool loop returns them) are the client's already
                     encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
                 with resume_with(pairs):
@@ -515,6 +495,18 @@ def _note_audience(server: AGUIServer, signer: InterruptSigner) -> None:
 
 def _body(data: bytes, *, more: bool = True) -> Message:
     return {"type": "http.response.body", "body": data, "more_body": more}
+
+
+async def _until_ready(outbox: Outbox, disconnected: asyncio.Future[Any], wait: float) -> bool:
+    """Wait at most ``wait`` seconds for an event to write or the client to leave; whether
+    there is an event to write."""
+    if not outbox.ready.is_set():
+        waiter = asyncio.ensure_future(outbox.ready.wait())
+        await asyncio.wait(
+            {waiter, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+        )
+        waiter.cancel()
+    return outbox.ready.is_set()
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

@@ -5,6 +5,7 @@ verified interrupt ids) and ends with the run's outcome and ``RUN_ERROR`` code."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
@@ -20,15 +21,11 @@ _EXPIRED = ("APPROVAL_EXPIRED", "INTERRUPT_EXPIRED", "APPROVAL_STALE", "INTERRUP
 
 
 def _paused_runs(run_input: RunAgentInput, signer: InterruptSigner) -> list[str]:
-    found: list[str] = []
+    found: dict[str | None, None] = {}
     for entry in run_input.resume or []:
-        try:
-            claims = signer.verify(entry.interrupt_id)
-        except TokenError:
-            continue
-        if claims.traceparent is not None and claims.traceparent not in found:
-            found.append(claims.traceparent)
-    return found
+        with contextlib.suppress(TokenError):
+            found[signer.verify(entry.interrupt_id).traceparent] = None
+    return [traceparent for traceparent in found if traceparent is not None]
 
 
 async def traced_run(
