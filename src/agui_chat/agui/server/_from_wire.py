@@ -160,12 +160,11 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
 
 
 def _to_chat_message(wire: Any) -> ChatMessage | None:
-    role = wire.role
-    if role == "activity":
+    if wire.role == "activity":
         return None
     extra: dict[str, Any] = {}
     contents: list[AIContent]
-    chat_role: ChatRole | str = role
+    chat_role: ChatRole | str = wire.role
     if isinstance(wire, AssistantMessage):
         contents = []
         if wire.encrypted_value is not None:

@@ -191,25 +191,20 @@ def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
     return {"traceparent": traceparent, "requested_at": at if isinstance(at, float) else now}
 
 
-def _slot(request: InputRequestContent) -> Slot:
-    """Matches ``InterruptClaims.slot``."""
-    if isinstance(request, ToolApprovalRequestContent):
-        return (request.tool_call.call_id, None)
-    assert isinstance(request, InterruptRequestContent)
-    return (request.tool_call_id or "", request.key or request.message or request.request_id)
-
-
 def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[Slot]:
-    """The slot of each request, made distinct within the pause: a question whose slot an
-    earlier one has is keyed by its request id instead, or failing that numbered."""
+    """The slot of each request (as ``InterruptClaims.slot``), made distinct within the
+    pause: a question whose slot an earlier one has is keyed by its request id instead, or
+    failing that numbered."""
     out: list[Slot] = []
     for request in requests:
-        slot = _slot(request)
-        if slot in out and isinstance(request, InterruptRequestContent):
-            slot = (slot[0], request.request_id)
-            number = 2
-            while slot in out:
-                slot = (slot[0], f"{request.request_id}#{number}")
-                number += 1
+        if isinstance(request, ToolApprovalRequestContent):
+            out.append((request.tool_call.call_id, None))
+            continue
+        assert isinstance(request, InterruptRequestContent)
+        call_id, request_id = request.tool_call_id or "", request.request_id
+        slot, number = (call_id, request.key or request.message or request_id), 1
+        while slot in out:
+            slot = (call_id, f"{request_id}#{number}" if number > 1 else request_id)
+            number += 1
         out.append(slot)
     return out

@@ -481,13 +481,6 @@ async def _claim(
     return fresh, replayed
 
 
-#: Why an answer held for good is refused (after ``resume[i]``).
-CONSUMED = (
-    "was already used, and that run left no result to replay (its tool asked again, or the "
-    "answer went to the model); nothing ran twice: ask the person again"
-)
-
-
 def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejected:
     """The refusal of an answer another claim holds: its tool running (the same answer
     sent twice), or a claim not started yet (a run about to start it, or a dead worker's
@@ -495,7 +488,9 @@ def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejec
     if held is not None and held.lease_until is None:
         return ResumeRejected(
             "RESUME_ALREADY_CONSUMED",
-            f"resume[{answer.index}] {CONSUMED}",
+            f"resume[{answer.index}] was already used, and that run left no result to replay "
+            "(its tool asked again, or the answer went to the model); nothing ran twice: ask "
+            "the person again",
         )
     left = lease if held is None or held.lease_until is None else held.lease_until - _clock()
     wait = math.floor(left) + 1  # the first whole second past the lease

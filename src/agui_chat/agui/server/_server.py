@@ -161,9 +161,7 @@ class AGUIServer:
         self._tool_names = list(names)
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.fixed_key = key is not None  # else approvals die with the process
-        self.approval_store, self._owns_store = open_store(
-            approval_store, fixed_key=key is not None
-        )
+        self.approval_store, self._owns_store = open_store(approval_store, fixed_key=self.fixed_key)
         given = audience or os.environ.get(AUDIENCE_ENV)
         self.audience = given or default_audience(names)
         self._per_path: dict[str, InterruptSigner] | None = None if given else {}
@@ -219,7 +217,6 @@ class AGUIServer:
             response = JSONResponse(exc.body(), status_code=exc.status, headers=headers)
             await response(scope, receive, send)
             return
-        run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
 
     async def _load_epoch(self) -> None:
@@ -246,7 +243,7 @@ class AGUIServer:
         data = parse_json(body)
         remembers_results = isinstance(data, dict) and speaks_agent_framework(data)
         run_input = parse_run_input(data)
-        return _Run(self, self._signer_for(request.scope), run_input, remembers_results)
+        return _Run(self, request.scope, run_input, remembers_results)
 
     def _signer_for(self, scope: Scope) -> InterruptSigner:
         """The signer of the audience a request is served under: the configured one, or the
@@ -412,11 +409,11 @@ class _Run:
     def __init__(
         self,
         server: AGUIServer,
-        signer: InterruptSigner,
+        scope: Scope,
         run_input: RunAgentInput,
         remembers_results: bool,
     ) -> None:
-        self.input, self.signer = run_input, signer
+        self.input, self.signer = run_input, server._signer_for(scope)
         self.failure: DuplicateToolError | ResumeRejected | None = None
         try:
             registry, offered = server._server_tools()
@@ -434,14 +431,14 @@ class _Run:
             additional_properties={"agui_input": run_input},
         )
         self.messages = to_chat_messages(run_input)
-        self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
+        self.headers: list[tuple[bytes, bytes]] = scope.get("headers") or []  # trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = Outbox()
         self.store = server.approval_store
         #: Whether results issued in this run are remembered (``agent-framework-unsealed-results``).
         self.remembers_results = remembers_results
         issuer = InterruptIssuer(
-            signer,
+            self.signer,
             run_input.thread_id,
             server.approval_ttl,
             self.functions,
