@@ -86,10 +86,9 @@ class ClaimGuard:
             return
         self.started.add(call.call_id)
         try:
-            starting = self.store.mark_started(
-                key, owner=self.owner, lease_until=self._lease_until()
+            started = await asyncio.shield(
+                self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
             )
-            started = await asyncio.shield(starting)
         except ApprovalStoreError as exc:
             raise ResumeRejected(
                 "APPROVAL_STORE_UNAVAILABLE",

@@ -238,9 +238,8 @@ def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
 def _answerable_until(claims: InterruptClaims) -> float | None:
     """When every answer to the interrupt starts being refused (and its consumed record
     may go): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
-    if claims.expires_at is None:
-        return None
-    return float(claims.expires_at) + ANSWER_RETENTION.total_seconds()
+    retention = ANSWER_RETENTION.total_seconds()
+    return None if claims.expires_at is None else claims.expires_at + retention
 
 
 def _check_not_stale(answer: Answer, now: float) -> None:

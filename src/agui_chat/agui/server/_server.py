@@ -393,8 +393,7 @@ class AGUIServer:
                 result = run.encoder.results[call_id]
                 keeping: Awaitable[object] = store.record_result(guard.claimed[call_id], result)
                 if run.remembers_results:
-                    thread = run.input.thread_id
-                    issued = run.signer.issued_result_key(thread, call_id, result)
+                    issued = run.signer.issued_result_key(run.input.thread_id, call_id, result)
                     until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
                     keeping = asyncio.gather(keeping, store.claim(issued, expires_at=until))
                 try:
