@@ -155,6 +155,9 @@ async def check_resume(
     plan = CheckedResume(
         messages=run_history(messages, calls, fresh_answers, replayed),
         owner=owner,
+        # a question no tool asked is unbound: no tool start to wait for
+        claimed={a.claims.call_id or str(a.claims.slot): key for a, key in fresh},
+        unbound={key for a, key in fresh if a.claims.call_id is None},
         replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
         needs_model=bool(fresh) or not replayed,
         pairs=pairs_of(fresh_answers, calls),
@@ -172,10 +175,6 @@ async def check_resume(
             q = claims.question or {}
             entry = [q.get("key"), answer.status, answer.payload, q.get("message"), q.get("schema")]
             plan.answers[claims.call_id] = [*claims.answers, entry]
-    for answer, key in fresh:
-        if answer.claims.call_id is None:
-            plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
-        plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     return plan
 
 

@@ -157,13 +157,12 @@ class AGUIServer:
                 "server adds; this chat client already has one: configure that one instead"
             )
         self._invoker = invoker
-        names = self._server_tools()[0].by_name
-        self._tool_names = list(names)
+        self._tool_names = list(self._server_tools()[0].by_name)
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.fixed_key = key is not None  # else approvals die with the process
         self.approval_store, self._owns_store = open_store(approval_store, fixed_key=self.fixed_key)
         given = audience or os.environ.get(AUDIENCE_ENV)
-        self.audience = given or default_audience(names)
+        self.audience = given or default_audience(self._tool_names)
         self._per_path: dict[str, InterruptSigner] | None = None if given else {}
         self.approval_ttl = approval_ttl
         self.claim_lease = claim_lease
