@@ -411,7 +411,7 @@ class _Run:
         run_input: RunAgentInput,
         remembers_results: bool,
     ) -> None:
-        self.input, self.signer = run_input, server._signer_for(scope)
+        self.input = run_input
         self.failure: DuplicateToolError | ResumeRejected | None = None
         try:
             registry, offered = server._server_tools()
@@ -428,6 +428,7 @@ class _Run:
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
+        self.signer = server._signer_for(scope)
         self.messages = to_chat_messages(run_input)
         self.headers: list[tuple[bytes, bytes]] = scope.get("headers") or []  # trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
