@@ -63,8 +63,6 @@ def parse_json(body: bytes) -> Any:
     # Level by level, without recursion: the containers at depth 1, 2, ...
     level = [data] if type(data) in (list, dict) else []
     for _ in range(MAX_JSON_DEPTH):
-        if not level:
-            return data
         level = [
             child
             for value in level

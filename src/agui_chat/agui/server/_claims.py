@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Set
 from datetime import timedelta
 
 from ..._contents import FunctionCallContent
 from ..._exceptions import ApprovalStoreError, ConfigurationError
 from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
 from . import _resume_check
-from ._resume_check import STORE_RETRY_AFTER, ResumeRejected
+from ._resume_check import STORE_RETRY_AFTER, CheckedResume, ResumeRejected
 
 _log = logging.getLogger("agui_chat.server")
 
@@ -39,23 +38,17 @@ def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[A
 
 
 class ClaimGuard:
-    """The claims one resumed run holds (call id -> store key, under ``owner``), each marked
-    started just before its tool starts. While the run lasts their leases are renewed every
-    third of ``lease``, so a lease runs out only when the process holding it died; when it
-    ends, :meth:`settle` leaves each claim in the state a re-sent answer must find."""
+    """The claims one resumed run holds (``checked.claimed``: call id -> store key, under
+    ``owner``), each marked started just before its tool starts. While the run lasts their
+    leases are renewed every third of ``lease``, so a lease runs out only when the process
+    holding it died; when it ends, :meth:`settle` leaves each claim in the state a re-sent
+    answer must find."""
 
-    def __init__(
-        self,
-        store: ApprovalStore,
-        owner: str,
-        claimed: Mapping[str, str],
-        keep: Set[str] = frozenset(),
-        lease: timedelta = _resume_check.CLAIM_LEASE,
-    ) -> None:
+    def __init__(self, store: ApprovalStore, checked: CheckedResume, lease: timedelta) -> None:
         self.store = store
-        self.owner = owner
-        self.claimed = dict(claimed)
-        self.keep = keep  # answers no tool takes (the model's questions): used once given
+        self.owner = checked.owner
+        self.claimed = dict(checked.claimed)
+        self.keep = checked.unbound  # answers no tool takes (the model's questions): used once
         self.lease = lease.total_seconds()
         self.started: set[str] = set()  # the calls whose start was asked for (once)
         self.running: set[str] = set()  # those the store marked started under our claim
@@ -68,8 +61,7 @@ class ClaimGuard:
             self._renew_later()
 
     def _renew_later(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(self.lease / 3, self._renew_now)
+        self._timer = asyncio.get_running_loop().call_later(self.lease / 3, self._renew_now)
 
     def _renew_now(self) -> None:
         self._renewal = asyncio.ensure_future(self._renew())
@@ -94,10 +86,9 @@ class ClaimGuard:
             return
         self.started.add(call.call_id)
         try:
-            starting = self.store.mark_started(
-                key, owner=self.owner, lease_until=self._lease_until()
+            started = await asyncio.shield(
+                self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
             )
-            started = await asyncio.shield(starting)
         except ApprovalStoreError as exc:
             raise ResumeRejected(
                 "APPROVAL_STORE_UNAVAILABLE",

@@ -29,40 +29,6 @@ from ._signing import InterruptSigner
 _log = logging.getLogger("agui_chat.agui")
 
 
-def unsealed_results(
-    messages: Sequence[ChatMessage],
-    thread_id: str,
-    signer: InterruptSigner,
-    functions: Mapping[str, AITool],
-    answered: Set[str] = frozenset(),
-) -> list[tuple[FunctionCallContent, str]]:
-    """Each result in ``messages`` for a gated server tool's call that does not carry this
-    server's seal, as (the call, the result's text); ``answered``: the call ids the request's
-    resume answers (left out)."""
-    calls: dict[str, FunctionCallContent] = {}
-    for message in messages:
-        for content in message.contents:
-            if isinstance(content, FunctionCallContent):
-                calls.setdefault(content.call_id, content)
-    found: list[tuple[FunctionCallContent, str]] = []
-    for message in messages:
-        if message.role != ChatRole.TOOL:
-            continue
-        for content in message.contents:
-            if not isinstance(content, FunctionResultContent) or content.call_id in answered:
-                continue
-            call = calls.get(content.call_id)
-            tool = functions.get(call.name) if call is not None else None
-            if call is None or not isinstance(tool, ApprovalRequiredAIFunction):
-                continue
-            if not tool.requires_approval(call.arguments):
-                continue
-            text = content.result if isinstance(content.result, str) else str(content.result)
-            if not signer.is_result_id(message.message_id, thread_id, call.call_id, text):
-                found.append((call, text))
-    return found
-
-
 async def check_client_results(
     messages: Sequence[ChatMessage],
     thread_id: str,
@@ -73,8 +39,29 @@ async def check_client_results(
 ) -> None:
     """Refuse (``ResumeRejected``) a tool result for a gated server tool's call that this
     server did not write (an unsealed one the store does not remember it issuing);
-    ``answered``: the call ids the request's resume answers."""
-    for call, text in unsealed_results(messages, thread_id, signer, functions, answered):
+    ``answered``: the call ids the request's resume answers (left out)."""
+    calls: dict[str, FunctionCallContent] = {}
+    for message in messages:
+        for content in message.contents:
+            if isinstance(content, FunctionCallContent):
+                calls.setdefault(content.call_id, content)
+    results = [
+        (message.message_id, content)
+        for message in messages
+        if message.role == ChatRole.TOOL
+        for content in message.contents
+        if isinstance(content, FunctionResultContent) and content.call_id not in answered
+    ]
+    for message_id, content in results:
+        call = calls.get(content.call_id)
+        tool = functions.get(call.name) if call is not None else None
+        if call is None or not isinstance(tool, ApprovalRequiredAIFunction):
+            continue
+        text = content.result if isinstance(content.result, str) else str(content.result)
+        if not tool.requires_approval(call.arguments) or signer.is_result_id(
+            message_id, thread_id, call.call_id, text
+        ):
+            continue
         try:
             issued = await store.record(signer.issued_result_key(thread_id, call.call_id, text))
         except ApprovalStoreError as exc:

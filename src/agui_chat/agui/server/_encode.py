@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any
+
+from ag_ui.core import RunAgentInput
 
 from ..._contents import (
     FunctionCallContent,
@@ -28,6 +30,7 @@ from ..._responses import ChatResponseUpdate
 from ..._role_and_finish_reason import ChatFinishReason
 from ..._schema import dump_json, to_jsonable
 from ..wire._event_schema import TEXT_ROLES
+from ._interrupts import InterruptIssuer
 
 #: The protocol version this server speaks, announced on ``RUN_STARTED``.
 PROTOCOL_VERSION = "1.0"
@@ -53,9 +56,6 @@ _USAGE_FIELDS = (
     ("reasoning_token_count", "reasoningTokens"),
     ("cached_input_token_count", "cachedInputTokens"),
 )
-
-#: Builds the interrupts for the requests a run paused on (``_interrupts.py``).
-IssueInterrupts = Callable[[Sequence[InputRequestContent]], list[dict[str, Any]]]
 
 
 def frame(event: Mapping[str, Any]) -> str:
@@ -95,24 +95,20 @@ class RunEncoder:
 
     def __init__(
         self,
-        thread_id: str,
-        run_id: str,
+        run_input: RunAgentInput,
+        issuer: InterruptIssuer,
         *,
-        issue_interrupts: IssueInterrupts,
-        client_tools: frozenset[str] = frozenset(),
-        parent_run_id: str | None = None,
-        pre_1_0: bool = False,
-        result_id: Callable[[str, str], str] | None = None,
+        client_tools: frozenset[str],
+        pre_1_0: bool,
     ) -> None:
-        self.result_id = result_id  # the messageId of a result (a seal), else a random one
-        self.thread_id = thread_id
+        self.ids = {"threadId": run_input.thread_id, "runId": run_input.run_id}
+        self.parent_run_id = run_input.parent_run_id
+        self.issuer = issuer  # also seals each result (its messageId)
         self.pre_1_0 = pre_1_0  # rule strict-pre-1.0-client
         self.known_calls: frozenset[str] = frozenset()
-        self.run_id = run_id
-        self.parent_run_id = parent_run_id
         self.client_tools = client_tools
-        self.issue_interrupts = issue_interrupts
         self.calls: dict[str, FunctionCallContent] = {}
+        self.answers: dict[str, list[list[Any]]] = {}  # a resume's, by call id (for the issuer)
         self.results: dict[str, str] = {}
         self._out: list[str] = []  # frames not yet returned
         self._text_id: str | None = None
@@ -134,12 +130,7 @@ class RunEncoder:
         self.error_code: str | None = None
 
     def start(self) -> bytes:
-        event: dict[str, Any] = {
-            "type": "RUN_STARTED",
-            "threadId": self.thread_id,
-            "runId": self.run_id,
-            "protocolVersion": PROTOCOL_VERSION,
-        }
+        event = {"type": "RUN_STARTED", **self.ids, "protocolVersion": PROTOCOL_VERSION}
         if self.parent_run_id is not None:
             event["parentRunId"] = self.parent_run_id
         return self.event(event)
@@ -151,7 +142,8 @@ class RunEncoder:
         requests = [r for r in self._requests if _request_call_id(r) not in self.results]
         outcome: dict[str, Any]
         if requests:
-            outcome = {"type": "interrupt", "interrupts": self.issue_interrupts(requests)}
+            interrupts = self.issuer.issue(requests, self.calls, self.answers)
+            outcome = {"type": "interrupt", "interrupts": interrupts}
         elif self._cancelled:
             outcome = {"type": "cancelled"}
         else:
@@ -160,12 +152,7 @@ class RunEncoder:
             if pending and not self.pre_1_0:
                 outcome["pendingToolCallIds"] = pending
         self.outcome = outcome["type"]
-        event: dict[str, Any] = {
-            "type": "RUN_FINISHED",
-            "threadId": self.thread_id,
-            "runId": self.run_id,
-            "outcome": outcome,
-        }
+        event: dict[str, Any] = {"type": "RUN_FINISHED", **self.ids, "outcome": outcome}
         if self.pre_1_0 and outcome["type"] == "cancelled":
             del event["outcome"]  # a strict pre-1.0 schema knows success and interrupt only
         if self._usage:
@@ -329,7 +316,7 @@ class RunEncoder:
             self._end(call_id)
         event = {
             "type": "TOOL_CALL_RESULT",
-            "messageId": _new_id() if self.result_id is None else self.result_id(call_id, content),
+            "messageId": self.issuer.signer.result_id(self.ids["threadId"], call_id, content),
             "toolCallId": call_id,
             "content": content,
             "role": "tool",

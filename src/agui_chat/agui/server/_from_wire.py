@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import (
@@ -51,23 +51,17 @@ _log = logging.getLogger("agui_chat.agui")
 
 class InputError(Exception):
     """A request the server refuses before any run starts: an HTTP ``status``, a
-    ``code``, a message, and the fields at fault (``[{"field", "message"}]``)."""
+    ``code``, a message, and the ``field`` at fault, if one is."""
 
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        errors: Sequence[Mapping[str, str]] = (),
-    ) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        self.message = message if field is None else f"{field}: {message}"
+        super().__init__(self.message)
         self.status = status
         self.code = code
-        self.message = message
-        self.errors = [dict(e) for e in errors]
+        self.errors = [] if field is None else [{"field": field, "message": message}]
 
     def body(self) -> dict[str, Any]:
-        """The JSON error body."""
+        """The JSON error body (``errors``: ``[{"field", "message"}]``)."""
         out: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.errors:
             out["errors"] = self.errors
@@ -75,9 +69,7 @@ class InputError(Exception):
 
 
 def _invalid(field: str, message: str) -> InputError:
-    return InputError(
-        422, "INVALID_INPUT", f"{field}: {message}", [{"field": field, "message": message}]
-    )
+    return InputError(422, "INVALID_INPUT", message, field)
 
 
 class _Malformed(ProtocolError):
@@ -160,12 +152,11 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
 
 
 def _to_chat_message(wire: Any) -> ChatMessage | None:
-    role = wire.role
-    if role == "activity":
+    if wire.role == "activity":
         return None
     extra: dict[str, Any] = {}
     contents: list[AIContent]
-    chat_role: ChatRole | str = role
+    chat_role: ChatRole | str = wire.role
     if isinstance(wire, AssistantMessage):
         contents = []
         if wire.encrypted_value is not None:
@@ -241,14 +232,13 @@ def _user_contents(content: Any) -> list[AIContent]:
 
 
 def client_tools(
-    tools: Sequence[WireTool] | None, server_names: Iterable[str] = ()
+    tools: Sequence[WireTool] | None, server_names: Collection[str] = ()
 ) -> list[AIFunctionDeclaration]:
     """The client's tools as declaration-only tools (the client runs them).
 
     One named like a server tool is left out with a warning (a client can neither take over
     a server tool's calls nor run it ungated); a name declared twice is refused (422).
     """
-    reserved = set(server_names)
     seen: dict[str, int] = {}
     out: list[AIFunctionDeclaration] = []
     for index, tool in enumerate(tools or []):
@@ -259,7 +249,7 @@ def client_tools(
                 "must be unique",
             )
         seen[tool.name] = index
-        if tool.name in reserved:
+        if tool.name in server_names:
             _log.warning(
                 "left out the client-side tool %r (tools[%d]): the server has a tool of that name",
                 tool.name,

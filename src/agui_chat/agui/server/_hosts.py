@@ -39,9 +39,9 @@ class HostGuard:
     def allows(self, authority: str) -> bool:
         """Whether a ``Host`` value (``name``, ``name:port``, ``[v6]:port``) is answered."""
         parsed = _split(authority)
-        if parsed is None:
-            return False
-        return self.any or (parsed[0], None) in self.names or parsed in self.names
+        return parsed is not None and (
+            self.any or (parsed[0], None) in self.names or parsed in self.names
+        )
 
     def refusal(self, scope: Scope) -> str | None:
         """Why the request is refused, or ``None`` when its ``Host`` and ``Origin`` (each

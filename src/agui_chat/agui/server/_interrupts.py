@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -41,26 +42,17 @@ APPROVAL_REASON = "tool_call"
 Slot = tuple[str, str | None]
 
 
+@dataclass
 class InterruptIssuer:
     """Turns the requests a run paused on into AG-UI ``Interrupt`` objects for one thread.
     ``ttl`` bounds how long an answer is accepted (a request's own earlier expiry wins)."""
 
-    def __init__(
-        self,
-        signer: InterruptSigner,
-        thread_id: str,
-        *,
-        ttl: timedelta | None,
-        functions: Mapping[str, AITool],
-        display: bool = False,
-        store_epoch: Callable[[], str | None] = lambda: None,
-    ) -> None:
-        self.display = display
-        self.store_epoch = store_epoch  # read as each pause is issued
-        self.signer = signer
-        self.thread_id = thread_id
-        self.ttl = ttl
-        self.functions = functions
+    signer: InterruptSigner
+    thread_id: str
+    ttl: timedelta | None
+    functions: Mapping[str, AITool]
+    display: bool = False
+    store_epoch: Callable[[], str | None] = lambda: None  # read as each pause is issued
 
     def issue(
         self,
@@ -199,25 +191,20 @@ def _trace_claims(request: InputRequestContent, now: float) -> dict[str, Any]:
     return {"traceparent": traceparent, "requested_at": at if isinstance(at, float) else now}
 
 
-def _slot(request: InputRequestContent) -> Slot:
-    """Matches ``InterruptClaims.slot``."""
-    if isinstance(request, ToolApprovalRequestContent):
-        return (request.tool_call.call_id, None)
-    assert isinstance(request, InterruptRequestContent)
-    return (request.tool_call_id or "", request.key or request.message or request.request_id)
-
-
 def _distinct_slots(requests: Sequence[InputRequestContent]) -> list[Slot]:
-    """The slot of each request, made distinct within the pause: a question whose slot an
-    earlier one has is keyed by its request id instead, or failing that numbered."""
+    """The slot of each request (as ``InterruptClaims.slot``), made distinct within the
+    pause: a question whose slot an earlier one has is keyed by its request id instead, or
+    failing that numbered."""
     out: list[Slot] = []
     for request in requests:
-        slot = _slot(request)
-        if slot in out and isinstance(request, InterruptRequestContent):
-            slot = (slot[0], request.request_id)
-            number = 2
-            while slot in out:
-                slot = (slot[0], f"{request.request_id}#{number}")
-                number += 1
+        if isinstance(request, ToolApprovalRequestContent):
+            out.append((request.tool_call.call_id, None))
+            continue
+        assert isinstance(request, InterruptRequestContent)
+        call_id, request_id = request.tool_call_id or "", request.request_id
+        slot, number = (call_id, request.key or request.message or request_id), 1
+        while slot in out:
+            slot = (call_id, f"{request_id}#{number}" if number > 1 else request_id)
+            number += 1
         out.append(slot)
     return out

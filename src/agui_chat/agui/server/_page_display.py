@@ -48,20 +48,16 @@ async def display_response(request: Request, *, max_bytes: int, timeout: float) 
 def _call(ask: Any) -> dict[str, Any]:
     if not isinstance(ask, dict) or not isinstance(ask.get("name"), str):
         raise InputError(400, "INVALID_DISPLAY_REQUEST", "every call needs a name")
+    name = shown_text(ask["name"], multiline=False)
     after = _arguments(ask.get("arguments"))
     if after is None:  # not an object: shown as the text it is, escaped
         raw = ask.get("arguments")
         text = raw if isinstance(raw, str) else json.dumps(raw)
-        name = shown_text(ask["name"], multiline=False)
-        return {
-            "call": shown_json(shown_text(f"{name.full}({text})", multiline=False)),
-            "tool": shown_json(name),
-        }
-    out: dict[str, Any] = {
-        "call": shown_json(shown_call(ask["name"], after)),
-        "tool": shown_json(shown_text(ask["name"], multiline=False)),
-    }
-    if "before" in ask:
+        call = shown_text(f"{name.full}({text})", multiline=False)
+    else:
+        call = shown_call(ask["name"], after)
+    out: dict[str, Any] = {"call": shown_json(call), "tool": shown_json(name)}
+    if after is not None and "before" in ask:
         before = _arguments(ask["before"]) or {}
         out["changes"] = [
             {"before": _one(before, key), "after": _one(after, key)}

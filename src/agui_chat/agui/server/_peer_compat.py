@@ -9,7 +9,7 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``messageId`` (the seal); for its requests the approval store remembers the results issued
   for gated calls, and a later unsealed one is taken only if remembered (``_client_results``).
 - ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
-  payload beside its ``resume``; the resume check drops it (``resume_echo_log`` logs it).
+  payload beside its ``resume``; the resume check drops it (``ResumeEchoLog`` logs it).
 - ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes
   a pinned ``@ag-ui/core`` 0.0.x accepts (the encoder applies it).
 """
@@ -94,29 +94,25 @@ COPILOTKIT_RESUME_ECHO = "copilotkit-resume-echo"
 _MAX_THREADS = 4096
 
 
-class OncePerThread:
-    """Logs a compatibility rule the first time it applies on a thread (a bounded memory)."""
+class ResumeEchoLog:
+    """The log of rule ``copilotkit-resume-echo``: a tool message the client wrote for a call
+    that a verified resume entry answers is dropped; the server's own answer stands. Logged
+    the first time it applies on a thread (a bounded memory)."""
 
-    def __init__(self, rule: str, text: str) -> None:
-        self.rule, self.text = rule, text
+    def __init__(self) -> None:
         self._seen: set[str] = set()
 
-    def note(self, thread_id: str, detail: str) -> None:
+    def note(self, thread_id: str, calls: str) -> None:
         if thread_id in self._seen:
             return
         if len(self._seen) >= _MAX_THREADS:
             self._seen.clear()
         self._seen.add(thread_id)
         _log.warning(
-            "compatibility rule %s on thread %r: %s %s", self.rule, thread_id, self.text, detail
+            "compatibility rule %s on thread %r: dropped the tool message(s) the client wrote "
+            "for a call its resume answers (the server's own result, or rejection, is what the "
+            "model gets): %s",
+            COPILOTKIT_RESUME_ECHO,
+            thread_id,
+            calls,
         )
-
-
-def resume_echo_log() -> OncePerThread:
-    """The log of rule ``copilotkit-resume-echo``: a tool message the client wrote for a call
-    that a verified resume entry answers is dropped; the server's own answer stands."""
-    return OncePerThread(
-        COPILOTKIT_RESUME_ECHO,
-        "dropped the tool message(s) the client wrote for a call its resume answers (the "
-        "server's own result, or rejection, is what the model gets):",
-    )

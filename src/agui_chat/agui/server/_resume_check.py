@@ -111,8 +111,8 @@ async def check_resume(
     signer: InterruptSigner,
     store: ApprovalStore,
     functions: Mapping[str, AITool],
-    lease: timedelta = CLAIM_LEASE,
-    check_results: Callable[[set[str]], Awaitable[None]] | None = None,
+    lease: timedelta,
+    check_results: Callable[[set[str]], Awaitable[None]],
 ) -> CheckedResume:
     """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
     ``check_results`` (given the call ids answered) checks the history's other results."""
@@ -126,25 +126,22 @@ async def check_resume(
     records = verified_pairs(messages, ()).calls  # the history's calls and results, by id
     calls = {call_id: r.variants[0] for call_id, r in records.items() if r.variants}
     for answer in answers:
-        call_id = answer.claims.call_id
-        if call_id is not None and call_id in calls:
+        if (call_id := answer.claims.call_id) in calls:
             record = records[call_id]  # an earlier call under its id: the id was reused
             _check_matches(answer, calls[call_id], len(record.variants) > 1 or record.answered)
     # A result the client wrote for a call an entry answers is never that call's result
     # (compatibility rule ``copilotkit-resume-echo``): the server's own answer replaces it.
     echoed = {c for a in answers if (c := a.claims.call_id) in records and records[c].answered}
     messages = without_results(messages, echoed)
-    active = list(answers)
-    _check_unambiguous(active, {c for c, r in records.items() if len(r.variants) > 1})
-    _check_pairs(messages, pairs_of(active, calls), functions)
-    if check_results is not None:
-        await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
+    _check_unambiguous(answers, {c for c, r in records.items() if len(r.variants) > 1})
+    _check_pairs(messages, pairs_of(answers, calls), functions)
+    await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
     if store.known_epoch is None:
         with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
             await store.epoch()
     owner = secrets.token_hex(8)
     lease_until = _clock() + lease.total_seconds()
-    claiming = asyncio.ensure_future(_claim(active, signer, store, owner, lease_until))
+    claiming = asyncio.ensure_future(_claim(answers, signer, store, owner, lease_until))
     try:
         fresh, replayed = await asyncio.shield(claiming)
     except asyncio.CancelledError:
@@ -158,12 +155,15 @@ async def check_resume(
     plan = CheckedResume(
         messages=run_history(messages, calls, fresh_answers, replayed),
         owner=owner,
+        # a question no tool asked is unbound: no tool start to wait for
+        claimed={a.claims.call_id or str(a.claims.slot): key for a, key in fresh},
+        unbound={key for a, key in fresh if a.claims.call_id is None},
         replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
         needs_model=bool(fresh) or not replayed,
         pairs=pairs_of(fresh_answers, calls),
         echoed=sorted(echoed),
     )
-    for answer in active:
+    for answer in answers:
         claims = answer.claims
         if claims.call_id is None or claims.tool_name is None:
             continue
@@ -175,10 +175,6 @@ async def check_resume(
             q = claims.question or {}
             entry = [q.get("key"), answer.status, answer.payload, q.get("message"), q.get("schema")]
             plan.answers[claims.call_id] = [*claims.answers, entry]
-    for answer, key in fresh:
-        if answer.claims.call_id is None:
-            plan.unbound.add(key)  # a question no tool asked: no tool start to wait for
-        plan.claimed[answer.claims.call_id or str(answer.claims.slot)] = key
     return plan
 
 
@@ -201,16 +197,12 @@ def _verify(
             f"{answer.prefix}_THREAD_MISMATCH", f"{where} answers an interrupt of another thread"
         )
     _check_not_stale(answer, now)
-    function: AIFunction | None = None
-    if claims.tool_name is not None:
-        tool = functions.get(claims.tool_name)
-        if not isinstance(tool, AIFunction):
-            raise ResumeRejected(
-                "RESUME_UNKNOWN_TOOL",
-                f"{where} answers a call to tool {claims.tool_name!r}, which this server "
-                "does not run",
-            )
-        function = tool
+    function = functions.get(claims.tool_name) if claims.tool_name is not None else None
+    if claims.tool_name is not None and not isinstance(function, AIFunction):
+        raise ResumeRejected(
+            "RESUME_UNKNOWN_TOOL",
+            f"{where} answers a call to tool {claims.tool_name!r}, which this server does not run",
+        )
     if claims.kind == "approval":
         _read_approval(answer, where, function, now)
     else:
@@ -245,9 +237,8 @@ def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
 def _answerable_until(claims: InterruptClaims) -> float | None:
     """When every answer to the interrupt starts being refused (and its consumed record
     may go): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
-    if claims.expires_at is None:
-        return None
-    return float(claims.expires_at) + ANSWER_RETENTION.total_seconds()
+    retention = ANSWER_RETENTION.total_seconds()
+    return None if claims.expires_at is None else claims.expires_at + retention
 
 
 def _check_not_stale(answer: Answer, now: float) -> None:
@@ -271,7 +262,7 @@ def _describe(span: timedelta) -> str:
     return f"{seconds} second(s)"
 
 
-def _read_approval(answer: Answer, where: str, function: AIFunction | None, now: float) -> None:
+def _read_approval(answer: Answer, where: str, function: AITool | None, now: float) -> None:
     if answer.status == "cancelled":
         answer.reason = CANCELLED_REASON  # a cancelled approval is a rejection
         return
@@ -294,7 +285,7 @@ def _read_approval(answer: Answer, where: str, function: AIFunction | None, now:
             "APPROVAL_EDIT_NOT_ALLOWED",
             f"{where} edits the arguments of a call whose approval did not offer editing",
         )
-    assert function is not None
+    assert isinstance(function, AIFunction)
     try:
         function.validate_arguments(edited)
     except ToolArgumentsError as exc:
@@ -409,7 +400,7 @@ def _check_pairs(
         raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
 
 
-def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool = False) -> None:
+def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool) -> None:
     """A call the client re-sent must be the call the token vouches for."""
     claims = answer.claims
     if existing.name != claims.tool_name or (
@@ -488,13 +479,6 @@ async def _claim(
     return fresh, replayed
 
 
-#: Why an answer held for good is refused (after ``resume[i]``).
-CONSUMED = (
-    "was already used, and that run left no result to replay (its tool asked again, or the "
-    "answer went to the model); nothing ran twice: ask the person again"
-)
-
-
 def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejected:
     """The refusal of an answer another claim holds: its tool running (the same answer
     sent twice), or a claim not started yet (a run about to start it, or a dead worker's
@@ -502,7 +486,9 @@ def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejec
     if held is not None and held.lease_until is None:
         return ResumeRejected(
             "RESUME_ALREADY_CONSUMED",
-            f"resume[{answer.index}] {CONSUMED}",
+            f"resume[{answer.index}] was already used, and that run left no result to replay "
+            "(its tool asked again, or the answer went to the model); nothing ran twice: ask "
+            "the person again",
         )
     left = lease if held is None or held.lease_until is None else held.lease_until - _clock()
     wait = math.floor(left) + 1  # the first whole second past the lease

@@ -30,7 +30,6 @@ from ..._exceptions import (
     DuplicateToolError,
     ToolError,
 )
-from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
 from ..._tool_registry import ToolRegistry, ToolSource
@@ -58,8 +57,8 @@ from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
 from ._peer_compat import (
     ISSUED_RESULT_RETENTION,
+    ResumeEchoLog,
     note_strict_pre_1_0,
-    resume_echo_log,
     speaks_agent_framework,
 )
 from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
@@ -146,40 +145,43 @@ class AGUIServer:
             raise ConfigurationError("max_body_bytes, body_timeout, keepalive_seconds must be > 0")
         if claim_lease.total_seconds() <= 0:
             raise ConfigurationError("claim_lease must be positive")
+        self.pipeline: ChatClient = chat_client
         invoker = chat_client.get_service(FunctionInvokingChatClient)
         if invoker is None:
             settings = dict(function_invocation or {})
             FunctionInvokingChatClient.check_settings(settings)
-            invoker = FunctionInvokingChatClient(chat_client, **settings)
-            self.pipeline: ChatClient = invoker
+            self.pipeline = invoker = FunctionInvokingChatClient(chat_client, **settings)
         elif function_invocation is not None:
             raise ConfigurationError(
                 "function_invocation settings apply only to the FunctionInvokingChatClient the "
                 "server adds; this chat client already has one: configure that one instead"
             )
-        else:
-            self.pipeline = chat_client
         self._invoker = invoker
-        names = self._server_tools()[0].by_name
-        self._tool_names = list(names)
+        self._tool_names = list(self._server_tools()[0].by_name)
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.fixed_key = key is not None  # else approvals die with the process
-        self.approval_store, self._owns_store = open_store(
-            approval_store, fixed_key=key is not None
-        )
+        self.approval_store, self._owns_store = open_store(approval_store, fixed_key=self.fixed_key)
         given = audience or os.environ.get(AUDIENCE_ENV)
-        self.audience = given or default_audience(names)
+        self.audience = given or default_audience(self._tool_names)
         self._per_path: dict[str, InterruptSigner] | None = None if given else {}
         self.approval_ttl = approval_ttl
         self.claim_lease = claim_lease
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.keepalive_seconds = keepalive_seconds
-        self._signer = _signer(key, self.audience)
+        if key is not None:
+            self._signer = InterruptSigner(key, audience=self.audience)
+        else:
+            _log.warning(
+                "AGUIServer has no signing key (pass signing_key or set %s): using a random one, "
+                "so pending approvals will not survive a restart or span several workers",
+                SIGNING_KEY_ENV,
+            )
+            self._signer = InterruptSigner.ephemeral(audience=self.audience)
         if given:
             _note_audience(self, self._signer)
         self._epoch_retry_at = float("-inf")
-        self._echo_log = resume_echo_log()
+        self._echo_log = ResumeEchoLog()
         self.strict_pre_1_0_clients = note_strict_pre_1_0(strict_pre_1_0_clients)
         self.ui = bool(ui)
         if self.ui:
@@ -201,20 +203,19 @@ class AGUIServer:
             await page()(scope, receive, send)
             return
         try:
+            request = Request(scope, receive)
             if self.ui and scope.get("query_string") == DISPLAY_QUERY:
-                request = Request(scope, receive)
                 shown = await display_response(
                     request, max_bytes=self.max_body_bytes, timeout=self.body_timeout
                 )
                 await shown(scope, receive, send)
                 return
-            run = await self._accept(Request(scope, receive))
+            run = await self._accept(request)
         except InputError as exc:
             headers = {"Allow": "POST"} if exc.status == 405 else None
             response = JSONResponse(exc.body(), status_code=exc.status, headers=headers)
             await response(scope, receive, send)
             return
-        run.headers = scope.get("headers") or []
         await self._stream(run, receive, send)
 
     async def _load_epoch(self) -> None:
@@ -241,34 +242,7 @@ class AGUIServer:
         data = parse_json(body)
         remembers_results = isinstance(data, dict) and speaks_agent_framework(data)
         run_input = parse_run_input(data)
-        failure: DuplicateToolError | None = None
-        try:
-            registry, offered = self._server_tools()
-        except DuplicateToolError as exc:  # a tool source changed into a clash: RUN_ERROR
-            registry, offered, failure = ToolRegistry(), [], exc
-        functions = registry.by_name
-        declared = client_tools(run_input.tools, functions)
-        context = [f"- {c.description}: {c.value}" for c in run_input.context or []]
-        options = ChatOptions(
-            tools=[*offered, *declared] or None,
-            instructions="Context from the application:\n" + "\n".join(context)
-            if context
-            else None,
-            response_format=forwarded_response_format(run_input.forwarded_props),
-            additional_properties={"agui_input": run_input},
-        )
-        run = _Run(
-            self,
-            self._signer_for(request.scope),
-            run_input,
-            to_chat_messages(run_input),
-            options,
-            frozenset(t.name for t in declared),
-            functions,
-            failure,
-        )
-        run.remembers_results = remembers_results
-        return run
+        return _Run(self, request.scope, run_input, remembers_results)
 
     def _signer_for(self, scope: Scope) -> InterruptSigner:
         """The signer of the audience a request is served under: the configured one, or the
@@ -314,43 +288,29 @@ class AGUIServer:
                 await send(_body(run.encoder.start()))
             else:
                 # The head waits for the first event (a refusal's Retry-After goes in it).
-                first = asyncio.ensure_future(outbox.ready.wait())
-                await asyncio.wait(
-                    {first, disconnected},
-                    timeout=self.keepalive_seconds,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                first.cancel()
+                await _until_ready(outbox, disconnected, self.keepalive_seconds)
                 headers = list(_SSE_HEADERS)
                 if run.retry_after is not None:
                     headers.append((b"retry-after", str(run.retry_after).encode()))
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
             while not disconnected.done():
-                if not outbox.ready.is_set():
-                    waiter = asyncio.ensure_future(outbox.ready.wait())
-                    done, _ = await asyncio.wait(
-                        {waiter, disconnected},
-                        timeout=self.keepalive_seconds,
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                    if waiter not in done:
-                        waiter.cancel()
-                        if disconnected not in done:
-                            await send(_body(_KEEPALIVE))
-                        continue
+                if not await _until_ready(outbox, disconnected, self.keepalive_seconds):
+                    if not disconnected.done():
+                        await send(_body(_KEEPALIVE))
+                    continue
                 chunk, finished = outbox.drain()
                 if chunk:
                     await send(_body(chunk))
                 if finished:
                     await send(_body(b"", more=False))
                     return
-            _log.info("client left run %s; cancelling it", run.input.run_id)
         except OSError:
-            _log.info("client left run %s; cancelling it", run.input.run_id)
+            pass
         finally:
             producer.cancel()
             disconnected.cancel()
             await asyncio.gather(producer, disconnected, return_exceptions=True)
+        _log.info("client left run %s; cancelling it", run.input.run_id)
 
     async def _produce(self, run: _Run) -> None:
         """Run the pipeline into the outbox; a failure ends the run with ``RUN_ERROR``, and a
@@ -369,9 +329,8 @@ class AGUIServer:
             with on_tool_start(starting):
                 if run.failure is not None:
                     raise run.failure
-                messages, claimed = run.messages, {}
+                messages = run.messages
                 pairs: list[VerifiedPair] = []
-                checked = None
                 if run.input.resume:
                     checked = await check_resume(
                         run.input,
@@ -382,25 +341,18 @@ class AGUIServer:
                         lease=self.claim_lease,
                         check_results=run.check_results,
                     )
-                if checked is not None and checked.echoed:
-                    self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
-                if checked is not None:  # (a new run's RUN_STARTED went out with the head)
-                    outbox.push(encoder.start())
+                    if checked.echoed:
+                        self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
+                    outbox.push(encoder.start())  # a new run's RUN_STARTED went out with the head
                     encoder.calls.update(checked.calls)
-                    run.answers = checked.answers
+                    encoder.answers = checked.answers
                     for call_id, result in checked.replayed:
                         outbox.push(encoder.replayed_result(call_id, result))
                     if not checked.needs_model:
                         outbox.push(encoder.finish())
                         return
-                    messages, claimed, pairs = checked.messages, checked.claimed, checked.pairs
-                    guard = ClaimGuard(
-                        self.approval_store,
-                        checked.owner,
-                        claimed,
-                        checked.unbound,
-                        self.claim_lease,
-                    )
+                    messages, pairs = checked.messages, checked.pairs
+                    guard = ClaimGuard(self.approval_store, checked, self.claim_lease)
                     # the verified calls (the tool loop returns them) are the client's already
                     encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
                 with resume_with(pairs):
@@ -410,7 +362,7 @@ class AGUIServer:
                             data = encoder.update(update)
                             if data:
                                 await outbox.put(data)
-                            if guard is not None and claimed:
+                            if guard is not None and guard.claimed:
                                 await self._keep_results(update.contents, guard, run)
                     finally:
                         await close_stream(stream)
@@ -440,8 +392,7 @@ class AGUIServer:
                 result = run.encoder.results[call_id]
                 keeping: Awaitable[object] = store.record_result(guard.claimed[call_id], result)
                 if run.remembers_results:
-                    thread = run.input.thread_id
-                    issued = run.signer.issued_result_key(thread, call_id, result)
+                    issued = run.signer.issued_result_key(run.input.thread_id, call_id, result)
                     until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
                     keeping = asyncio.gather(keeping, store.claim(issued, expires_at=until))
                 try:
@@ -451,51 +402,53 @@ class AGUIServer:
 
 
 class _Run:
-    """One request being served."""
+    """One request being served (``InputError`` for input the pipeline cannot take)."""
 
     def __init__(
         self,
         server: AGUIServer,
-        signer: InterruptSigner,
+        scope: Scope,
         run_input: RunAgentInput,
-        messages: list[ChatMessage],
-        options: ChatOptions,
-        client_tool_names: frozenset[str],
-        functions: dict[str, AITool],
-        failure: DuplicateToolError | ResumeRejected | None,
+        remembers_results: bool,
     ) -> None:
-        self.input, self.signer = run_input, signer
-        self.functions = functions  # the server's tools as this run found them
-        self.failure = failure
-        self.messages = messages
-        self.options = options
-        self.answers: dict[str, list[list[Any]]] = {}
-        self.headers: list[tuple[bytes, bytes]] = []  # the request's, for its trace context
+        self.input = run_input
+        self.failure: DuplicateToolError | ResumeRejected | None = None
+        try:
+            registry, offered = server._server_tools()
+        except DuplicateToolError as exc:  # a tool source changed into a clash: RUN_ERROR
+            registry, offered, self.failure = ToolRegistry(), [], exc
+        self.functions = registry.by_name  # the server's tools as this run found them
+        declared = client_tools(run_input.tools, self.functions)
+        context = [f"- {c.description}: {c.value}" for c in run_input.context or []]
+        self.options = ChatOptions(
+            tools=[*offered, *declared] or None,
+            instructions="Context from the application:\n" + "\n".join(context)
+            if context
+            else None,
+            response_format=forwarded_response_format(run_input.forwarded_props),
+            additional_properties={"agui_input": run_input},
+        )
+        self.signer = server._signer_for(scope)
+        self.messages = to_chat_messages(run_input)
+        self.headers: list[tuple[bytes, bytes]] = scope.get("headers") or []  # trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = Outbox()
         self.store = server.approval_store
         #: Whether results issued in this run are remembered (``agent-framework-unsealed-results``).
-        self.remembers_results = False
+        self.remembers_results = remembers_results
         issuer = InterruptIssuer(
-            signer,
+            self.signer,
             run_input.thread_id,
-            ttl=server.approval_ttl,
-            functions=functions,
+            server.approval_ttl,
+            self.functions,
             display=server.ui,
             store_epoch=lambda: server.approval_store.known_epoch,
         )
         self.encoder = RunEncoder(
-            run_input.thread_id,
-            run_input.run_id,
-            issue_interrupts=lambda requests: issuer.issue(
-                requests, self.encoder.calls, self.answers
-            ),
-            client_tools=client_tool_names,
-            parent_run_id=run_input.parent_run_id,
+            run_input,
+            issuer,
+            client_tools=frozenset(t.name for t in declared),
             pre_1_0=server.strict_pre_1_0_clients,
-            result_id=lambda call_id, content: signer.result_id(
-                run_input.thread_id, call_id, content
-            ),
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
@@ -536,19 +489,20 @@ def _note_audience(server: AGUIServer, signer: InterruptSigner) -> None:
         )
 
 
-def _signer(key: bytes | str | None, audience: str) -> InterruptSigner:
-    if key is not None:
-        return InterruptSigner(key, audience=audience)
-    _log.warning(
-        "AGUIServer has no signing key (pass signing_key or set %s): using a random one, so "
-        "pending approvals will not survive a restart or span several workers",
-        SIGNING_KEY_ENV,
-    )
-    return InterruptSigner.ephemeral(audience=audience)
-
-
 def _body(data: bytes, *, more: bool = True) -> Message:
     return {"type": "http.response.body", "body": data, "more_body": more}
+
+
+async def _until_ready(outbox: Outbox, disconnected: asyncio.Future[Any], wait: float) -> bool:
+    """Wait at most ``wait`` seconds for an event to write or the client to leave; whether
+    there is an event to write."""
+    if not outbox.ready.is_set():
+        waiter = asyncio.ensure_future(outbox.ready.wait())
+        await asyncio.wait(
+            {waiter, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+        )
+        waiter.cancel()
+    return outbox.ready.is_set()
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

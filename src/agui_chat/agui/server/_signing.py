@@ -68,24 +68,25 @@ class InterruptClaims:
     got to earlier questions (``[key, status, payload, message, schema]``). ``traceparent``
     and ``requested_at`` are set only when tracing is on. ``store_epoch`` is the approval
     store's epoch when the interrupt was issued (``None``: it keeps none, or was unknown).
+    Each claim travels in a token under its short ``wire`` name (the kind under ``k``).
     """
 
     kind: InterruptKind
-    thread_id: str
-    call_id: str | None
-    tool_name: str | None
-    arguments: dict[str, Any] | None
-    expires_at: int | None = None  # epoch seconds
-    allow_edits: bool = False
-    question: dict[str, Any] | None = None
-    answers: list[list[Any]] = field(default_factory=list)
-    pause: str | None = None
-    pause_size: int = 1
-    nonce: str | None = None
-    traceparent: str | None = None
-    requested_at: float | None = None
-    audience: str | None = None
-    store_epoch: str | None = None
+    thread_id: str = field(metadata={"wire": "t"})
+    call_id: str | None = field(metadata={"wire": "c"})
+    tool_name: str | None = field(metadata={"wire": "n"})
+    arguments: dict[str, Any] | None = field(metadata={"wire": "a"})
+    expires_at: int | None = field(default=None, metadata={"wire": "e"})  # epoch seconds
+    allow_edits: bool = field(default=False, metadata={"wire": "ed"})
+    question: dict[str, Any] | None = field(default=None, metadata={"wire": "q"})
+    answers: list[list[Any]] = field(default_factory=list, metadata={"wire": "qa"})
+    pause: str | None = field(default=None, metadata={"wire": "p"})
+    pause_size: int = field(default=1, metadata={"wire": "pn"})
+    nonce: str | None = field(default=None, metadata={"wire": "u"})
+    traceparent: str | None = field(default=None, metadata={"wire": "tp"})
+    requested_at: float | None = field(default=None, metadata={"wire": "at"})
+    audience: str | None = field(default=None, metadata={"wire": "au"})
+    store_epoch: str | None = field(default=None, metadata={"wire": "se"})
 
     @property
     def slot(self) -> tuple[str, str | None]:
@@ -99,39 +100,20 @@ class InterruptClaims:
 
     def _to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"k": self.kind[0]}
-        for f in fields(self):
+        for f in fields(self)[1:]:
             value = getattr(self, f.name)
             default = f.default_factory() if f.default_factory is not MISSING else f.default
-            if f.name in _WIRE_KEYS and value is not None and value != default:
-                out[_WIRE_KEYS[f.name]] = 1 if value is True else value
+            if value is not None and value != default:
+                out[f.metadata["wire"]] = 1 if value is True else value
         return out
 
     @classmethod
     def _from_wire(cls, data: Mapping[str, Any]) -> InterruptClaims:
-        values = {name: data[key] for name, key in _WIRE_KEYS.items() if key in data}
+        wire = {f.metadata["wire"]: f.name for f in fields(cls)[1:]}
+        values = {name: data[key] for key, name in wire.items() if key in data}
         kind: InterruptKind = "approval" if data["k"] == "a" else "question"
         values.update(allow_edits=bool(data.get("ed")), pause_size=int(data.get("pn", 1)))
         return cls(kind, **{"call_id": None, "tool_name": None, "arguments": None, **values})
-
-
-#: The short name each claim travels under in a token (``k``, the kind, is written apart).
-_WIRE_KEYS = {
-    "thread_id": "t",
-    "call_id": "c",
-    "tool_name": "n",
-    "arguments": "a",
-    "expires_at": "e",
-    "allow_edits": "ed",
-    "question": "q",
-    "answers": "qa",
-    "pause": "p",
-    "pause_size": "pn",
-    "nonce": "u",
-    "traceparent": "tp",
-    "requested_at": "at",
-    "audience": "au",
-    "store_epoch": "se",
-}
 
 
 def pause_digest(slots: Iterable[tuple[str, str | None]]) -> str:

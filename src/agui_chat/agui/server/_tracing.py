@@ -5,6 +5,7 @@ verified interrupt ids) and ends with the run's outcome and ``RUN_ERROR`` code."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
@@ -19,18 +20,6 @@ if TYPE_CHECKING:
 _EXPIRED = ("APPROVAL_EXPIRED", "INTERRUPT_EXPIRED", "APPROVAL_STALE", "INTERRUPT_STALE")
 
 
-def _paused_runs(run_input: RunAgentInput, signer: InterruptSigner) -> list[str]:
-    found: list[str] = []
-    for entry in run_input.resume or []:
-        try:
-            claims = signer.verify(entry.interrupt_id)
-        except TokenError:
-            continue
-        if claims.traceparent is not None and claims.traceparent not in found:
-            found.append(claims.traceparent)
-    return found
-
-
 async def traced_run(
     work: Awaitable[None],
     run_input: RunAgentInput,
@@ -39,7 +28,11 @@ async def traced_run(
     signer: InterruptSigner,
 ) -> None:
     """Await ``work`` (the run) inside its span, when tracing is on."""
-    links = _paused_runs(run_input, signer) if run_input.resume else []
+    paused: dict[str | None, None] = {}  # the spans of the runs the resume answers, once each
+    for entry in run_input.resume or []:
+        with contextlib.suppress(TokenError):
+            paused[signer.verify(entry.interrupt_id).traceparent] = None
+    links = [traceparent for traceparent in paused if traceparent is not None]
     span = start_run_span(
         "server", run_input.thread_id, run_input.run_id, headers=headers, links=links
     )

@@ -145,15 +145,8 @@ def without_results(messages: Sequence[ChatMessage], call_ids: Set[str]) -> list
         if len(kept) == len(message.contents):
             out.append(message)
         elif kept:
-            out.append(
-                ChatMessage(
-                    message.role,
-                    kept,
-                    author_name=message.author_name,
-                    message_id=message.message_id,
-                    additional_properties=message.additional_properties,
-                )
-            )
+            out.append(message.clone())
+            out[-1].contents = kept
     return out
 
 
@@ -164,24 +157,15 @@ def _question_pairs(
     and schema it answered), then this question and its answer."""
     key = (answer.claims.question or {}).get("key")
     pairs = []
-    for position, prior in enumerate(answer.claims.answers):
-        prior_key, status, payload, *question = prior
+    for position, (prior_key, status, payload, *question) in enumerate(answer.claims.answers):
         message, schema = [*question, None, None][:2]
         if prior_key == key:
             continue
         request_id = f"question:{call_id}:earlier-{position}"
-        pairs.append(
-            (
-                InterruptRequestContent(
-                    request_id,
-                    message=message,
-                    tool_call_id=call_id,
-                    response_schema=schema,
-                    key=prior_key,
-                ),
-                InterruptResponseContent(request_id, payload, status),
-            )
+        request = InterruptRequestContent(
+            request_id, message=message, tool_call_id=call_id, response_schema=schema, key=prior_key
         )
+        pairs.append((request, InterruptResponseContent(request_id, payload, status)))
     pairs.append(_question_pair(answer, call_id))
     return pairs
 
