@@ -91,3 +91,9 @@ class ChatOptions:
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(ChatOptions))
+
+
+def set_fields(options: ChatOptions, *names: str) -> dict[str, Any]:
+    """The fields ``names`` of ``options`` that are set (not ``None``), by name: what a
+    provider adapter sends where its API spells a setting as ``ChatOptions`` does."""
+    return {name: value for name in names if (value := getattr(options, name)) is not None}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._exceptions import ToolArgumentsError, ToolError
@@ -75,6 +75,20 @@ class AIFunctionDeclaration(AITool):
     def to_dict(self) -> dict[str, Any]:
         """``{name, description, parameters}``, as function-calling APIs expect it."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def function_declarations(tools: Iterable[AITool] | None, api: str) -> list[AIFunctionDeclaration]:
+    """The tools to send to a provider ``api`` that takes only function tools; any other tool
+    is refused with a ``ToolError`` naming it and ``api``."""
+    declarations: list[AIFunctionDeclaration] = []
+    for tool in tools or ():
+        if not isinstance(tool, AIFunctionDeclaration):
+            raise ToolError(
+                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to {api}, which "
+                "takes only function tools (AIFunctionDeclaration)"
+            )
+        declarations.append(tool)
+    return declarations
 
 
 class AIFunction(AIFunctionDeclaration):

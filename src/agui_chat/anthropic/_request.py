@@ -27,12 +27,11 @@ from .._contents import (
     TextReasoningContent,
     UriContent,
 )
-from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions
+from .._options import ChatOptions, set_fields
 from .._schema import dump_json
 from .._structured import response_format_of, schema_instructions
-from .._tools import AIFunctionDeclaration
+from .._tools import function_declarations
 
 __all__ = ["Json", "build_request"]
 
@@ -95,11 +94,7 @@ def build_request(
     if options.stop_sequences:
         body["stop_sequences"] = list(options.stop_sequences)
     body.update(_tool_fields(options))
-    extra: Json = {
-        name: getattr(options, name)
-        for name in ("temperature", "top_p", "top_k")
-        if getattr(options, name) is not None
-    }
+    extra = set_fields(options, "temperature", "top_p", "top_k")
     extra.update(
         {k: v for k, v in options.additional_properties.items() if not k.startswith(_OWN_PREFIX)}
     )
@@ -202,12 +197,7 @@ def _data_block(content: DataContent) -> Json:
 
 def _tool_fields(options: ChatOptions) -> Json:
     tools: list[Json] = []
-    for tool in options.tools or ():
-        if not isinstance(tool, AIFunctionDeclaration):
-            raise ToolError(
-                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to the Messages "
-                "API, which takes only function tools (AIFunctionDeclaration)"
-            )
+    for tool in function_declarations(options.tools, "the Messages API"):
         declared: Json = {"name": tool.name, "input_schema": tool.parameters}
         if tool.description:
             declared["description"] = tool.description

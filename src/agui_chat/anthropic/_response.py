@@ -26,6 +26,7 @@ from .._exceptions import ProtocolError
 from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
+from .._update_assembler import UpdateAssembler
 from .._usage import UsageDetails
 
 __all__ = ["StreamAssembler", "finish_reason", "to_chat_response", "usage_details"]
@@ -125,7 +126,7 @@ class _Block:
     pieces: list[str] = field(default_factory=list)
 
 
-class StreamAssembler:
+class StreamAssembler(UpdateAssembler):
     """Turns the stream's raw events into updates: feed it events with :meth:`add`, then
     call :meth:`finish` once the stream ends.
 
@@ -134,12 +135,11 @@ class StreamAssembler:
     Usage and the stop reason go on the last update.
     """
 
-    __slots__ = ("_blocks", "_model_id", "_reason", "_refusal", "_response_id", "_usage")
+    __slots__ = ("_blocks", "_reason", "_refusal", "_usage")
 
     def __init__(self) -> None:
+        super().__init__()
         self._blocks: dict[int, _Block] = {}
-        self._response_id: str | None = None
-        self._model_id: str | None = None
         self._reason: str | None = None
         self._usage: dict[str, int] = {}
         self._refusal: str | None = None
@@ -149,8 +149,7 @@ class StreamAssembler:
         kind = getattr(event, "type", None)
         contents: list[AIContent] = []
         if kind == "message_start":
-            self._response_id = event.message.id
-            self._model_id = event.message.model
+            self._seen(event.message.id, event.message.model)
             self._keep_usage(event.message.usage)
         elif kind == "content_block_start":
             contents = self._start(event.index, event.content_block)
@@ -237,16 +236,6 @@ class StreamAssembler:
             value = _count(usage, name) if usage is not None else None
             if value is not None:
                 self._usage[name] = value
-
-    def _update(self, contents: list[AIContent], event: Any) -> ChatResponseUpdate:
-        return ChatResponseUpdate(
-            ChatRole.ASSISTANT,
-            contents,
-            message_id=self._response_id,
-            response_id=self._response_id,
-            model_id=self._model_id,
-            raw_representation=event,
-        )
 
 
 class _Usage:

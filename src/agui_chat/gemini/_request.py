@@ -32,12 +32,11 @@ from .._contents import (
     TextReasoningContent,
     UriContent,
 )
-from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions
+from .._options import ChatOptions, set_fields
 from .._schema import to_jsonable
 from .._structured import response_format_of
-from .._tools import AIFunctionDeclaration
+from .._tools import function_declarations
 
 __all__ = ["MADE_ID_PREFIX", "Json", "build_request"]
 
@@ -88,18 +87,18 @@ def build_request(
     config: Json = {"automatic_function_calling": {"disable": True}}
     if system:
         config["system_instruction"] = "\n\n".join(system)
-    for ours, theirs in (
-        ("temperature", "temperature"),
-        ("top_p", "top_p"),
-        ("top_k", "top_k"),
-        ("max_output_tokens", "max_output_tokens"),
-        ("seed", "seed"),
-        ("frequency_penalty", "frequency_penalty"),
-        ("presence_penalty", "presence_penalty"),
-    ):
-        value = getattr(options, ours)
-        if value is not None:
-            config[theirs] = value
+    config.update(
+        set_fields(
+            options,
+            "temperature",
+            "top_p",
+            "top_k",
+            "max_output_tokens",
+            "seed",
+            "frequency_penalty",
+            "presence_penalty",
+        )
+    )
     if options.stop_sequences:
         config["stop_sequences"] = list(options.stop_sequences)
     fmt = response_format_of(options)
@@ -191,12 +190,7 @@ def _user_parts(contents: Sequence[AIContent]) -> list[Json]:
 
 def _tool_fields(options: ChatOptions) -> Json:
     declarations: list[Json] = []
-    for tool in options.tools or ():
-        if not isinstance(tool, AIFunctionDeclaration):
-            raise ToolError(
-                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to Gemini, which "
-                "takes only function tools (AIFunctionDeclaration) here"
-            )
+    for tool in function_declarations(options.tools, "Gemini"):
         declared: Json = {"name": tool.name, "parameters_json_schema": tool.parameters}
         if tool.description:
             declared["description"] = tool.description

@@ -26,6 +26,7 @@ from .._exceptions import ProtocolError
 from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
+from .._update_assembler import UpdateAssembler
 from .._usage import UsageDetails
 from ._request import MADE_ID_PREFIX
 
@@ -154,26 +155,24 @@ def _b64(data: Any) -> str | None:
     return base64.b64encode(data).decode("ascii") if isinstance(data, bytes) and data else None
 
 
-class StreamAssembler:
+class StreamAssembler(UpdateAssembler):
     """Turns the stream's chunks (each a partial reply) into updates: feed it chunks with
     :meth:`add`, then call :meth:`finish` once the stream ends. Calls arrive whole in a
     chunk; usage (running totals: the latest is kept) and the finish reason go on the last
     update."""
 
-    __slots__ = ("_calls", "_ids", "_model_id", "_reason", "_response_id", "_usage")
+    __slots__ = ("_calls", "_ids", "_reason", "_usage")
 
     def __init__(self) -> None:
+        super().__init__()
         self._ids = _CallIds()
-        self._response_id: str | None = None
-        self._model_id: str | None = None
         self._reason: Any = None
         self._calls = False
         self._usage: Any = None
 
     def add(self, chunk: Any) -> ChatResponseUpdate | None:
         """The update for this chunk, or ``None`` if it carries nothing to show yet."""
-        self._response_id = chunk.response_id or self._response_id
-        self._model_id = chunk.model_version or self._model_id
+        self._seen(chunk.response_id, chunk.model_version)
         if chunk.usage_metadata is not None:
             self._usage = chunk.usage_metadata
         contents, _ = _candidate(chunk, self._ids)
@@ -192,13 +191,3 @@ class StreamAssembler:
         update = self._update([UsageContent(usage)] if usage is not None else [], None)
         update.finish_reason = finish_reason(self._reason, has_calls=self._calls)
         return update
-
-    def _update(self, contents: list[AIContent], chunk: Any) -> ChatResponseUpdate:
-        return ChatResponseUpdate(
-            ChatRole.ASSISTANT,
-            contents,
-            message_id=self._response_id,
-            response_id=self._response_id,
-            model_id=self._model_id,
-            raw_representation=chunk,
-        )

@@ -16,9 +16,10 @@ from .._client import BaseChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._update_assembler import UpdateAssembler
 from ._errors import map_error
 from ._request import MaxTokensParameter, build_request
-from ._response import UpdateAssembler, to_chat_response
+from ._response import to_chat_response
 from ._stream import StreamAssembler
 
 __all__ = ["OpenAIChatClient"]

@@ -17,12 +17,11 @@ from .._contents import (
     TextContent,
     UriContent,
 )
-from .._exceptions import ToolError
 from .._messages import ChatMessage
-from .._options import ChatOptions
+from .._options import ChatOptions, set_fields
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of, schema_instructions
-from .._tools import AIFunctionDeclaration
+from .._tools import function_declarations
 
 __all__ = [
     "Json",
@@ -82,10 +81,9 @@ def build_request(
         "model": options.model_id or model,
         "messages": to_openai_messages(messages, instructions=instructions),
     }
-    for name in ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed"):
-        value = getattr(options, name)
-        if value is not None:
-            body[name] = value
+    body.update(
+        set_fields(options, "temperature", "top_p", "frequency_penalty", "presence_penalty", "seed")
+    )
     if options.max_output_tokens is not None:
         body[max_tokens_parameter] = options.max_output_tokens
     if options.stop_sequences:
@@ -251,12 +249,7 @@ def tool_fields(options: ChatOptions, *, api: str) -> Json:
     Completions spells them; nothing without tools (Chat Completions rejects the other two
     without tools). Only function tools can be sent: any other is refused, naming ``api``."""
     tools: list[Json] = []
-    for tool in options.tools or ():
-        if not isinstance(tool, AIFunctionDeclaration):
-            raise ToolError(
-                f"tool {tool.name!r} ({type(tool).__name__}) cannot be sent to {api}, which "
-                "takes only function tools (AIFunctionDeclaration)"
-            )
+    for tool in function_declarations(options.tools, api):
         function: Json = {"name": tool.name}
         if tool.description:
             function["description"] = tool.description

@@ -1,10 +1,8 @@
 """A Chat Completions response, turned into our ``ChatResponse``; the pieces that streaming
-shares with it (text and refusal, usage, finish reasons, timestamps); and ``UpdateAssembler``,
-what both APIs' stream assemblers share."""
+shares with it (text and refusal, usage, finish reasons, timestamps)."""
 
 from __future__ import annotations
 
-import abc
 import uuid
 from datetime import datetime, timezone
 from typing import Any
@@ -21,12 +19,11 @@ from .._contents import (
 )
 from .._exceptions import ProtocolError
 from .._messages import ChatMessage
-from .._responses import ChatResponse, ChatResponseUpdate
+from .._responses import ChatResponse
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._usage import UsageDetails
 
 __all__ = [
-    "UpdateAssembler",
     "finish_reason",
     "function_call",
     "new_call_id",
@@ -78,51 +75,6 @@ def to_chat_response(completion: ChatCompletion) -> ChatResponse:
         additional_properties={"system_fingerprint": fingerprint} if fingerprint else None,
         raw_representation=completion,
     )
-
-
-class UpdateAssembler(abc.ABC):
-    """What turns the events of one streamed response into updates as they arrive: feed it
-    events with :meth:`add`, then call :meth:`finish` once the stream ends.
-
-    Every update carries the response's id (also as ``message_id``, so the updates fold into
-    one assistant message), model and creation time, as far as the stream has told them.
-    """
-
-    __slots__ = ("_created_at", "_model_id", "_response_id")
-
-    def __init__(self) -> None:
-        self._response_id: str | None = None
-        self._model_id: str | None = None
-        self._created_at: datetime | None = None
-
-    @abc.abstractmethod
-    def add(self, event: Any) -> ChatResponseUpdate | None:
-        """The update for this event, or ``None`` if it carries nothing to show yet."""
-
-    @abc.abstractmethod
-    def finish(self) -> ChatResponseUpdate | None:
-        """The last update, if any, once the stream ended (an error if it ended early)."""
-
-    def _seen(
-        self, response_id: str | None, model_id: str | None, created: int | float | None
-    ) -> None:
-        """Keep what an event says of the response (a later event that leaves a value out
-        keeps the one before; the first creation time stays)."""
-        self._response_id = response_id or self._response_id
-        self._model_id = model_id or self._model_id
-        if self._created_at is None:
-            self._created_at = timestamp(created)
-
-    def _update(self, contents: list[AIContent], event: Any) -> ChatResponseUpdate:
-        return ChatResponseUpdate(
-            ChatRole.ASSISTANT,
-            contents,
-            message_id=self._response_id,
-            response_id=self._response_id,
-            model_id=self._model_id,
-            created_at=self._created_at,
-            raw_representation=event,
-        )
 
 
 def text_and_refusal(message_or_delta: Any) -> tuple[list[AIContent], str | None]:

@@ -26,8 +26,9 @@ from .._exceptions import RunError, TruncatedStreamError
 from .._messages import ChatMessage
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
+from .._update_assembler import UpdateAssembler
 from .._usage import UsageDetails
-from ._response import UpdateAssembler, function_call, timestamp, token_count
+from ._response import function_call, timestamp, token_count
 from ._responses_request import ITEM_ID_KEY
 
 __all__ = ["ResponsesStreamAssembler", "responses_usage", "to_chat_response"]
@@ -170,7 +171,7 @@ class ResponsesStreamAssembler(UpdateAssembler):
 
     def _started(self, event: Any) -> None:
         response = event.response
-        self._seen(response.id, response.model, response.created_at)
+        self._seen(response.id, response.model, timestamp(response.created_at))
 
     def _finished(self, event: Any) -> ChatResponseUpdate:
         response = event.response

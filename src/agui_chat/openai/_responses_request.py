@@ -21,7 +21,7 @@ from .._contents import (
     UriContent,
 )
 from .._messages import ChatMessage
-from .._options import ChatOptions
+from .._options import ChatOptions, set_fields
 from .._response_format import ChatResponseFormat
 from .._schema import dump_json
 from .._structured import format_to_wire, response_format_of
@@ -49,14 +49,7 @@ def build_responses_request(
     body: Json = {"model": options.model_id or model, "input": to_input_items(messages)}
     if options.instructions:
         body["instructions"] = options.instructions
-    for ours, theirs in (
-        ("temperature", "temperature"),
-        ("top_p", "top_p"),
-        ("max_output_tokens", "max_output_tokens"),
-    ):
-        value = getattr(options, ours)
-        if value is not None:
-            body[theirs] = value
+    body.update(set_fields(options, "temperature", "top_p", "max_output_tokens"))
     if options.conversation_id:
         body["previous_response_id"] = options.conversation_id
     fmt = response_format_of(options)
@@ -65,10 +58,10 @@ def build_responses_request(
     body.update(_tool_fields(options))
     extra = passthrough(options)
     body["store"] = bool(extra.pop("store", store))
-    for name in ("frequency_penalty", "presence_penalty", "seed", "top_k"):
-        value = getattr(options, name)
-        if value is not None:
-            extra.setdefault(name, value)  # not in the Responses API; compatible servers
+    for name, value in set_fields(
+        options, "frequency_penalty", "presence_penalty", "seed", "top_k"
+    ).items():
+        extra.setdefault(name, value)  # not in the Responses API; compatible servers
     if options.stop_sequences:
         extra.setdefault("stop", list(options.stop_sequences))
     if extra:

@@ -24,12 +24,13 @@ from .._contents import (
 )
 from .._responses import ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason
+from .._update_assembler import UpdateAssembler
 from ._response import (
-    UpdateAssembler,
     finish_reason,
     function_call,
     new_call_id,
     text_and_refusal,
+    timestamp,
     usage_details,
 )
 
@@ -65,7 +66,7 @@ class StreamAssembler(UpdateAssembler):
 
     def add(self, chunk: ChatCompletionChunk) -> ChatResponseUpdate | None:
         """The update for this chunk, or ``None`` if it carries nothing to show yet."""
-        self._seen(chunk.id, chunk.model, chunk.created)
+        self._seen(chunk.id, chunk.model, timestamp(chunk.created))
         if chunk.usage is not None:
             # Servers that repeat usage send running totals: keep the latest, never sum.
             self._usage = chunk.usage
