@@ -4,6 +4,7 @@ there and are drained in one write."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 __all__ = ["Outbox"]
 
@@ -35,6 +36,17 @@ class Outbox:
         if len(self._parts) >= self.HIGH_WATER or self._size >= self.HIGH_WATER_BYTES:
             self._room.clear()
             await self._room.wait()
+
+    async def wait_ready(self, disconnected: asyncio.Future[Any], timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for something to drain or the client to leave
+        (``disconnected``); whether there is something to drain."""
+        if not self.ready.is_set():
+            waiter = asyncio.ensure_future(self.ready.wait())
+            await asyncio.wait(
+                {waiter, disconnected}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            waiter.cancel()
+        return self.ready.is_set()
 
     def close(self) -> None:
         self.closed = True

@@ -288,13 +288,13 @@ class AGUIServer:
                 await send(_body(run.encoder.start()))
             else:
                 # The head waits for the first event (a refusal's Retry-After goes in it).
-                await _until_ready(outbox, disconnected, self.keepalive_seconds)
+                await outbox.wait_ready(disconnected, self.keepalive_seconds)
                 headers = list(_SSE_HEADERS)
                 if run.retry_after is not None:
                     headers.append((b"retry-after", str(run.retry_after).encode()))
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
             while not disconnected.done():
-                if not await _until_ready(outbox, disconnected, self.keepalive_seconds):
+                if not await outbox.wait_ready(disconnected, self.keepalive_seconds):
                     if not disconnected.done():
                         await send(_body(_KEEPALIVE))
                     continue
@@ -491,18 +491,6 @@ def _note_audience(server: AGUIServer, signer: InterruptSigner) -> None:
 
 def _body(data: bytes, *, more: bool = True) -> Message:
     return {"type": "http.response.body", "body": data, "more_body": more}
-
-
-async def _until_ready(outbox: Outbox, disconnected: asyncio.Future[Any], wait: float) -> bool:
-    """Wait at most ``wait`` seconds for an event to write or the client to leave; whether
-    there is an event to write."""
-    if not outbox.ready.is_set():
-        waiter = asyncio.ensure_future(outbox.ready.wait())
-        await asyncio.wait(
-            {waiter, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-        )
-        waiter.cancel()
-    return outbox.ready.is_set()
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:
