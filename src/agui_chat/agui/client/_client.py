@@ -28,12 +28,12 @@ from ..wire._messages import STATE_KEY, THREAD_ID_KEY
 from ..wire._tracing import RunSpan
 from ._dialects import DialectReader, check_dialect, outgoing_resume
 from ._pipeline import AGUIEventPipeline
-from ._reducer import warn
 from ._resume import resume_entries
 from ._run_input import build_run_input, client_tool_names
 from ._tracing import traced_stream
 from ._transport import AGUITransport
 from ._updates import UpdateMapper
+from ._warnings import warn
 
 _T = TypeVar("_T")
 _K = TypeVar("_K")

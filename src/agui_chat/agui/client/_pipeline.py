@@ -19,8 +19,8 @@ from agui_chat.agui.wire._compat import (
 from agui_chat.agui.wire._event_schema import MAX_SAFE_INT, EventEnforcer
 
 from ._chunks import ChunkExpander
-from ._reducer import warn
 from ._verify import StreamVerifier
+from ._warnings import warn
 
 Event = dict[str, Any]
 

@@ -8,7 +8,6 @@ optional and not meant for the hot path. Both expect events that passed the pipe
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-logger = logging.getLogger("agui_chat.agui")
+from ._warnings import warn
 
 Event = Mapping[str, Any]
 Message = dict[str, Any]
@@ -30,13 +29,6 @@ _PATCH_ERRORS = (
     IndexError,
     AttributeError,
 )
-
-
-def warn(on_warning: Callable[[str], None] | None, message: str) -> None:
-    """Log a warning to the ``agui_chat.agui`` logger and give it to ``on_warning``."""
-    logger.warning("%s", message)
-    if on_warning is not None:
-        on_warning(message)
 
 
 _UNSUITED = object()
