@@ -1,6 +1,6 @@
 """A clock for tests: epoch seconds that move only when the test moves them. Stores take it
-as ``clock=``; the server's interrupt issuer and resume check read ``_clock``, which
-``on_the_server`` replaces."""
+as ``clock=``; the consent engine (and the server's issuer, checks and claims through it)
+reads ``agui_chat.consent._rules.clock``, which ``on_the_server`` replaces."""
 
 from __future__ import annotations
 
@@ -25,9 +25,8 @@ class FakeClock:
 
 def on_the_server(monkeypatch: pytest.MonkeyPatch, now: float = START) -> FakeClock:
     """One fake clock for issuing interrupts and checking resumes (pass it to the store too)."""
-    from agui_chat.agui.server import _interrupts, _resume_check
+    from agui_chat.consent import _rules
 
     fake = FakeClock(now)
-    monkeypatch.setattr(_interrupts, "_clock", fake)
-    monkeypatch.setattr(_resume_check, "_clock", fake)
+    monkeypatch.setattr(_rules, "clock", fake)
     return fake

@@ -200,11 +200,16 @@ class ApprovalStoreResetError(ApprovalStoreError):
 
 
 class HumanInTheLoopError(AGUIChatError):
-    """An answer to a paused run is wrong; nothing was run or sent."""
+    """An answer to a paused run is wrong; nothing was run or sent. ``code`` is the refusal's
+    AG-UI ``RUN_ERROR`` code when the consent engine names a more precise one than the class
+    does (``APPROVAL_EDIT_NOT_ALLOWED``...)."""
 
-    def __init__(self, message: str, *, request_ids: Iterable[str] = ()) -> None:
+    def __init__(
+        self, message: str, *, request_ids: Iterable[str] = (), code: str | None = None
+    ) -> None:
         super().__init__(message)
         self.request_ids: tuple[str, ...] = tuple(request_ids)
+        self.code = code
 
 
 class UnansweredRequestError(HumanInTheLoopError):

@@ -19,8 +19,8 @@ from ._contents import (
     check_id,
     without_type,
 )
-from ._exceptions import ExpiredRequestError, InvalidResponseError
-from ._schema import is_expired, parse_expiry, schema_errors
+from ._schema import parse_expiry
+from .consent._rules import check_approval, check_question, is_past, to_wire
 
 InterruptStatus = Literal["resolved", "cancelled"]
 
@@ -52,7 +52,7 @@ class InputRequestContent(AIContent):
 
     def is_expired(self, now: datetime | None = None) -> bool:
         """Whether the request is past its ``expires_at`` (then it can only be cancelled)."""
-        return is_expired(self.expires_at, now)
+        return is_past(self.expires_at, None if now is None else now.timestamp())
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         if self.expires_at is not None:  # last, after what a subclass writes
@@ -93,22 +93,16 @@ class ToolApprovalRequestContent(InputRequestContent):
     ) -> ToolApprovalResponseContent:
         """The person's answer: approve (optionally with edited arguments) or reject with a
         reason that reaches the model. ``ExpiredRequestError`` when approving past the expiry,
-        ``InvalidResponseError`` for edits where editing was not offered."""
-        if approved and self.is_expired():
-            raise ExpiredRequestError(
-                f"approval request {self.request_id!r} expired at "
-                f"{self.expires_at.isoformat() if self.expires_at else '?'}; it can only be "
-                "rejected",
-                request_ids=[self.request_id],
-            )
-        if edited_arguments is not None:
-            if not approved:
-                raise ValueError("edited_arguments only make sense when approving")
-            if not self.allow_edits:
-                raise InvalidResponseError(
-                    f"approval request {self.request_id!r} does not allow editing the arguments",
-                    request_ids=[self.request_id],
-                )
+        ``InvalidResponseError`` for edits where editing was not offered (the consent rules)."""
+        if edited_arguments is not None and not approved:
+            raise ValueError("edited_arguments only make sense when approving")
+        check_approval(
+            self.request_id,
+            approved=approved,
+            edited_arguments=edited_arguments,
+            allow_edits=self.allow_edits,
+            expires_at=self.expires_at,
+        )
         return ToolApprovalResponseContent(
             self.request_id,
             approved,
@@ -152,8 +146,6 @@ class ToolApprovalResponseContent(InputResponseContent):
 
     def to_payload(self) -> dict[str, Any]:
         """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (no empty reason)."""
-        from ._approval_payload import to_wire  # pydantic on first use, not with the package
-
         return to_wire(self.approved, self.reason or None, self.edited_arguments)
 
     _from_wire = staticmethod(_load_tool_call)
@@ -184,26 +176,16 @@ class InterruptRequestContent(InputRequestContent):
         if self.metadata is not None:
             self.metadata = dict(self.metadata)
 
-    def validate_payload(self, payload: Any) -> None:
-        """Raise ``InvalidResponseError`` if ``payload`` fails the ``response_schema``."""
-        schema = self.response_schema
-        errors = [] if schema is None else schema_errors(payload, schema)
-        if errors:
-            raise InvalidResponseError(
-                f"answer to {self.request_id!r} does not match its response schema: "
-                + "; ".join(errors),
-                request_ids=[self.request_id],
-            )
-
     def create_response(self, payload: Any) -> InterruptResponseContent:
         """Answer the question; the payload is checked against ``response_schema`` before
         anything is sent. ``ExpiredRequestError`` past the expiry (only :meth:`cancel` then)."""
-        if self.is_expired():
-            raise ExpiredRequestError(
-                f"interrupt {self.request_id!r} expired; it can only be cancelled",
-                request_ids=[self.request_id],
-            )
-        self.validate_payload(payload)
+        check_question(
+            self.request_id,
+            resolved=True,
+            payload=payload,
+            response_schema=self.response_schema,
+            expires_at=self.expires_at,
+        )
         return InterruptResponseContent(self.request_id, payload, "resolved")
 
     def cancel(self) -> InterruptResponseContent:

@@ -40,7 +40,7 @@ class ChatMessage:
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        self.role = ChatRole.coerce(role)
+        self.role = role if isinstance(role, ChatRole) else ChatRole(role)
         self.contents: list[AIContent] = (
             [TextContent(contents)] if isinstance(contents, str) else list(contents or [])
         )
@@ -54,18 +54,17 @@ class ChatMessage:
         """The text of every ``TextContent``, joined."""
         return "".join(c.text for c in self.contents if isinstance(c, TextContent))
 
-    def clone(self) -> ChatMessage:
-        """A shallow copy with its own contents list."""
-        return ChatMessage(
-            self.role,
-            list(self.contents),
-            author_name=self.author_name,
-            message_id=self.message_id,
-            additional_properties=(
-                dict(self.additional_properties) if self.additional_properties else None
-            ),
-            raw_representation=self.raw_representation,
-        )
+    def clone(self, contents: Sequence[AIContent] | None = None) -> ChatMessage:
+        """A shallow copy with its own contents list: these ``contents`` if given, else a copy
+        of this message's (its fields are valid already: copied as they are, not checked
+        again)."""
+        copy = object.__new__(ChatMessage)
+        copy.role, copy.author_name = self.role, self.author_name
+        copy.message_id, copy.raw_representation = self.message_id, self.raw_representation
+        copy.contents = list(self.contents if contents is None else contents)
+        properties = self.additional_properties
+        copy.additional_properties = dict(properties) if properties else None
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; :meth:`from_dict` loads it back losslessly."""

@@ -66,10 +66,3 @@ def parse_expiry(value: datetime | str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-def is_expired(expires_at: datetime | None, now: datetime | None = None) -> bool:
-    """Whether ``expires_at`` is now or earlier (``None`` never expires)."""
-    if expires_at is None:
-        return False
-    return expires_at <= (now or datetime.now(timezone.utc))

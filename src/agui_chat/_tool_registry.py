@@ -1,12 +1,16 @@
-"""One name, one tool: the registry every tool set is built with, and ``ToolSource``."""
+"""One name, one tool: the registry every tool set is built with, ``ToolSource``, and the
+tool loop's tools of one round trip (:func:`tool_map`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ._exceptions import DuplicateToolError
 from ._tools import AITool
+
+if TYPE_CHECKING:
+    from ._options import ChatOptions
 
 
 @runtime_checkable
@@ -75,3 +79,18 @@ class ToolRegistry:
                         name=name,
                     )
         return list(given.values())
+
+
+#: Where the tool loop's own tools come from, as a tool clash names it.
+ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
+
+
+def tool_map(
+    additional: Sequence[AITool | ToolSource], options: ChatOptions | None
+) -> dict[str, AITool]:
+    """The round trip's tools by name; ``DuplicateToolError`` for two tools of one name."""
+    registry = ToolRegistry()
+    registry.add(additional, ADDITIONAL_TOOLS)
+    if options is not None and options.tools:
+        registry.add(options.tools, "ChatOptions.tools")
+    return registry.by_name

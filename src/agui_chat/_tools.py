@@ -43,6 +43,14 @@ class AITool:
         """This tool if it is a ``kind``, else ``None`` (wrappers also ask what they wrap)."""
         return self if isinstance(self, kind) else None
 
+    def current(self) -> AITool | None:
+        """The tool as its source offers it now: itself, unless a source that can change
+        its tools made it (an MCP server's listing, which ``tools/list_changed`` replaces);
+        then the source's current version of it, or ``None`` if the source withdrew it.
+        Wrappers answer for what they wrap. The consent engine reads a call's gate from
+        the wrappers and from this, so a copied tool list is gated like its source."""
+        return self
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
@@ -141,6 +149,17 @@ class AIFunction(AIFunctionDeclaration):
             result = await typing.cast(Awaitable[Any], result)
         return result
 
+    def as_declaration_only(self) -> AIFunctionDeclaration:
+        """A declaration with this function's name, description and schema that the tool loop
+        does not run: its calls go back to the caller (MEAI's ``AsDeclarationOnly``, for a
+        tool the client runs itself)."""
+        return AIFunctionDeclaration(
+            self.name,
+            self.description,
+            self.parameters,
+            additional_properties=self.additional_properties,
+        )
+
 
 class DelegatingAIFunction(AIFunction):
     """A function that forwards everything to the one it wraps; subclass to add behaviour."""
@@ -163,6 +182,9 @@ class DelegatingAIFunction(AIFunction):
 
     def get_service(self, kind: type[_T]) -> _T | None:
         return self if isinstance(self, kind) else self.inner.get_service(kind)
+
+    def current(self) -> AITool | None:
+        return self.inner.current()
 
 
 class ApprovalRequiredAIFunction(DelegatingAIFunction):

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import agui_chat
 from agui_chat import FunctionCallContent, InvalidResponseError, ToolApprovalRequestContent
-from agui_chat._approval_payload import (
+from agui_chat._schema import schema_errors
+from agui_chat.consent._rules import (
     EDITED_ARGS,
     ApprovalPayloadError,
     approval_response_schema,
@@ -21,7 +22,6 @@ from agui_chat._approval_payload import (
     read_approval_payload,
     to_wire,
 )
-from agui_chat._schema import schema_errors
 
 #: Where a peer (or a hand-written client) might put the edit instead of ``editedArgs``.
 MISPLACED_EDITS = ["edited_args", "editedArguments", "edited_action", "arguments", "EditedArgs"]

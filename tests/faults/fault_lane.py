@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._claims import LOST_RESULT
 from agui_streams import approve, history_from, reject, run_input, sse_events, user
 from postgres_server import PostgresServer
 from uvicorn_worker import UvicornWorker

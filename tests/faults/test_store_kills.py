@@ -42,7 +42,7 @@ from fault_lane import (
     when,
 )
 
-from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._claims import LOST_RESULT
 from postgres_server import PostgresServer
 from redis_server import RedisServer
 

@@ -228,21 +228,23 @@ async def test_approved_edited_arguments_are_what_runs_and_what_the_model_sees(a
     ]
 
 
-async def test_invalid_edited_arguments_are_not_run_and_the_model_is_told_why(ask: Ask) -> None:
+async def test_invalid_edited_arguments_are_refused_before_anything_runs(ask: Ask) -> None:
+    # The consent engine checks an edit against the tool's parameters in process as over
+    # AG-UI: the person's answer is refused (they can answer again), the model is not asked.
     tools = Tools()
     model, client, history, paused = await _pause(
         ask, tools, [call("c1", "delete_file", path="/tmp/a")], "I could not delete it."
     )
     [request] = _requests(paused)
     answer = request.create_response(True, edited_arguments={"file": "/tmp/b"})
-    final = await ask(client, resume(history, paused, answer), tools.options)
+    with pytest.raises(InvalidResponseError) as refused:
+        await ask(client, resume(history, paused, answer), tools.options)
 
     assert tools.deleted == []
-    [result] = results_for(model.calls[-1][0], "c1")
-    assert result.startswith("Error: invalid arguments for 'delete_file'")
-    assert "argument 'path'" in result
-    assert "argument 'file'" in result
-    assert final.messages[-1].text == "I could not delete it."
+    assert len(model.calls) == 1
+    assert refused.value.request_ids == (request.request_id,)
+    assert "argument 'path'" in str(refused.value)
+    assert "argument 'file'" in str(refused.value)
 
 
 async def test_edits_are_refused_for_a_tool_that_does_not_allow_them(ask: Ask) -> None:

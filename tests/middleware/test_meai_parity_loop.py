@@ -444,3 +444,41 @@ async def test_can_fail_on_the_first_exception(streaming: bool, concurrent: bool
             max_consecutive_errors=0,
             allow_concurrent_invocation=concurrent,
         )
+
+
+async def test_a_declaration_only_function_is_handed_back_to_the_caller_not_run() -> None:
+    """MEAI's ``AsDeclarationOnly``: the model sees the function as it is (name, description,
+    schema), and the loop hands its calls to the caller instead of running it."""
+    from agui_chat import (
+        AIFunctionDeclaration,
+        ChatOptions,
+        FunctionCallContent,
+        FunctionInvokingChatClient,
+        ai_function,
+    )
+    from agui_chat.testing import ScriptedChatClient
+
+    ran: list[str] = []
+
+    @ai_function
+    def pick_color(hint: str) -> str:
+        """Let the person pick a color in the app."""
+        ran.append(hint)
+        return "red"
+
+    declared = pick_color.as_declaration_only()
+    assert type(declared) is AIFunctionDeclaration
+    assert declared.to_dict() == pick_color.to_dict()
+    assert declared.additional_properties == pick_color.additional_properties
+    model = ScriptedChatClient(
+        lambda m, o: [FunctionCallContent("c1", "pick_color", {"hint": "warm"})]
+    )
+    response = await FunctionInvokingChatClient(model).get_response(
+        "pick a color", ChatOptions(tools=[declared])
+    )
+    assert ran == []
+    assert response.finish_reason == "tool_calls"
+    [call] = [
+        c for m in response.messages for c in m.contents if isinstance(c, FunctionCallContent)
+    ]
+    assert (call.name, call.arguments) == ("pick_color", {"hint": "warm"})

@@ -33,7 +33,7 @@ from agui_chat import (
     approval_required,
 )
 from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._claims import LOST_RESULT
 from agui_chat.stores import InMemoryApprovalStore
 from agui_server import agui_server
 from conftest import HTTP_TESTS, ServerProcess, StartServer

@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from robustness_http import approve, history_from, run_input, sse_events, user
 
-from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._claims import LOST_RESULT
 from postgres_server import PostgresServer
 from redis_server import RedisServer
 from uvicorn_worker import UvicornWorker

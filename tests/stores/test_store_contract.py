@@ -1,7 +1,8 @@
 """Every approval store keeps the same contract (``agui_chat.stores.ApprovalStore``): an atomic
-claim, leases that lapse only for claims never started, releases that never undo a started
-or finished record, results kept as long as the claim, and records swept after their
-retention. Run against memory, a SQLite file, a real Redis and a real PostgreSQL."""
+claim, leases that lapse only for claims never started, releases that never undo a finished
+record nor a started one (unless its owner says the tool never began), results kept as long
+as the claim, and records swept after their retention. Run against memory, a SQLite file, a
+real Redis and a real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -108,6 +109,79 @@ async def test_a_started_or_finished_record_is_never_released(
     await store.release("done", owner="a")
     assert await store.claim("done", expires_at=None, owner="b") is False
     assert await store.get_result("done") == "rejected"
+
+
+async def test_its_owner_releases_a_started_record_whose_tool_never_began(
+    make_store: Callable[[], ApprovalStore], clock: FakeClock
+) -> None:
+    """A request cancelled between the "started" mark and the tool's first line: the
+    server knows the tool never ran, releases the record, and the answer can run later."""
+    one, two = make_store(), make_store()
+    assert await one.claim("k", expires_at=clock.now + 3600, owner="a", lease_until=clock.now + 30)
+    assert await one.mark_started("k", owner="a", lease_until=clock.now + 30)
+    await one.release("k", owner="a", started=True)
+    assert await two.record("k") is None
+    assert await two.claim("k", expires_at=clock.now + 3600, owner="b") is True
+    # A pending claim of its owner goes too (the mark never committed).
+    await one.claim("p", expires_at=None, owner="a")
+    await one.release("p", owner="a", started=True)
+    assert await two.record("p") is None
+
+
+async def test_another_owner_never_releases_a_started_record(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    one, two = make_store(), make_store()
+    await one.claim("k", expires_at=None, owner="a")
+    assert await one.mark_started("k", owner="a")
+    await two.release("k", owner="b", started=True)
+    assert await two.record("k") == ClaimRecord("a", True, None)
+    assert await two.claim("k", expires_at=None, owner="b") is False
+    await one.claim("p", expires_at=None, owner="a")  # nor another's pending claim
+    await two.release("p", owner="b", started=True)
+    assert await two.record("p") == ClaimRecord("a", False, None)
+
+
+async def test_a_record_with_a_result_is_never_released_even_as_started(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=None, owner="a")
+    assert await store.mark_started("k", owner="a")
+    await store.record_result("k", "deleted a.txt")
+    await store.release("k", owner="a", started=True)
+    assert await store.get_result("k") == "deleted a.txt"
+    assert await store.claim("k", expires_at=None, owner="b") is False
+    await store.claim("unstarted", expires_at=None, owner="a")  # a result without the mark
+    await store.record_result("unstarted", "rejected")
+    await store.release("unstarted", owner="a", started=True)
+    assert await store.get_result("unstarted") == "rejected"
+
+
+async def test_releasing_a_started_record_needs_its_owner(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=None, owner="a")
+    assert await store.mark_started("k", owner="a")
+    with pytest.raises(ValueError, match="owner"):
+        await store.release("k", started=True)
+    with pytest.raises(ValueError, match="owner"):
+        await store.release("k", owner="", started=True)
+    assert await store.record("k") == ClaimRecord("a", True, None)
+
+
+async def test_without_started_a_started_record_is_kept_even_by_its_owner(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    await store.claim("k", expires_at=None, owner="a")
+    assert await store.mark_started("k", owner="a")
+    await store.release("k", owner="a", started=False)
+    await store.release("k", owner="a")
+    await store.release("k")
+    assert await store.record("k") == ClaimRecord("a", True, None)
+    assert await store.claim("k", expires_at=None, owner="b") is False
 
 
 async def test_a_claim_never_started_lapses_with_its_lease_and_its_old_owner_cannot_start(

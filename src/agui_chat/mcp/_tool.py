@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
@@ -22,6 +22,7 @@ from .._exceptions import ToolArgumentsError, ToolError
 from .._tools import (
     AIFunction,
     AIFunctionDeclaration,
+    AITool,
     ApprovalRequiredAIFunction,
     arguments_object,
 )
@@ -38,6 +39,9 @@ _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 
 class _Caller(Protocol):
     server_name: str
+
+    @property
+    def tools(self) -> Sequence[AITool]: ...
 
     async def call(self, tool: MCPTool, arguments: dict[str, Any]) -> Any: ...
 
@@ -117,6 +121,12 @@ class MCPTool(AIFunction):
     async def invoke(self, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate ``arguments`` and call the tool on its server."""
         return await self._toolset.call(self, self.validate_arguments(arguments))
+
+    def current(self) -> AITool | None:
+        """The tool as its server lists it now (gate and all), from the toolset's latest
+        listing; ``None`` if the server no longer lists it. A copied tool list is thereby
+        gated like the toolset: a tool re-declared destructive waits for approval."""
+        return next((t for t in self._toolset.tools if t.name == self.name), None)
 
     def __repr__(self) -> str:
         return f"MCPTool(name={self.name!r}, server={self.server_name!r})"

@@ -1,5 +1,5 @@
 """``FunctionInvokingChatClient``: the tool loop, with approvals and questions for a person
-(the next request's answers are paired with their requests by ``_resume.py``)."""
+(the next request's answers are paired with their requests by the consent engine's plan)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,20 @@ from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatFinishReason, ChatRole
 from .._streams import close_stream
-from .._tool_registry import ToolSource
+from .._tool_registry import ToolSource, tool_map
 from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
+from ..consent._plan import (
+    PLAN_KEY,
+    ResumePlan,
+    ScheduledCall,
+    ToolStartGuard,
+    check,
+    pair,
+    schedule,
+    take_plan,
+)
+from ..consent._rules import find_tool, question_request_id
 from ._delegating import DelegatingChatClient
 from ._invocation import (
     FunctionInvocationContext,
@@ -32,8 +43,6 @@ from ._invocation import (
     not_found_text,
     raise_failures,
 )
-from ._pairs import take_verified_pairs
-from ._resume import ScheduledCall, input_request_id, plan_resume
 from ._tool_tracing import ToolTracing, link_to_paused
 from ._turns import (
     TurnRecorder,
@@ -44,7 +53,6 @@ from ._turns import (
     new_id,
     next_options,
     pending_calls,
-    tool_map,
     tool_message,
     without_functions,
 )
@@ -143,9 +151,14 @@ class _Loop:
     ) -> None:
         self.owner = owner
         self.history = history
+        # A plan handed down by a caller that checked the answers itself (AGUIServer): the
+        # loop resumes with it as given, and passes the options on without it.
+        self.plan: ResumePlan | None = None
+        if options is not None and PLAN_KEY in options.additional_properties:
+            self.plan = take_plan(options)
         self.options = options
         self.streaming = streaming
-        self.tools = tool_map(owner.additional_tools, options)
+        self.tools: dict[str, AITool] | None = None  # built when first needed
         self.usage: UsageDetails | None = None
         self.finish_reason: ChatFinishReason | None = None
         self.last_response: ChatResponse | None = None
@@ -154,6 +167,7 @@ class _Loop:
         self.current_options = options  # the options of the round trip under way
         self.history_sent: list[ChatMessage] = []  # what the next round trip sends
         self.own_span = False  # whether the request runs in its own orchestrate_tools span
+        self.recording = False  # whether anything records spans, events or metrics
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -176,7 +190,8 @@ class _Loop:
         """The request's steps, in its own span when one opens (``_tool_tracing.py``):
         without an SDK they come straight from ``_steps()``, as if no tracing existed."""
         telemetry = self.owner.telemetry
-        if not telemetry.opens_request_span():
+        self.recording = telemetry.records()  # once per request: no SDK, no tracing calls
+        if not (self.recording and telemetry.opens_request_span()):
             return self._steps()
         self.own_span = True
         return telemetry.in_request_span(self._steps(), lambda: self.usage)
@@ -194,7 +209,7 @@ class _Loop:
                 return
             last_round = iteration == owner.max_iterations
             options = self.current_options
-            if iteration:  # a tool may have changed the tools (MEAI re-reads them too)
+            if iteration or self.tools is None:  # a tool may have changed them (as in MEAI)
                 self.tools = tool_map(owner.additional_tools, options)
             if last_round:
                 options = without_functions(options)
@@ -254,32 +269,30 @@ class _Loop:
         """Answer the paused run, with MEAI's transcript shape: the rebuilt call messages,
         the rejections' results, the approved calls' results; the model's history gets the
         same block at the plan's anchor (without the calls when the service keeps them)."""
-        verified = take_verified_pairs()
-        try:
-            plan = plan_resume(self.history, self.tools, verified)
-        except ExpiredRequestError as exc:
-            self.owner.telemetry.expired(exc.request_ids)
-            raise
+        plan = self.plan
+        if plan is None:
+            self.tools = tool_map(self.owner.additional_tools, self.options)
+            try:
+                pairs = pair(self.history)  # the consent engine's three steps, once
+                plan = schedule(pairs, check(pairs, self.tools), self.history)
+            except ExpiredRequestError as exc:
+                self.owner.telemetry.expired(exc.request_ids)
+                raise
         history = self.history_sent = plan.model_history
         if not (plan.to_run or plan.rejected):
             return
-        answered_in = self.history
-        if verified is not None:
-            answered_in = [
-                ChatMessage(ChatRole.ASSISTANT, [p.request for p in verified]),
-                ChatMessage(ChatRole.USER, [p.answer for p in verified]),
-            ]
         resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
-        paused = self.owner.telemetry.resumed(answered_in, resumed)
-        if self.own_span:  # AGUIServer's run span links to the paused run itself
-            link_to_paused(paused)
+        if self.recording:
+            paused = self.owner.telemetry.resumed(plan.answered, resumed)
+            if self.own_span:  # AGUIServer's run span links to the paused run itself
+                link_to_paused(paused)
         at = plan.anchor
         if not (self.options is not None and self.options.conversation_id):
             history[at:at] = plan.rebuilt
             at += len(plan.rebuilt)
         for message in plan.rebuilt:
             yield self._out(message)
-        outcomes = await self._invoke(plan.to_run, history, iteration=0)
+        outcomes = await self._invoke(plan.to_run, history, iteration=0, guard=plan.guard)
         done = [r.call_id for r in plan.rejected]
         done += [o.call.call_id for o in outcomes if o.result is not None]
         plan.mark_handled(done)
@@ -322,7 +335,7 @@ class _Loop:
         for call in calls:
             if call.call_id in duplicated:
                 continue
-            tool = self.tools.get(call.name)
+            tool = find_tool(self.tools or {}, call.name)
             if isinstance(tool, AIFunction):
                 if call.unparseable:
                     results.append(bad_arguments(call))
@@ -371,6 +384,7 @@ class _Loop:
         *,
         iteration: int,
         early: Sequence[AIContent] = (),
+        guard: ToolStartGuard | None = None,
     ) -> list[InvocationOutcome]:
         """Run a batch. Serially at the error limit, the first failure is raised at once
         (with ``early``, the batch's results so far), as MEAI does; concurrently, every call
@@ -394,7 +408,10 @@ class _Loop:
                 answers=item.answers,
                 include_detailed_errors=self.owner.include_detailed_errors,
                 invoker=self.owner.function_invoker,
+                guard=guard,
             )
+            if not self.recording:
+                return await invocation
             return await self.owner.telemetry.tool(item.call, item.function, invocation)
 
         if self.owner.allow_concurrent_invocation and count > 1:
@@ -415,7 +432,7 @@ class _Loop:
         for o in outcomes:
             if (q := o.input_required) is not None:
                 question = InterruptRequestContent(
-                    input_request_id(o.call.call_id, q.digest),  # a new question, a new id
+                    question_request_id(o.call.call_id, q.digest),  # a new question, a new id
                     reason=q.reason,
                     message=q.message,
                     tool_call_id=o.call.call_id,

@@ -6,7 +6,6 @@ import builtins
 import importlib
 import inspect
 import logging
-import unicodedata
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -18,34 +17,17 @@ from .._hitl_contents import InterruptResponseContent
 from .._input import InputRequired, provide_answers
 from .._messages import ChatMessage
 from .._options import ChatOptions
-from .._tool_start import tool_starting
 from .._tools import AIFunction
+from ..consent._plan import ToolStartGuard
 
 _log = logging.getLogger("agui_chat.tools")
 
 COMPLETED_TEXT = "Success: Function completed."
 FAILED_TEXT = "Error: Function failed."
-REJECTED_TEXT = "Tool call invocation rejected."
 
 
 def not_found_text(name: str) -> str:
     return f'Error: Requested function "{name}" not found.'
-
-
-#: What .NET's ``char.IsWhiteSpace`` counts besides Unicode Zs, Zl and Zp.
-_NET_CONTROL_SPACES = frozenset("\t\n\v\f\r\x85")
-
-
-def _blank(reason: str | None) -> bool:
-    """.NET's ``string.IsNullOrWhiteSpace``, which MEAI applies to the reason."""
-    return reason is None or all(
-        ch in _NET_CONTROL_SPACES or unicodedata.category(ch) in ("Zs", "Zl", "Zp") for ch in reason
-    )
-
-
-def rejected_text(reason: str | None) -> str:
-    """MEAI's rejection text, then the person's reason verbatim if not blank (DESIGN §3)."""
-    return REJECTED_TEXT if _blank(reason) else f"{REJECTED_TEXT} {reason}"
 
 
 def raise_failures(exceptions: Sequence[Exception], rounds: int) -> NoReturn:
@@ -109,14 +91,16 @@ async def invoke_call(
     answers: Mapping[str, InterruptResponseContent] | None = None,
     include_detailed_errors: bool = False,
     invoker: FunctionInvoker | None = None,
+    guard: ToolStartGuard | None = None,
 ) -> InvocationOutcome:
-    """Run ``context.function`` for ``context.call`` after the tool-start hook (what that
-    raises propagates).
+    """Run ``context.function`` for ``context.call``, after ``guard`` lets it start (what
+    that raises propagates).
     Tool failures become an error result for the model (the exception text only with
     ``include_detailed_errors``, the reason always for invalid arguments); ``InputRequired``
     becomes a question; cancellation propagates."""
     function, call = context.function, context.call
-    await tool_starting(call)
+    if guard is not None:
+        await guard.starting(call)
     token = _current.set(context)
     try:
         with provide_answers(answers or {}):

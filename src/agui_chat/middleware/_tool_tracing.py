@@ -23,14 +23,13 @@ from .._contents import FunctionCallContent, UsageContent
 from .._exceptions import AGUIChatError
 from .._hitl_contents import (
     InputRequestContent,
+    InputResponseContent,
     InterruptRequestContent,
     InterruptResponseContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
 )
-from .._messages import ChatMessage
 from .._responses import ChatResponseUpdate
-from .._role_and_finish_reason import ChatRole
 from .._streams import close_stream
 from .._tools import AITool
 from .._usage import UsageDetails
@@ -220,7 +219,7 @@ class ToolTracing:
                 span.set_status(Status(StatusCode.ERROR, failed))
             span.end()
 
-    def _records(self) -> bool:
+    def records(self) -> bool:
         """Whether anything would record a span, an event on the current span or a metric."""
         return (
             self._traces()
@@ -282,7 +281,7 @@ class ToolTracing:
 
     def requested(self, request: InputRequestContent) -> None:
         """The run pauses on ``request``: stamp it, and an event on the current span."""
-        if not self._records():
+        if not self.records():
             return  # nothing would use the stamps: the request stays as it was made
         properties = request.additional_properties
         if properties is None:
@@ -309,25 +308,23 @@ class ToolTracing:
         for request_id in request_ids:
             span.add_event("agui_chat.request.expired", {"agui_chat.request.id": request_id})
 
-    def resumed(self, history: Sequence[ChatMessage], call_ids: set[str]) -> list[str]:
-        """Events, metrics per answer to ``call_ids`` in ``history``'s last answering message;
-        returns the traceparents the answered requests were stamped with."""
+    def resumed(
+        self,
+        answered: Sequence[tuple[InputRequestContent, InputResponseContent]],
+        call_ids: set[str],
+    ) -> list[str]:
+        """Events, metrics per answer (``answered``: each request with its answer, as the
+        resume plan paired them) to ``call_ids``; returns the traceparents the answered
+        requests were stamped with."""
         paused: list[str] = []
-        if not self._records():
+        if not self.records():
             return paused
-        requests: dict[str, InputRequestContent] = {}
-        answers: list[ToolApprovalResponseContent | InterruptResponseContent] = []
-        for message in history:
-            for c in message.contents:
-                if isinstance(c, (ToolApprovalRequestContent, InterruptRequestContent)):
-                    requests.setdefault(c.request_id, c)
-            if message.role == ChatRole.USER:
-                found = [
-                    c
-                    for c in message.contents
-                    if isinstance(c, (ToolApprovalResponseContent, InterruptResponseContent))
-                ]
-                answers = found or answers
+        requests = {request.request_id: request for request, _ in answered}
+        answers = [
+            answer
+            for _, answer in answered
+            if isinstance(answer, (ToolApprovalResponseContent, InterruptResponseContent))
+        ]
         stamped = any(_requested_at(requests.get(a.request_id)) is not None for a in answers)
         seen: set[str] = set()
         now = time.time()

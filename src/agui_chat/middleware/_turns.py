@@ -16,9 +16,8 @@ from .._messages import ChatMessage
 from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatRole
-from .._tool_registry import ToolRegistry, ToolSource
-from .._tools import AIFunction, AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
-from ._resume import approval_request_id
+from .._tools import AIFunction, AIFunctionDeclaration, AITool
+from ..consent._rules import approval_request_id, find_tool, gate
 from ._tool_tracing import ToolTracing
 
 _log = logging.getLogger("agui_chat.tools")
@@ -53,21 +52,6 @@ class TurnRecorder:
     def build(self) -> ChatResponse:
         self._flush()
         return ChatResponse.from_updates(self.updates)
-
-
-#: Where the tool loop's own tools come from, as a tool clash names it.
-ADDITIONAL_TOOLS = "FunctionInvokingChatClient(additional_tools=...)"
-
-
-def tool_map(
-    additional: Sequence[AITool | ToolSource], options: ChatOptions | None
-) -> dict[str, AITool]:
-    """The round trip's tools by name; ``DuplicateToolError`` for two tools of one name."""
-    registry = ToolRegistry()
-    registry.add(additional, ADDITIONAL_TOOLS)
-    if options is not None and options.tools:
-        registry.add(options.tools, "ChatOptions.tools")
-    return registry.by_name
 
 
 def bad_arguments(call: FunctionCallContent) -> FunctionResultContent:
@@ -181,14 +165,14 @@ def gate_approvals(
         call: FunctionCallContent = c
         if call.informational_only or call.unparseable:
             continue
-        tool = tools.get(call.name)
-        wrapper = tool.get_service(ApprovalRequiredAIFunction) if tool else None
-        if wrapper is not None and wrapper.requires_approval(call.arguments or {}):
+        tool = find_tool(tools, call.name)
+        asks = gate(tool, call.arguments) if tool is not None else None
+        if asks is not None:
             contents[i] = request = ToolApprovalRequestContent(
                 approval_request_id(call.call_id),
                 call,
-                message=wrapper.approval_message(call.name),
-                allow_edits=wrapper.allow_edits,
+                message=asks.message,
+                allow_edits=asks.allow_edits,
             )
             telemetry.requested(request)
     if answers:
@@ -205,7 +189,7 @@ def hold_unrun(contents: list[AIContent], tools: dict[str, AITool]) -> bool:
         if (
             c.__class__ is FunctionCallContent
             and not c.informational_only
-            and isinstance(tools.get(c.name), AIFunction)
+            and isinstance(find_tool(tools, c.name), AIFunction)
         ):
             contents[i] = held = copy.copy(c)
             held.informational_only = True

@@ -12,14 +12,19 @@ tool started and was lost never strands its siblings. A record goes through thre
          |                                 +-- its lease runs out --> lost (never run again)
          +-- release, or its lease runs out --> gone (the answer may be sent again)
 
+    started --release(started=True) by its owner, tool never began--> gone
+
 A claim whose tool never started is not a use of the approval: the server releases it when
 the run ends without starting the tool (a later refusal, the client gone), and a claim left
 behind by a process that died before starting the tool lapses when its ``lease_until``
 passes. Once started, a record is never released: a tool that may have run is never run
-again, whatever happened to the process that ran it. While a run lasts, the server
-``renew``\\ s the leases of its records (pending and started), so a lease that ran out
-means the process holding it died: a pending record then counts as absent, a started one
-as *lost* (``ClaimRecord.lost``: its tool may have run, its result is gone).
+again, whatever happened to the process that ran it. The one exception is its own owner's
+``release(started=True)``: a request cancelled while its "started" mark was being written
+(the mark committed, the tool's first line never ran) is known to that owner not to have
+run the tool, so the approval was not used and its answer may run once later. While a run
+lasts, the server ``renew``\\ s the leases of its records (pending and started), so a lease
+that ran out means the process holding it died: a pending record then counts as absent, a
+started one as *lost* (``ClaimRecord.lost``: its tool may have run, its result is gone).
 
 Every store has an **epoch** (:meth:`ApprovalStore.epoch`): an id made when the store's
 records were created and kept with them (a Redis key, a SQLite row, the memory store's
@@ -170,9 +175,15 @@ class ApprovalStore(abc.ABC):
         ``None`` makes them hold for good (until ``expires_at``): the answer was used."""
 
     @abc.abstractmethod
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
         """Undo a claim whose tool never started (so the answer can be sent again). With an
-        ``owner``, only that owner's pending claim is released; a started record never is."""
+        ``owner``, only that owner's claim is released. A record marked started is kept (its tool
+        may have run) unless ``started=True``: the caller knows the tool never began (the request
+        was cancelled between the mark and the tool's first line), and then only ``owner``'s
+        started record without a result is released. A record with a result is never released.
+
+        ``started=True`` needs an ``owner`` (``ValueError`` without one): another owner's
+        started record is never released. Atomic where the store allows it."""
 
     @abc.abstractmethod
     async def record_result(self, key: str, result: str) -> None:

@@ -77,11 +77,13 @@ class InMemoryApprovalStore(ApprovalStore):
             if entry is not None and entry.owner == owner and entry.result is None:
                 entry.lease_until = lease_until
 
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
+        if started and not owner:
+            raise ValueError("release(started=True) needs the owner whose started record it is")
         entry = self._entries.get(key)
-        if entry is None or entry.started or entry.result is not None:
+        if entry is None or entry.result is not None or (entry.started and not started):
             return
-        if not owner or entry.owner == owner:
+        if not owner or entry.owner == owner:  # started=True always names an owner
             del self._entries[key]
 
     async def record_result(self, key: str, result: str) -> None:

@@ -106,6 +106,9 @@ _RENEW = (
     "WHERE owner = %s AND result IS NULL AND key = ANY(%s)"
 )
 _RELEASE = "DELETE FROM {table} WHERE key = %s AND NOT started AND result IS NULL"
+# release(started=True): the owner's row without a result, started or not (its tool never
+# began: the request was cancelled between the mark and the tool's first line).
+_RELEASE_STARTED = "DELETE FROM {table} WHERE key = %s AND owner = %s AND result IS NULL"
 # A result's commit does not wait for its WAL either: a crash that loses it leaves the record
 # started without a result, which replays as lost once its lease runs out (never run again).
 _RECORD = (
@@ -234,6 +237,7 @@ class PostgresApprovalStore(ApprovalStore):
                 "start": _START,
                 "renew": _RENEW,
                 "release": _RELEASE,
+                "release started": _RELEASE_STARTED,
                 "record": _RECORD,
                 "get": _GET,
                 "sweep": _SWEEP,
@@ -326,9 +330,13 @@ class PostgresApprovalStore(ApprovalStore):
 
         await self._run(work)
 
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
+        if started and not owner:
+            raise ValueError("release(started=True) needs the owner whose started record it is")
         query, args = self._sql["release"], [key]
-        if owner:
+        if started:
+            query, args = self._sql["release started"], [key, owner]
+        elif owner:
             query, args = sql.SQL("{} AND owner = %s").format(query), [key, owner]
 
         async def work(db: Any) -> None:

@@ -5,7 +5,8 @@ client); works with Redis 6 and later and with Valkey.
 One key per claimed interrupt, its value the record's state:
 
 - ``p:<lease_until>:<owner>`` — claimed, the tool not started yet;
-- ``s:<lease_until>:<owner>`` — the tool started (never released, never run again);
+- ``s:<lease_until>:<owner>`` — the tool started (never run again; released only by its
+  owner's ``release(started=True)``, when its tool never began);
 - ``d:<result>`` — done, with the result a replay re-emits.
 
 A claim is one Lua script: it checks the store's epoch (the key ``<prefix>epoch``, made on
@@ -90,10 +91,14 @@ _MAKE_EPOCH = """
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])
 """
+# ARGV[1] the owner ('' for any), ARGV[2] '1' to release a started record too (its owner's:
+# the caller checks that ARGV[1] is given). A done record ('d:') is never released.
 _RELEASE = """
 local v = redis.call('GET', KEYS[1])
-if not v or string.sub(v, 1, 2) ~= 'p:' then return 0 end
-if ARGV[1] ~= '' and string.match(v, '^p:[^:]*:(.*)$') ~= ARGV[1] then return 0 end
+if not v then return 0 end
+local state, owner = string.match(v, '^([ps]):[^:]*:(.*)$')
+if not state or (state == 's' and ARGV[2] ~= '1') then return 0 end
+if ARGV[1] ~= '' and owner ~= ARGV[1] then return 0 end
 return redis.call('DEL', KEYS[1])
 """
 
@@ -244,8 +249,11 @@ class RedisApprovalStore(ApprovalStore):
         for key in keys:
             await self._call(self._renew(keys=[self._prefix + key], args=args))
 
-    async def release(self, key: str, *, owner: str = "") -> None:
-        await self._call(self._release(keys=[self._prefix + key], args=[owner]))
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
+        if started and not owner:
+            raise ValueError("release(started=True) needs the owner whose started record it is")
+        args = [owner, "1" if started else "0"]
+        await self._call(self._release(keys=[self._prefix + key], args=args))
 
     async def record_result(self, key: str, result: str) -> None:
         name = self._prefix + key

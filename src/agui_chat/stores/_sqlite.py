@@ -67,6 +67,9 @@ _RENEW = (
     "AND key IN (SELECT value FROM json_each(?))"
 )
 _RELEASE = "DELETE FROM agui_chat_approvals WHERE key = ? AND started = 0 AND result IS NULL"
+# release(started=True): the owner's record without a result, started or not (its tool never
+# began: the request was cancelled between the mark and the tool's first line).
+_RELEASE_STARTED = "DELETE FROM agui_chat_approvals WHERE key = ? AND owner = ? AND result IS NULL"
 _RECORD = "UPDATE agui_chat_approvals SET result = ? WHERE key = ?"
 _GET = "SELECT owner, started, lease_until, result FROM agui_chat_approvals WHERE key = ?"
 _SWEEP = "DELETE FROM agui_chat_approvals WHERE expires_at IS NOT NULL AND expires_at < ?"
@@ -197,9 +200,13 @@ class SQLiteApprovalStore(ApprovalStore):
         args = (lease_until, owner, json.dumps(list(keys)))
         await self._run(lambda db: db.execute(_RENEW, args))
 
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
+        if started and not owner:
+            raise ValueError("release(started=True) needs the owner whose started record it is")
         query, args = _RELEASE, [key]
-        if owner:
+        if started:
+            query, args = _RELEASE_STARTED, [key, owner]
+        elif owner:
             query, args = f"{_RELEASE} AND owner = ?", [key, owner]
         await self._run(lambda db: db.execute(query, args))
 

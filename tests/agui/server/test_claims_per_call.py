@@ -25,7 +25,7 @@ from server_support import (
 
 from agui_chat import FunctionCallContent, ai_function, approval_required
 from agui_chat._exceptions import ApprovalStoreUnavailableError
-from agui_chat.agui.server._resume_check import LOST_RESULT
+from agui_chat.agui.server._claims import LOST_RESULT
 from agui_chat.agui.server._signing import InterruptSigner
 from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
@@ -135,9 +135,9 @@ class GoesDownAfterTheFirstStart(InMemoryApprovalStore):
         self._check()
         await super().record_result(key, result)
 
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
         self._check()
-        await super().release(key, owner=owner)
+        await super().release(key, owner=owner, started=started)
 
 
 async def test_a_store_down_mid_pause_loses_no_approval_once_it_is_back(

@@ -30,8 +30,8 @@ from agui_chat import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from agui_chat.agui.server import _interrupts
 from agui_chat.agui.server._signing import InterruptClaims, InterruptSigner
+from agui_chat.consent import _rules
 from agui_chat.middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from agui_server import ServedAgent, agui_server
 
@@ -44,7 +44,7 @@ SCHEMA = {"type": "object", "properties": {"env": {"type": "string"}}, "required
 @pytest.fixture(autouse=True)
 def clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupts are issued at ``NOW``."""
-    monkeypatch.setattr(_interrupts, "_clock", lambda: NOW)
+    monkeypatch.setattr(_rules, "clock", lambda: NOW)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from agui_chat import (
     request_input,
 )
 from agui_chat.agui import AGUIServer, current_run
-from agui_chat.agui.server import _resume_check
+from agui_chat.consent import _rules
 from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
 from agui_streams import SideEffects
@@ -227,14 +227,14 @@ async def test_a_claim_left_by_a_process_that_died_before_the_tool_started_lapse
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr(_resume_check, "_clock", clock)
+    monkeypatch.setattr(_rules, "clock", clock)
     store = InMemoryApprovalStore(clock=clock)
     effects = SideEffects()
     agent, _ = failing_app(effects, store)
     agent.app.claim_lease = timedelta(seconds=30)
     history, interrupt = await paused(agent)
 
-    async def died(key: str, *, owner: str = "") -> None:
+    async def died(key: str, *, owner: str = "", started: bool = False) -> None:
         return None  # the process died: nothing released its claim
 
     monkeypatch.setattr(store, "release", died)

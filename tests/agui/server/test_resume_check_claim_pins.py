@@ -78,10 +78,10 @@ class OutageStore(InMemoryApprovalStore):
         self.down = self.armed
         return claimed
 
-    async def release(self, key: str, *, owner: str = "") -> None:
+    async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
         if self.down:
             raise ApprovalStoreUnavailableError("store down")
-        await super().release(key, owner=owner)
+        await super().release(key, owner=owner, started=started)
 
 
 def two_deletes(fx: SideEffects, store: Any, *replies: Any) -> ServedAgent:

@@ -145,7 +145,8 @@ async def test_an_answer_for_a_tool_the_server_no_longer_runs_is_refused() -> No
     history, (interrupt,) = await paused(before)
     message = await refusal(after, history, approve(interrupt), code="RESUME_UNKNOWN_TOOL")
     assert (
-        message == "resume[0] answers a call to tool 'delete_file', which this server does not run"
+        message == "resume[0]: request 'approval_c1' is about a call to tool 'delete_file', "
+        "which is not run here; nothing was run"
     )
 
 
@@ -210,9 +211,7 @@ async def test_an_expired_approval_cannot_be_approved(clock: FakeClock) -> None:
     history, (interrupt,) = await paused(agent)
     clock.now = START + TTL
     message = await refusal(agent, history, approve(interrupt), code="APPROVAL_EXPIRED")
-    assert message == (
-        "resume[0] approves a request that has expired; it can only be rejected or cancelled"
-    )
+    assert message == "resume[0]: approval request 'approval_c1' expired; it can only be rejected"
     events = await agent.resume(history, reject(interrupt), run="r3")
     assert outcome(events) == {"type": "success"}
     assert fx.count("delete_file") == 0
@@ -223,7 +222,8 @@ async def test_an_expired_question_can_only_be_cancelled(clock: FakeClock) -> No
     history, (question,) = await paused(agent)
     clock.now = START + TTL
     message = await refusal(agent, history, answer(question, "yes"), code="INTERRUPT_EXPIRED")
-    assert message == "resume[0] answers a question that has expired; it can only be cancelled"
+    assert message.startswith("resume[0]: question 'input_")
+    assert message.endswith(" expired; it can only be cancelled")
 
 
 # -- payloads --------------------------------------------------------------------------------
@@ -254,7 +254,8 @@ async def test_a_payload_failing_the_question_schema_lists_its_errors_within_300
     errors = [f"(root): '{f}' is a required property" for f in fields[:6]]
     detail = "; ".join(errors) + "; (root)"  # cut at 300 characters
     assert len(detail) == 300
-    assert message == f"resume[0].payload does not match the question's response schema: {detail}"
+    assert message.startswith("resume[0]: answer to 'input__")
+    assert message.endswith(f" does not match its response schema: {detail}")
 
 
 async def test_the_same_interrupt_answered_twice_is_refused_as_a_duplicate() -> None:
@@ -264,7 +265,10 @@ async def test_the_same_interrupt_answered_twice_is_refused_as_a_duplicate() -> 
     message = await refusal(
         agent, history, approve(interrupt), approve(interrupt), code="RESUME_DUPLICATE_ANSWER"
     )
-    assert message == "resume[1] answers an interrupt that an earlier entry answers"
+    assert message == (
+        "resume[0], resume[1]: request 'approval_c1' answered more than once; answer each "
+        "request exactly once"
+    )
     assert fx.count("delete_file") == 0
 
 
@@ -328,8 +332,9 @@ async def test_an_ambiguous_call_id_after_a_question_of_the_model_is_refused_nam
         agent, ambiguous, answer(question, True), approve(approval), code="RESUME_INVALID_PAYLOAD"
     )
     assert message == (
-        "resume[1]: the history holds more than one different call with id 'c1', so the "
-        "answer is ambiguous; nothing was run (each tool call needs its own id)"
+        "resume[1]: tool call id 'c1' is used by more than one call or request, so the "
+        "answers to request 'approval_c1' are ambiguous; nothing was run (each tool call "
+        "needs its own id)"
     )
     assert fx.count("delete_file") == 0
 
@@ -396,8 +401,8 @@ async def test_a_re_sent_call_that_differs_from_the_approved_one_is_refused() ->
 
 
 async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_before_the_claim() -> None:
-    """The token offered editing; the tool, after a restart, does not: the tool loop's
-    pairing function refuses it before the claim, with the code of that refusal."""
+    """The token offered editing; the tool, after a restart, does not: the consent engine
+    refuses it before the claim, the tool's own word winning over the token's."""
     fx = SideEffects()
     store = InMemoryApprovalStore()
     before = delete_app(fx, audience="ops", approval_store=store)
@@ -409,8 +414,10 @@ async def test_an_edit_the_restarted_tool_no_longer_offers_is_refused_before_the
     )
     history, (interrupt,) = await paused(before)
     edit = approve(interrupt, editedArgs={"path": "b.txt"})
-    message = await refusal(after, history, edit, code="RESUME_INVALID_PAYLOAD")
-    assert message == "The resume carries an invalid answer."
+    message = await refusal(after, history, edit, code="APPROVAL_EDIT_NOT_ALLOWED")
+    assert message == (
+        "resume[0]: approval request 'approval_c1' does not allow editing the arguments"
+    )
     events = await after.resume(history, approve(interrupt), run="r3")
     assert outcome(events) == {"type": "success"}
     assert fx.runs["delete_file"] == [{"path": "a.txt"}]
@@ -432,7 +439,7 @@ async def test_a_refusal_of_the_tool_loop_without_a_code_of_its_own_is_an_invali
     agent = delete_app(fx, "Deleted.")
     history, (interrupt,) = await paused(agent)
     with monkeypatch.context() as patched:
-        patched.setattr(_resume_check, "plan_resume", refusing)
+        patched.setattr(_resume_check, "check", refusing)
         message = await refusal(agent, history, approve(interrupt), code="RESUME_INVALID_PAYLOAD")
     assert message == "The resume carries an invalid answer."
     events = await agent.resume(history, approve(interrupt), run="r3")

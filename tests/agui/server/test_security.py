@@ -256,7 +256,7 @@ async def test_edits_that_fail_the_tool_schema_run_nothing(tools: Tools) -> None
     resume = [approve(interrupt, editedArgs={"path": "b.txt", "recursive": True})]
     events = await agent.post(run_input(user("x"), *history, run="r2", resume=resume))
     assert_refused(events, "RESUME_INVALID_PAYLOAD")
-    assert "editedArgs" in run_error(events)["message"]
+    assert "the edited arguments do not fit the tool" in run_error(events)["message"]
     assert tools.count("delete_file") == 0
 
 

@@ -15,6 +15,7 @@ from agui_chat.agui.server._signing import (
     canonical_json,
     new_nonce,
 )
+from agui_chat.consent._rules import is_past
 from agui_chat.stores import InMemoryApprovalStore
 from fake_clock import FakeClock
 
@@ -103,9 +104,9 @@ def test_text_that_is_not_a_token_is_unknown(token: str) -> None:
 
 
 def test_expiry_is_checked_against_the_clock() -> None:
-    assert claims(expires_at=int(time.time()) - 1).is_expired(time.time())
-    assert not claims(expires_at=int(time.time()) + 60).is_expired(time.time())
-    assert not claims(expires_at=None).is_expired(time.time())
+    assert is_past(claims(expires_at=int(time.time()) - 1).expires_at, time.time())
+    assert not is_past(claims(expires_at=int(time.time()) + 60).expires_at, time.time())
+    assert not is_past(claims(expires_at=None).expires_at, time.time())
 
 
 def test_an_ephemeral_signer_refuses_the_tokens_of_another() -> None:

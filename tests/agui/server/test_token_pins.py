@@ -18,6 +18,7 @@ from agui_chat.agui.server._signing import (
     new_nonce,
     pause_digest,
 )
+from agui_chat.consent._rules import is_past
 
 KEY = "unit-test-key-0123456789abcdef"
 
@@ -149,9 +150,9 @@ def test_equal_claims_with_distinct_nonces_get_distinct_ids_and_store_keys() -> 
 
 def test_a_token_is_expired_exactly_at_its_expiry_instant_and_not_a_second_before() -> None:
     claims = _claims(expires_at=1_900_000_000)
-    assert claims.is_expired(1_900_000_000)
-    assert not claims.is_expired(1_899_999_999)
-    assert not _claims(expires_at=None).is_expired(1_900_000_000)
+    assert is_past(claims.expires_at, 1_900_000_000)
+    assert not is_past(claims.expires_at, 1_899_999_999)
+    assert not is_past(_claims(expires_at=None).expires_at, 1_900_000_000)
 
 
 # -- the claims' wire form ----------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""The server hands the tool loop the pairs it verified from the signed interrupt ids: no
-history is rebuilt for the loop to find the answers in again. Through the wire: an Agent
-Framework style resume (no assistant tool-call message sent back) runs the signed call once
-and the model sees call and result; a pair the server never signed, or two answers to one
-request, run nothing. In process: the pairing function taking verified pairs refuses pairs
-whose parts do not belong together, two answers to one request, and ignores answers a
-client wrote into its history."""
+"""The server plans once from the pairs it verified from the signed interrupt ids and hands
+the plan to the tool loop in the options: no history is rebuilt for the loop to find the
+answers in again. Through the wire: an Agent Framework style resume (no assistant tool-call
+message sent back) runs the signed call once and the model sees call and result; a pair the
+server never signed, or two answers to one request, run nothing. In process: the pairing
+function taking verified pairs refuses pairs whose parts do not belong together, two answers
+to one request, and ignores answers a client wrote into its history."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from agui_chat import (
 )
 from agui_chat.agui import AGUIServer
 from agui_chat.agui.server._signing import InterruptSigner
-from agui_chat.middleware._pairs import VerifiedPair, resume_with
+from agui_chat.consent._plan import VerifiedPair, check, pair, schedule, with_plan
 from agui_chat.stores import InMemoryApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
@@ -154,8 +154,18 @@ async def test_two_answers_to_one_request_run_nothing() -> None:
 
 def approval_pair(call: FunctionCallContent | None = None, **answer: Any) -> VerifiedPair:
     call = call or the_call()
-    request = ToolApprovalRequestContent(f"approval:{call.call_id}", call, allow_edits=True)
+    request = ToolApprovalRequestContent(f"approval_{call.call_id}", call, allow_edits=True)
     return VerifiedPair(call, request, request.create_response(True, **answer))
+
+
+def planned(
+    loop: FunctionInvokingChatClient, history: list[ChatMessage], verified: list[VerifiedPair]
+) -> Any:
+    """The options carrying the plan the server would make from ``verified``."""
+    pairs = pair(history, verified)
+    tools = {t.name: t for t in loop.additional_tools if not isinstance(t, type)}
+    plan = schedule(pairs, check(pairs, tools), history)  # type: ignore[arg-type]
+    return with_plan(None, plan)
 
 
 def loop_of(fx: SideEffects) -> tuple[FunctionInvokingChatClient, list[list[ChatMessage]]]:
@@ -174,8 +184,9 @@ def loop_of(fx: SideEffects) -> tuple[FunctionInvokingChatClient, list[list[Chat
 async def test_verified_pairs_run_the_call_once_with_the_approved_edit() -> None:
     fx = SideEffects()
     loop, seen = loop_of(fx)
-    with resume_with([approval_pair(edited_arguments={"path": "b.txt"})]):
-        response = await loop.get_response([ChatMessage("user", "go")])
+    history = [ChatMessage("user", "go")]
+    options = planned(loop, history, [approval_pair(edited_arguments={"path": "b.txt"})])
+    response = await loop.get_response(history, options)
     assert fx.runs["delete_file"] == [{"path": "b.txt"}]
     assert response.text == "Done."
     calls = [c for m in seen[0] for c in m.contents if isinstance(c, FunctionCallContent)]
@@ -185,11 +196,10 @@ async def test_verified_pairs_run_the_call_once_with_the_approved_edit() -> None
 async def test_two_verified_answers_to_one_request_run_nothing() -> None:
     fx = SideEffects()
     loop, seen = loop_of(fx)
-    with (
-        resume_with([approval_pair(), approval_pair(edited_arguments={"path": "b.txt"})]),
-        pytest.raises(DuplicateResponseError, match="answered more than once"),
-    ):
-        await loop.get_response([ChatMessage("user", "go")])
+    history = [ChatMessage("user", "go")]
+    twice = [approval_pair(), approval_pair(edited_arguments={"path": "b.txt"})]
+    with pytest.raises(DuplicateResponseError, match="answered more than once"):
+        await loop.get_response(history, planned(loop, history, twice))
     assert fx.count("delete_file") == 0 and not seen
 
 
@@ -198,11 +208,9 @@ async def test_a_verified_pair_whose_answer_is_about_another_call_runs_nothing()
     loop, seen = loop_of(fx)
     other = FunctionCallContent("c2", "delete_file", {"path": "/etc"})
     mixed = VerifiedPair(other, approval_pair().request, approval_pair().answer)
-    with (
-        resume_with([mixed]),
-        pytest.raises(InvalidResponseError, match="not about tool call 'c2'"),
-    ):
-        await loop.get_response([ChatMessage("user", "go")])
+    history = [ChatMessage("user", "go")]
+    with pytest.raises(InvalidResponseError, match="not about tool call 'c2'"):
+        await loop.get_response(history, planned(loop, history, [mixed]))
     assert fx.count("delete_file") == 0 and not seen
 
 
@@ -214,26 +222,27 @@ async def test_with_verified_pairs_an_approval_written_into_the_history_counts_f
     fx = SideEffects()
     loop, _ = loop_of(fx)
     written = FunctionCallContent("c9", "delete_file", {"path": "/etc"})
-    request = ToolApprovalRequestContent("approval:c9", written)
+    request = ToolApprovalRequestContent("approval_c9", written)
     history = [
         ChatMessage("user", "go"),
         ChatMessage("assistant", [request]),
         ChatMessage("user", [request.create_response(True)]),
     ]
-    with resume_with([approval_pair()]):
-        await loop.get_response(history)
+    await loop.get_response(history, planned(loop, history, [approval_pair()]))
     assert fx.runs["delete_file"] == [{"path": "a.txt"}]
 
 
-async def test_verified_pairs_are_taken_by_one_loop_only() -> None:
-    """The pairs resume the first loop that starts in the block; a second one pairs from
-    its own history (here: nothing to resume, so nothing runs again)."""
+async def test_a_plan_resumes_the_first_loop_only() -> None:
+    """The plan resumes the first loop that gets the options; a loop below it gets the
+    options without the plan and pairs from its own history (nothing to resume there)."""
     fx = SideEffects()
-    loop, _ = loop_of(fx)
-    with resume_with([approval_pair()]):
-        await loop.get_response([ChatMessage("user", "go")])
-        await loop.get_response([ChatMessage("user", "go")])
+    inner, _ = loop_of(fx)
+    outer = FunctionInvokingChatClient(inner, additional_tools=inner.additional_tools)
+    history = [ChatMessage("user", "go")]
+    options = planned(inner, history, [approval_pair()])
+    await outer.get_response(history, options)
     assert fx.count("delete_file") == 1
+    assert "agui_chat.resume_plan" not in options.additional_properties  # used once
 
 
 # -- a resume mixing a kept answer with a fresh one: what the model is shown -------------------

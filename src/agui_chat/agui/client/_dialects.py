@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..._approval_payload import read_approval_payload
 from ..._contents import FunctionCallContent, ToolCallContent
 from ..._exceptions import InvalidResponseError, ProtocolError
 from ..._hitl_contents import CANCELLED_REASON, InputRequestContent, ToolApprovalRequestContent
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
+from ...consent._rules import check_approval, read_approval_payload
 from ._resume import DIALECT_KEY, LANGCHAIN_HITL, resume_entries
 from ._updates import INTERRUPT_KEY
 
@@ -397,9 +397,7 @@ def _given_decision(
         problem = "has a message that is not a string"
     elif kind == "edit":
         action = given.get("edited_action")
-        if not request.allow_edits:
-            problem = "edits a call whose review does not allow editing"
-        elif not (
+        if not (
             isinstance(action, Mapping)
             and set(action) == {"name", "args"}
             and action["name"] == request.tool_call.name
@@ -416,6 +414,15 @@ def _given_decision(
             '"edited_action": {"name": ..., "args": {...}}}, or answer with '
             "request.create_response(...)",
             request_ids=[rid],
+        )
+    if kind != "reject":  # the consent rules, as for any approval: expiry, edits offered
+        action = given.get("edited_action")
+        check_approval(
+            rid,
+            approved=True,
+            edited_arguments=action["args"] if isinstance(action, Mapping) else None,
+            allow_edits=request.allow_edits,
+            expires_at=request.expires_at,
         )
     copied: dict[str, Any] = json.loads(json.dumps(dict(given)))  # plain JSON, not shared
     return copied

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._approval_payload import read_approval_payload
 from ..._contents import ErrorContent
-from ..._exceptions import ExpiredRequestError, InvalidResponseError, UnknownResponseError
+from ..._exceptions import UnknownResponseError
 from ..._hitl_contents import (
     InputRequestContent,
     InputResponseContent,
@@ -21,9 +20,14 @@ from ..._hitl_contents import (
     ToolApprovalResponseContent,
 )
 from ..._messages import ChatMessage
-from ..._schema import schema_errors
-from ...middleware._pairs import pair_by_id
-from ...middleware._resume import check_answered_once
+from ...consent._plan import pair_by_id
+from ...consent._rules import (
+    check_answered_once,
+    check_approval,
+    check_payload,
+    check_question,
+    read_approval_payload,
+)
 from ..wire._messages import RUN_ID_KEY
 from ._updates import INTERRUPT_KEY
 
@@ -142,23 +146,16 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
     if isinstance(answer, ToolApprovalResponseContent):
         if answer.cancelled or (not answer.approved and expired):
             return {"interruptId": rid, "status": "cancelled"}
-        if answer.approved and expired:
-            raise ExpiredRequestError(
-                f"approval request {rid!r} expired at {_expiry(request)}; it can only be rejected",
-                request_ids=[rid],
-            )
-        if (
-            answer.edited_arguments is not None
-            and isinstance(request, ToolApprovalRequestContent)
-            and not request.allow_edits
-        ):
-            raise InvalidResponseError(
-                f"approval request {rid!r} does not allow editing the arguments",
-                request_ids=[rid],
-            )
+        check_approval(
+            rid,
+            approved=answer.approved,
+            edited_arguments=answer.edited_arguments,
+            allow_edits=not isinstance(request, ToolApprovalRequestContent) or request.allow_edits,
+            expires_at=request.expires_at,
+        )
         schema = _schema_of(request)
         payload = _fit_reason(answer.to_payload(), schema)
-        _validate(rid, payload, schema)
+        check_payload(rid, payload, schema)
         resolved: ResumeEntry = {"interruptId": rid, "status": "resolved", "payload": payload}
         if metadata:
             resolved["metadata"] = metadata
@@ -166,12 +163,13 @@ def _entry(request: InputRequestContent, answer: InputResponseContent) -> Resume
     assert isinstance(answer, InterruptResponseContent)
     entry: ResumeEntry = {"interruptId": rid, "status": answer.status}
     if answer.status == "resolved":
-        if expired:
-            raise ExpiredRequestError(
-                f"interrupt {rid!r} expired at {_expiry(request)}; it can only be cancelled",
-                request_ids=[rid],
-            )
-        _validate(rid, answer.payload, _schema_of(request))
+        check_question(
+            rid,
+            resolved=True,
+            payload=answer.payload,
+            response_schema=_schema_of(request),
+            expires_at=request.expires_at,
+        )
         entry["payload"] = answer.payload
     if answer.metadata:
         entry["metadata"] = answer.metadata
@@ -194,20 +192,6 @@ def _fit_reason(payload: dict[str, Any], schema: Mapping[str, Any] | None) -> di
     if isinstance(properties, Mapping) and "reason" in properties:
         return payload
     return {k: v for k, v in payload.items() if k != "reason"}
-
-
-def _validate(rid: str, payload: Any, schema: Mapping[str, Any] | None) -> None:
-    if schema is None:
-        return
-    try:
-        errors = schema_errors(payload, schema)
-    except ValueError:
-        return  # the server sent a schema that is not one: nothing to hold the answer to
-    if errors:
-        raise InvalidResponseError(
-            f"answer to {rid!r} does not match its response schema: " + "; ".join(errors),
-            request_ids=[rid],
-        )
 
 
 def _run_of(content: InputRequestContent) -> str | None:
@@ -234,10 +218,6 @@ def _newest_batch(
         if index > start and answer.request_id not in local_ids:
             batches.setdefault(sum(1 for b in boundaries if b < index), []).append(answer)
     return batches[max(batches)] if batches else []
-
-
-def _expiry(request: InputRequestContent) -> str:
-    return request.expires_at.isoformat() if request.expires_at else "?"
 
 
 def _named(ids: Sequence[str]) -> str:

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._approval_payload import offers_edits
 from ..._contents import (
     AIContent,
     ErrorContent,
@@ -23,6 +22,7 @@ from ..._hitl_contents import InterruptRequestContent, ToolApprovalRequestConten
 from ..._responses import ChatResponseUpdate
 from ..._role_and_finish_reason import ChatFinishReason, ChatRole
 from ..._usage import UsageDetails
+from ...consent._rules import offers_edits
 from ..wire._messages import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,

@@ -18,20 +18,23 @@ MAX_JSON_DEPTH = 100
 
 async def read_body(request: Request, *, max_bytes: int, timeout: float) -> bytes:
     """The whole body: 413 past ``max_bytes``, 408 if not all there within ``timeout`` s."""
-    too_large = InputError(413, "BODY_TOO_LARGE", f"the body is larger than {max_bytes} bytes")
+
+    def too_large() -> InputError:
+        return InputError(413, "BODY_TOO_LARGE", f"the body is larger than {max_bytes} bytes")
+
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
             raise InputError(400, "INVALID_CONTENT_LENGTH", "Content-Length is not a number")
         if int(declared) > max_bytes:
-            raise too_large
+            raise too_large()
 
     async def read() -> bytes:
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > max_bytes:
-                raise too_large
+                raise too_large()
         return bytes(body)
 
     try:

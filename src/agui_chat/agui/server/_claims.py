@@ -1,20 +1,57 @@
-"""The server's side of the approval store: which store to use (:func:`open_store`), and the
-claims of one resumed run (:class:`ClaimGuard`)."""
+"""A claim's whole life, in one object: the server's side of the approval store.
+
+:class:`Claims` holds the claims of one resumed run, per call: :meth:`Claims.take` claims
+every answer (or finds the result a first run kept), :meth:`~Claims.starting` marks a call's
+claim started just before its tool's first line, a timer renews the leases while the run
+lasts, :meth:`~Claims.keep_result` keeps each result for a replay, and :meth:`~Claims.settle`
+leaves each claim as a re-sent answer must find it. What a cancelled request does at each
+step:
+
+- while claiming: the claim is finished, then released (the answer may be sent again);
+- claimed, tool not started: released;
+- while its started mark is being written: the mark is finished, then released all the same
+  (``release(..., started=True)``): the tool's first line never ran, so the answer runs once
+  later instead of being lost;
+- tool started, no result: ``LOST_RESULT`` is kept (its effect is unknown; never run again);
+- while its result is being kept: the result is kept all the same.
+
+Also :func:`open_store`, which store a server uses.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import math
+import secrets
+from collections.abc import Awaitable, Sequence
 from datetime import timedelta
 
 from ..._contents import FunctionCallContent
-from ..._exceptions import ApprovalStoreError, ConfigurationError
-from ...stores import ApprovalStore, InMemoryApprovalStore, store_from_url
-from . import _resume_check
-from ._resume_check import STORE_RETRY_AFTER, CheckedResume, ResumeRejected
+from ..._exceptions import ApprovalStoreError, ApprovalStoreResetError, ConfigurationError
+from ...consent import _rules
+from ...stores import ApprovalStore, ClaimRecord, InMemoryApprovalStore, store_from_url
+from ._resume_check import (
+    STORE_RETRY_AFTER,
+    Answer,
+    ResumeRejected,
+    check_not_stale,
+)
 
 _log = logging.getLogger("agui_chat.server")
+
+#: How long a claim holds unless its run renews it (every third of it): past it, a claim
+#: whose tool has not started may be taken over by another resume (a process that died
+#: before starting the tool does not lose the person's answer), and a started one is lost.
+CLAIM_LEASE = timedelta(seconds=15)
+
+#: The result a replay gives a call whose tool started in a process that died before it
+#: kept the result: the tool is never run again, and the model is told so.
+LOST_RESULT = (
+    "The tool was started for this call, but the server running it stopped before it "
+    "reported a result; it may or may not have taken effect, and it was not run again."
+)
 
 _FIXED_KEY_NEEDS_A_STORE = (
     "AGUIServer has a fixed signing key (signing_key or AGUI_CHAT_SIGNING_KEY) but no shared "
@@ -37,28 +74,144 @@ def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[A
     return store, False
 
 
-class ClaimGuard:
-    """The claims one resumed run holds (``checked.claimed``: call id -> store key, under
-    ``owner``), each marked started just before its tool starts. While the run lasts their
-    leases are renewed every third of ``lease``, so a lease runs out only when the process
-    holding it died; when it ends, :meth:`settle` leaves each claim in the state a re-sent
-    answer must find."""
+class Claims:
+    """The claims of one resumed run (``claimed``: call id -> store key, under ``owner``;
+    an answer to a question no tool asked under its slot, in ``unbound``: used once), the
+    answers claimed now (``fresh``) and the results a first run kept for the others
+    (``replayed``)."""
 
-    def __init__(self, store: ApprovalStore, checked: CheckedResume, lease: timedelta) -> None:
+    def __init__(self, store: ApprovalStore, lease: timedelta) -> None:
         self.store = store
-        self.owner = checked.owner
-        self.claimed = dict(checked.claimed)
-        self.keep = checked.unbound  # answers no tool takes (the model's questions): used once
+        self.owner = secrets.token_hex(8)
         self.lease = lease.total_seconds()
-        self.started: set[str] = set()  # the calls whose start was asked for (once)
-        self.running: set[str] = set()  # those the store marked started under our claim
-        self.resulted: set[str] = set()  # those whose result the run produced
+        self.claimed: dict[str, str] = {}
+        self.unbound: set[str] = set()
+        self.replayed: list[tuple[Answer, str]] = []
+        self.fresh: list[Answer] = []
+        self._starting: dict[str, asyncio.Future[bool]] = {}  # the marks asked for, once each
+        self._running: set[str] = set()  # the calls whose tool may have started
+        self._resulted: set[str] = set()  # the calls whose result is kept (or being kept)
         # A timer, not a sleeping task: most runs end before the first renewal is due.
         self._timer: asyncio.TimerHandle | None = None
         self._renewal: asyncio.Future[None] | None = None
         self._settled = False
-        if self.claimed:
-            self._renew_later()
+
+    def _lease_until(self) -> float:
+        return _rules.clock() + self.lease
+
+    # -- claim ---------------------------------------------------------------------------------
+
+    @classmethod
+    async def take(
+        cls,
+        store: ApprovalStore,
+        answers: Sequence[Answer],
+        lease: timedelta,
+    ) -> Claims:
+        """Claim every answer, each on its own; a refusal (``ResumeRejected``: an answer held
+        by a live claim, a store out of reach or one that lost its records) releases what
+        was claimed. A request cancelled meanwhile finishes the claims, then releases them."""
+        claims = cls(store, lease)
+        if store.known_epoch is None:
+            with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
+                await store.epoch()
+        claiming = asyncio.ensure_future(claims._claim_all(answers))
+        try:
+            await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await claiming
+            await claims._release(list(claims.claimed.values()))
+            raise
+        except ResumeRejected:
+            await claims._release(list(claims.claimed.values()))
+            raise
+        if claims.claimed:
+            claims._renew_later()
+        return claims
+
+    async def _claim_all(self, answers: Sequence[Answer]) -> None:
+        store, lease_until = self.store, self._lease_until()
+        keeps_epoch = store.known_epoch is not None
+        try:
+            for answer in answers:
+                key = answer.key
+                epoch = (answer.claims.store_epoch or "") if keeps_epoch else None
+                slot = answer.claims.call_id or str(answer.claims.slot)
+                if await store.claim(
+                    key,
+                    expires_at=answer.until,
+                    owner=self.owner,
+                    lease_until=lease_until,
+                    epoch=epoch,
+                ):
+                    self.claimed[slot] = key
+                    self.fresh.append(answer)
+                    if answer.claims.call_id is None:
+                        self.unbound.add(key)
+                    continue
+                held = await store.record(key)
+                if held is not None and held.result is not None:
+                    self.replayed.append((answer, held.result))
+                elif held is not None and held.lost(_rules.clock()):
+                    self.replayed.append((answer, LOST_RESULT))
+                else:
+                    raise _held(answer, held, lease_until - _rules.clock())
+            # Again, now the claims are made: a record the store dropped meanwhile, its time
+            # run out, must not pass for a fresh one.
+            now = _rules.clock()
+            for answer in answers:
+                check_not_stale(answer, now)
+        except ApprovalStoreResetError as exc:
+            with contextlib.suppress(ApprovalStoreError):
+                await store.epoch()  # the interrupts issued from now on carry the new one
+            raise ResumeRejected(
+                "APPROVAL_STORE_RESET",
+                "the approval store lost its records since these interrupts were issued (it "
+                "has another epoch), so it cannot tell whether they were used; nothing was "
+                "run: ask the person again",
+            ) from exc
+        except ApprovalStoreError as exc:
+            raise ResumeRejected(
+                "APPROVAL_STORE_UNAVAILABLE",
+                "the approval store cannot be reached; nothing was run and the answer was not "
+                "used: send the same answer again once the store is back",
+                retry_after=STORE_RETRY_AFTER,
+            ) from exc
+
+    # -- start -----------------------------------------------------------------------------------
+
+    async def starting(self, call: FunctionCallContent) -> None:
+        """Mark a claimed call started in the store, just before its tool's first line;
+        ``ResumeRejected`` (the tool does not start) if its claim lapsed and another resume
+        took it, or the store is out of reach. Cancelled meanwhile, the tool never starts and
+        :meth:`settle` releases the claim whatever the store wrote."""
+        key = self.claimed.get(call.call_id)
+        if key is None or call.call_id in self._starting:
+            return
+        marking = asyncio.ensure_future(
+            self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
+        )
+        self._starting[call.call_id] = marking
+        try:
+            started = await asyncio.shield(marking)
+        except ApprovalStoreError as exc:
+            raise ResumeRejected(
+                "APPROVAL_STORE_UNAVAILABLE",
+                "the approval store cannot be reached; the tool was not started",
+                retry_after=STORE_RETRY_AFTER,
+            ) from exc
+        if not started:
+            raise ResumeRejected(
+                "RESUME_IN_PROGRESS",
+                f"the claim on tool call {call.call_id!r} lapsed before its tool started and "
+                "another resume took it; the tool was not started here",
+                retry_after=self.lease,
+            )
+        # From here on the tool's first line runs without a suspension point between.
+        self._running.add(call.call_id)
+
+    # -- renew -----------------------------------------------------------------------------------
 
     def _renew_later(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(self.lease / 3, self._renew_now)
@@ -75,60 +228,89 @@ class ClaimGuard:
         if not self._settled:
             self._renew_later()
 
-    def _lease_until(self) -> float:
-        return _resume_check._clock() + self.lease
+    # -- result ----------------------------------------------------------------------------------
 
-    async def starting(self, call: FunctionCallContent) -> None:
-        """Mark a claimed call started in the store; ``ResumeRejected`` (the tool does not
-        start) if its claim lapsed and another resume took it, or the store is out of reach."""
-        key = self.claimed.get(call.call_id)
-        if key is None or call.call_id in self.started:
+    async def keep_result(self, call_id: str, result: str, *also: Awaitable[object]) -> None:
+        """Keep the result of a claimed call for a replay, finished even if the request is
+        cancelled meanwhile (``also``: awaitables to finish with it). A store error is
+        logged: the claim stays, only the replay is lost."""
+        key = self.claimed.get(call_id)
+        if key is None or call_id in self._resulted:
             return
-        self.started.add(call.call_id)
+        self._resulted.add(call_id)
+        keeping = asyncio.gather(self.store.record_result(key, result), *also)
         try:
-            started = await asyncio.shield(
-                self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
-            )
-        except ApprovalStoreError as exc:
-            raise ResumeRejected(
-                "APPROVAL_STORE_UNAVAILABLE",
-                "the approval store cannot be reached; the tool was not started",
-                retry_after=STORE_RETRY_AFTER,
-            ) from exc
-        if not started:
-            raise ResumeRejected(
-                "RESUME_IN_PROGRESS",
-                f"the claim on tool call {call.call_id!r} lapsed before its tool started and "
-                "another resume took it; the tool was not started here",
-                retry_after=self.lease,
-            )
-        self.running.add(call.call_id)
+            await asyncio.shield(keeping)
+        except ApprovalStoreError:
+            _log.exception("could not keep the result of call %s", call_id)
+
+    # -- settle ----------------------------------------------------------------------------------
 
     async def settle(self, *, finished: bool) -> None:
-        """At the end of the run: release the claims whose tool never started (the answer may
-        be sent again); a started call without a result keeps ``LOST_RESULT`` if the run
-        broke off (its outcome is unknown), or holds for good if the run ``finished`` (its
-        tool asked again: the answer was used); so do the ``keep`` answers."""
+        """At the end of the run: release the claims whose tool never began (the answer may be
+        sent again), a mark cancelled half way included; a started call without a result
+        keeps ``LOST_RESULT`` if the run broke off (its outcome is unknown), or holds for good
+        if the run ``finished`` (its tool asked again: the answer was used); so do the
+        ``unbound`` answers."""
         self._settled = True
         if self._timer is not None:
             self._timer.cancel()
         if self._renewal is not None:
             self._renewal.cancel()
-        unstarted: list[str] = []
-        lost: list[str] = []
-        used = [key for key in self.claimed.values() if key in self.keep]
-        for call_id, key in self.claimed.items():
-            if call_id not in self.running and key not in self.keep:
-                unstarted.append(key)
-            elif call_id in self.running and call_id not in self.resulted:
-                (used if finished else lost).append(key)
-        with contextlib.suppress(ApprovalStoreError):  # the leases then run out
-            await asyncio.shield(self._settle(unstarted, lost, used))
+        with contextlib.suppress(ApprovalStoreError, asyncio.CancelledError):
+            await asyncio.shield(self._settle(finished))
 
-    async def _settle(self, unstarted: list[str], lost: list[str], used: list[str]) -> None:
-        for key in unstarted:
-            await self.store.release(key, owner=self.owner)
-        for key in lost:
-            await self.store.record_result(key, _resume_check.LOST_RESULT)
+    async def _settle(self, finished: bool) -> None:
+        used = [key for key in self.claimed.values() if key in self.unbound]
+        for call_id, key in self.claimed.items():
+            if key in self.unbound or call_id in self._resulted:
+                continue
+            if call_id in self._running:
+                if finished:
+                    used.append(key)
+                else:
+                    await self.store.record_result(key, LOST_RESULT)
+                continue
+            # The tool never began: release the claim whatever a mark under way wrote, once
+            # that mark has landed (only this owner's record without a result is released).
+            marking = self._starting.get(call_id)
+            if marking is not None:
+                with contextlib.suppress(Exception):
+                    await marking
+            await self.store.release(key, owner=self.owner, started=True)
         if used:
             await self.store.renew(used, owner=self.owner, lease_until=None)
+
+    async def _release(self, keys: list[str]) -> None:
+        with contextlib.suppress(ApprovalStoreError):
+            for key in keys:
+                await self.store.release(key, owner=self.owner)
+
+
+def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejected:
+    """The refusal of an answer another claim holds: its tool running (the same answer
+    sent twice), or a claim not started yet (a run about to start it, or a dead worker's
+    waiting out its lease); either way, send the same answer again after the wait."""
+    if held is not None and held.lease_until is None:
+        return ResumeRejected(
+            "RESUME_ALREADY_CONSUMED",
+            f"resume[{answer.index}] was already used, and that run left no result to replay "
+            "(its tool asked again, or the answer went to the model); nothing ran twice: ask "
+            "the person again",
+        )
+    left = lease if held is None or held.lease_until is None else held.lease_until - _rules.clock()
+    wait = math.floor(left) + 1  # the first whole second past the lease
+    if held is not None and held.started:
+        return ResumeRejected(
+            "RESUME_IN_PROGRESS",
+            f"resume[{answer.index}] is being run by another request now; nothing was run "
+            "here: send the same answer again to get its result",
+            retry_after=wait,
+        )
+    return ResumeRejected(
+        "RESUME_CLAIM_HELD",
+        f"resume[{answer.index}] is held by a claim whose tool has not started (a run "
+        "starting it, or a worker that stopped, whose claim lapses with its lease); nothing "
+        "was used: send the same answer again after the wait",
+        retry_after=wait if held is not None else 1,
+    )

@@ -20,7 +20,8 @@ from ..._contents import FunctionCallContent, FunctionResultContent
 from ..._exceptions import ApprovalStoreError
 from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
-from ..._tools import AITool, ApprovalRequiredAIFunction
+from ..._tools import AITool
+from ...consent._rules import gate
 from ...stores import ApprovalStore
 from ._peer_compat import AGENT_FRAMEWORK_UNSEALED_RESULTS
 from ._resume_check import STORE_RETRY_AFTER, ResumeRejected
@@ -55,12 +56,11 @@ async def check_client_results(
     for message_id, content in results:
         call = calls.get(content.call_id)
         tool = functions.get(call.name) if call is not None else None
-        if call is None or not isinstance(tool, ApprovalRequiredAIFunction):
+        # The consent engine's gate, through every wrapper and the tool's live listing.
+        if call is None or tool is None or gate(tool, call.arguments) is None:
             continue
         text = content.result if isinstance(content.result, str) else str(content.result)
-        if not tool.requires_approval(call.arguments) or signer.is_result_id(
-            message_id, thread_id, call.call_id, text
-        ):
+        if signer.is_result_id(message_id, thread_id, call.call_id, text):
             continue
         try:
             issued = await store.record(signer.issued_result_key(thread_id, call.call_id, text))

@@ -13,13 +13,11 @@ that called ``request_input``) ``{"id", "reason", "message"?, "responseSchema"?,
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..._approval_payload import approval_response_schema
 from ..._contents import FunctionCallContent
 from ..._display import Shown, shown_call, shown_text
 from ..._hitl_contents import (
@@ -27,14 +25,13 @@ from ..._hitl_contents import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
-from ..._tools import AIFunctionDeclaration, AITool, ApprovalRequiredAIFunction
+from ..._tools import AIFunctionDeclaration, AITool
+from ...consent import _rules
+from ...consent._rules import approval_response_schema, may_edit
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_of_current
 from ..wire._messages import QUESTION_METADATA_KEY
 from ._page_display import shown_json
 from ._signing import InterruptClaims, InterruptSigner, new_nonce, pause_digest
-
-#: Where the issuer reads the time (epoch seconds); tests replace it with a fake clock.
-_clock: Callable[[], float] = time.time
 
 #: The ``reason`` of an approval interrupt (as the .NET SDK, Agent Framework and pydantic-ai).
 APPROVAL_REASON = "tool_call"
@@ -63,7 +60,7 @@ class InterruptIssuer:
         """One interrupt per request. ``calls`` (by id) bind a question to the call that
         asked it; ``answers`` are the answers each call already got, carried forward so a
         tool may ask several questions."""
-        now = _clock()
+        now = _rules.clock()
         slots = _distinct_slots(requests)
         out: list[dict[str, Any]] = []
         for request, (_, key) in zip(requests, slots, strict=True):
@@ -96,8 +93,7 @@ class InterruptIssuer:
     ) -> dict[str, Any]:
         call = request.tool_call
         function = self.functions.get(call.name)
-        wrapper = function.get_service(ApprovalRequiredAIFunction) if function else None
-        allow_edits = request.allow_edits and (wrapper is None or wrapper.allow_edits)
+        allow_edits = may_edit(request.allow_edits, function)
         claims = InterruptClaims(
             kind="approval",
             call_id=call.call_id,

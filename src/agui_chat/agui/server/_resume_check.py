@@ -1,71 +1,63 @@
-"""Checking a ``resume`` against the interrupt ids this server signed, and claiming it.
+"""Checking a ``resume`` against the interrupt ids this server signed, each verified once, and
+its answers as the consent engine takes them (one ``VerifiedPair`` per request, built from
+the signed token) with the history the pipeline gets.
 
-Each ``interruptId`` must be this server's token for this thread, not stale, its payload fit
-the approval convention or the question's schema; the answers must cover their pause. The
-pairs built from the tokens go through the tool loop's pairing function before the store is
-claimed: nothing refused consumes an answer, and a replay gets the result kept the first
-time. Anything wrong raises :class:`ResumeRejected`, and nothing stays claimed.
+Each ``interruptId`` must be this server's token for this thread, not stale, for a tool the
+server runs, its payload readable; the answers must cover their pause. The answers then go,
+as pairs the tokens vouch for (with the expiry and edits they carry), through the consent
+engine's pairing and checks: every refusal happens here, before anything is claimed, and
+raises :class:`ResumeRejected`. Claiming is the claim's own business (``_claims.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import math
-import secrets
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ag_ui.core import ResumeEntry, RunAgentInput
 
-from ..._approval_payload import ApprovalPayloadError, read_approval_payload
-from ..._contents import FunctionCallContent
+from ..._contents import AIContent, FunctionCallContent, FunctionResultContent
 from ..._exceptions import (
-    ApprovalStoreError,
-    ApprovalStoreResetError,
     DuplicateResponseError,
     ExpiredRequestError,
     HumanInTheLoopError,
     InvalidResponseError,
-    ToolArgumentsError,
     UnansweredRequestError,
     UnknownResponseError,
 )
-from ..._hitl_contents import CANCELLED_REASON
+from ..._hitl_contents import (
+    CANCELLED_REASON,
+    InterruptRequestContent,
+    InterruptResponseContent,
+    InterruptStatus,
+    ToolApprovalRequestContent,
+    ToolApprovalResponseContent,
+)
+from ..._input import question_digest
 from ..._messages import ChatMessage
-from ..._schema import schema_errors
-from ..._tools import AIFunction, AITool
-from ...middleware._pairs import VerifiedPair, verified_pairs
-from ...middleware._resume import plan_resume
-from ...stores import ApprovalStore, ClaimRecord
+from ..._role_and_finish_reason import ChatRole
+from ..._tools import AITool
+from ...consent import _rules
+from ...consent._plan import Pairs, Pending, VerifiedPair, check, pair
+from ...consent._rules import (
+    ApprovalPayloadError,
+    approval_request_id,
+    question_request_id,
+    read_approval_payload,
+)
+from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT
 from ._signing import InterruptClaims, InterruptSigner, TokenError, canonical_json, pause_digest
-from ._verified_pairs import Answer, pairs_of, run_history, without_results
 
 #: How long past its expiry an interrupt may still be cancelled (an approval rejected);
 #: after it every answer is refused as stale, and the store keeps each consumed record
 #: exactly that long. Interrupts without an expiry are never stale.
 ANSWER_RETENTION = timedelta(hours=1)
 
-#: How long a claim holds unless its run renews it (every third of it): past it, a claim
-#: whose tool has not started may be taken over by another resume (a process that died
-#: before starting the tool does not lose the person's answer), and a started one is lost.
-CLAIM_LEASE = timedelta(seconds=15)
-
 #: The wait (seconds) a refusal for a store out of reach asks for before the same answer.
 STORE_RETRY_AFTER = 2.0
-
-#: The result a replay gives a call whose tool started in a process that died before it
-#: kept the result: the tool is never run again, and the model is told so.
-LOST_RESULT = (
-    "The tool was started for this call, but the server running it stopped before it "
-    "reported a result; it may or may not have taken effect, and it was not run again."
-)
-
-#: Where the check reads the time (epoch seconds); tests replace it with a fake clock.
-_clock: Callable[[], float] = time.time
 
 
 class ResumeRejected(Exception):
@@ -82,100 +74,94 @@ class ResumeRejected(Exception):
 
 @dataclass
 class CheckedResume:
-    """A resume that passed every check.
+    """A resume whose answers passed every check: ``answers`` as verified, ``messages`` the
+    client's history without the results it echoed for answered calls (``echoed``), the
+    history's ``calls`` by id, and the consent engine's ``pairs`` and ``pending`` requests,
+    which the plan is scheduled from once the answers are claimed."""
 
-    ``pairs`` go to the tool loop (``resume_with``); ``messages`` is the client's history
-    with the results kept for replayed answers; ``claimed`` maps a call id to its store key,
-    claimed under ``owner`` (the keys in ``unbound``, answers to questions no tool call
-    asked, stay claimed); ``replayed`` are kept results to emit again; ``calls`` and
-    ``answers`` (by call id) bind a tool that asks again. Without ``needs_model`` the resume
-    only replays. ``echoed``: the calls whose client-written results were dropped.
-    """
-
-    messages: list[ChatMessage]
-    owner: str = ""
-    claimed: dict[str, str] = field(default_factory=dict)
-    unbound: set[str] = field(default_factory=set)
-    replayed: list[tuple[str, str]] = field(default_factory=list)
-    calls: dict[str, FunctionCallContent] = field(default_factory=dict)
-    answers: dict[str, list[list[Any]]] = field(default_factory=dict)
-    needs_model: bool = True
-    pairs: list[VerifiedPair] = field(default_factory=list)
+    answers: list[Answer]
+    messages: Sequence[ChatMessage]
+    calls: dict[str, FunctionCallContent]
+    pairs: Pairs
+    pending: Pending
     echoed: list[str] = field(default_factory=list)
 
 
-async def check_resume(
-    run_input: RunAgentInput,
-    messages: Sequence[ChatMessage],
-    *,
-    signer: InterruptSigner,
-    store: ApprovalStore,
-    functions: Mapping[str, AITool],
-    lease: timedelta,
-    check_results: Callable[[set[str]], Awaitable[None]],
-) -> CheckedResume:
-    """Verify ``run_input.resume``, then claim its answers (``ResumeRejected`` before);
-    ``check_results`` (given the call ids answered) checks the history's other results."""
-    now = _clock()
+def verify_resume(run_input: RunAgentInput, signer: InterruptSigner) -> list[Answer]:
+    """Each ``resume`` entry verified (its token, once), read and checked against its pause
+    (``ResumeRejected``)."""
+    now = _rules.clock()
     answers = [
-        _verify(i, entry, run_input.thread_id, signer, functions, now)
+        _verify(i, entry, run_input.thread_id, signer, now)
         for i, entry in enumerate(run_input.resume or [])
     ]
-    _check_distinct(answers)
-    _check_coverage(answers)
-    records = verified_pairs(messages, ()).calls  # the history's calls and results, by id
-    calls = {call_id: r.variants[0] for call_id, r in records.items() if r.variants}
+    return answers
+
+
+async def check_resume(
+    answers: list[Answer],
+    messages: Sequence[ChatMessage],
+    functions: Mapping[str, AITool],
+    check_results: Callable[[set[str]], Awaitable[None]],
+) -> CheckedResume:
+    """The verified ``answers`` checked against the history and by the consent engine,
+    before anything is claimed (``ResumeRejected``); ``check_results`` (given the call ids
+    answered) checks the history's other results."""
+    calls, reused, answered = _history_calls(messages)
     for answer in answers:
         if (call_id := answer.claims.call_id) in calls:
-            record = records[call_id]  # an earlier call under its id: the id was reused
-            _check_matches(answer, calls[call_id], len(record.variants) > 1 or record.answered)
+            _check_matches(answer, calls[call_id], call_id in reused or call_id in answered)
     # A result the client wrote for a call an entry answers is never that call's result
     # (compatibility rule ``copilotkit-resume-echo``): the server's own answer replaces it.
-    echoed = {c for a in answers if (c := a.claims.call_id) in records and records[c].answered}
-    messages = without_results(messages, echoed)
-    _check_unambiguous(answers, {c for c, r in records.items() if len(r.variants) > 1})
-    _check_pairs(messages, pairs_of(answers, calls), functions)
-    await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
-    if store.known_epoch is None:
-        with contextlib.suppress(ApprovalStoreError):  # the claim below says it is down
-            await store.epoch()
-    owner = secrets.token_hex(8)
-    lease_until = _clock() + lease.total_seconds()
-    claiming = asyncio.ensure_future(_claim(answers, signer, store, owner, lease_until))
+    echoed = {c for a in answers if (c := a.claims.call_id) in answered}
+    if echoed:
+        messages = without_results(messages, echoed)
+    _check_one_kind_per_call(answers)
     try:
-        fresh, replayed = await asyncio.shield(claiming)
-    except asyncio.CancelledError:
-        # The client left: finish the claim (a networked store may have written it), then
-        # release it, so the same answers can be sent again.
-        with contextlib.suppress(Exception):
-            for _, key in (await claiming)[0]:
-                await store.release(key, owner=owner)
-        raise
-    fresh_answers = [a for a, _ in fresh]
-    plan = CheckedResume(
-        messages=run_history(messages, calls, fresh_answers, replayed),
-        owner=owner,
-        # a question no tool asked is unbound: no tool start to wait for
-        claimed={a.claims.call_id or str(a.claims.slot): key for a, key in fresh},
-        unbound={key for a, key in fresh if a.claims.call_id is None},
-        replayed=[(a.claims.call_id, kept) for a, kept in replayed if a.claims.call_id],
-        needs_model=bool(fresh) or not replayed,
-        pairs=pairs_of(fresh_answers, calls),
-        echoed=sorted(echoed),
-    )
-    for answer in answers:
-        claims = answer.claims
-        if claims.call_id is None or claims.tool_name is None:
-            continue
-        plan.calls[claims.call_id] = FunctionCallContent(
-            claims.call_id, claims.tool_name, answer.arguments
-        )
-        if claims.kind == "question":
-            # bound to the question's message and schema (a cancel's payload is None)
-            q = claims.question or {}
-            entry = [q.get("key"), answer.status, answer.payload, q.get("message"), q.get("schema")]
-            plan.answers[claims.call_id] = [*claims.answers, entry]
-    return plan
+        if unbound := [a for a in answers if a.claims.call_id is None]:
+            # Questions no tool asked are not the engine's pairs: each answered once here.
+            entries: dict[tuple[str, str | None], list[int]] = {}
+            for answer in unbound:
+                entries.setdefault(answer.claims.slot, []).append(answer.index)
+            _rules.check_answered_once({f"resume[{i[0]}]": i for i in entries.values()})
+        pairs = pair(messages, pairs_of(answers, calls))
+        pending = check(pairs, functions)
+        for answer in answers:
+            if answer.claims.call_id is None:  # a question no tool asked: its answer alone
+                request, _ = question_pair(answer, None)
+                _rules.check_question(
+                    request.request_id,
+                    resolved=answer.status == "resolved",
+                    payload=answer.payload,
+                    response_schema=request.response_schema,
+                    expires_at=request.expires_at,
+                )
+    except HumanInTheLoopError as exc:
+        raise _refusal(exc, answers) from None
+    _check_coverage(answers)
+    if answered - echoed:  # results the resume does not answer: were they this server's?
+        await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
+    return CheckedResume(answers, messages, calls, pairs, pending, sorted(echoed))
+
+
+def _history_calls(
+    messages: Sequence[ChatMessage],
+) -> tuple[dict[str, FunctionCallContent], set[str], set[str]]:
+    """The history's first call under each id, the ids two different calls use, and the
+    ids that have a result."""
+    calls: dict[str, FunctionCallContent] = {}
+    reused: set[str] = set()
+    answered: set[str] = set()
+    for message in messages:
+        for c in message.contents:
+            if isinstance(c, FunctionResultContent):
+                answered.add(c.call_id)
+            elif c.__class__ is FunctionCallContent:
+                assert isinstance(c, FunctionCallContent)
+                first = calls.setdefault(c.call_id, c)
+                if first is not c and (first.name, first.arguments) != (c.name, c.arguments):
+                    reused.add(c.call_id)
+    return calls, reused, answered
 
 
 def _verify(
@@ -183,30 +169,23 @@ def _verify(
     entry: ResumeEntry,
     thread_id: str,
     signer: InterruptSigner,
-    functions: Mapping[str, AITool],
     now: float,
 ) -> Answer:
     where = f"resume[{index}]"
     try:
-        claims = signer.verify(entry.interrupt_id)
+        claims, key = signer.open(entry.interrupt_id)
     except TokenError as exc:
         raise _token_refusal(exc, f"{where}.interruptId") from None
-    answer = Answer(index, entry.interrupt_id, claims, entry.status, entry.payload)
+    answer = Answer(index, entry.interrupt_id, claims, key, entry.status, entry.payload)
     if claims.thread_id != thread_id:
         raise ResumeRejected(
             f"{answer.prefix}_THREAD_MISMATCH", f"{where} answers an interrupt of another thread"
         )
-    _check_not_stale(answer, now)
-    function = functions.get(claims.tool_name) if claims.tool_name is not None else None
-    if claims.tool_name is not None and not isinstance(function, AIFunction):
-        raise ResumeRejected(
-            "RESUME_UNKNOWN_TOOL",
-            f"{where} answers a call to tool {claims.tool_name!r}, which this server does not run",
-        )
+    check_not_stale(answer, now)
     if claims.kind == "approval":
-        _read_approval(answer, where, function, now)
-    else:
-        _read_question(answer, where, now)
+        _read_approval(answer, where)
+    elif answer.status == "cancelled":
+        answer.payload = None
     return answer
 
 
@@ -234,15 +213,8 @@ def _token_refusal(exc: TokenError, what: str) -> ResumeRejected:
     return ResumeRejected(code.format(kind=kind), f"{what} {problem}")
 
 
-def _answerable_until(claims: InterruptClaims) -> float | None:
-    """When every answer to the interrupt starts being refused (and its consumed record
-    may go): its expiry plus ``ANSWER_RETENTION``; ``None`` if it never expires."""
-    retention = ANSWER_RETENTION.total_seconds()
-    return None if claims.expires_at is None else claims.expires_at + retention
-
-
-def _check_not_stale(answer: Answer, now: float) -> None:
-    until = _answerable_until(answer.claims)
+def check_not_stale(answer: Answer, now: float) -> None:
+    until = answer.until
     if until is not None and now >= until:
         what = "an approval request" if answer.claims.kind == "approval" else "a question"
         raise ResumeRejected(
@@ -262,7 +234,9 @@ def _describe(span: timedelta) -> str:
     return f"{seconds} second(s)"
 
 
-def _read_approval(answer: Answer, where: str, function: AITool | None, now: float) -> None:
+def _read_approval(answer: Answer, where: str) -> None:
+    """The approval payload, read by the one strict model (whether it may be used is the
+    consent engine's to say)."""
     if answer.status == "cancelled":
         answer.reason = CANCELLED_REASON  # a cancelled approval is a rejection
         return
@@ -272,57 +246,8 @@ def _read_approval(answer: Answer, where: str, function: AITool | None, now: flo
         if exc.unknown_keys:  # an edit under a key it does not know must not go unseen
             raise ResumeRejected("RESUME_UNKNOWN_PAYLOAD_KEY", str(exc)) from None
         raise ResumeRejected("RESUME_INVALID_PAYLOAD", str(exc)) from None
-    answer.approved, answer.reason, edited = payload.approved, payload.reason, payload.edited_args
-    if answer.approved and answer.claims.is_expired(now):
-        raise ResumeRejected(
-            "APPROVAL_EXPIRED",
-            f"{where} approves a request that has expired; it can only be rejected or cancelled",
-        )
-    if edited is None:
-        return
-    if not answer.claims.allow_edits:
-        raise ResumeRejected(
-            "APPROVAL_EDIT_NOT_ALLOWED",
-            f"{where} edits the arguments of a call whose approval did not offer editing",
-        )
-    assert isinstance(function, AIFunction)
-    try:
-        function.validate_arguments(edited)
-    except ToolArgumentsError as exc:
-        raise ResumeRejected(
-            "RESUME_INVALID_PAYLOAD", f"{where}.payload.editedArgs: {exc}"
-        ) from None
-    answer.edited_arguments = dict(edited)
-
-
-def _read_question(answer: Answer, where: str, now: float) -> None:
-    if answer.status == "cancelled":
-        answer.payload = None
-        return
-    if answer.claims.is_expired(now):
-        raise ResumeRejected(
-            "INTERRUPT_EXPIRED",
-            f"{where} answers a question that has expired; it can only be cancelled",
-        )
-    schema = (answer.claims.question or {}).get("schema")
-    errors = schema_errors(answer.payload, schema) if isinstance(schema, Mapping) else []
-    if errors:
-        raise ResumeRejected(
-            "RESUME_INVALID_PAYLOAD",
-            f"{where}.payload does not match the question's response schema: "
-            + "; ".join(errors)[:300],
-        )
-
-
-def _check_distinct(answers: Sequence[Answer]) -> None:
-    seen: set[tuple[str, str | None]] = set()
-    for answer in answers:
-        if answer.claims.slot in seen:
-            raise ResumeRejected(
-                "RESUME_DUPLICATE_ANSWER",
-                f"resume[{answer.index}] answers an interrupt that an earlier entry answers",
-            )
-        seen.add(answer.claims.slot)
+    answer.approved, answer.reason = payload.approved, payload.reason
+    answer.edited_arguments = payload.edited_args
 
 
 def _check_coverage(answers: Sequence[Answer]) -> None:
@@ -346,23 +271,13 @@ def _check_coverage(answers: Sequence[Answer]) -> None:
         )
 
 
-def _check_unambiguous(answers: Sequence[Answer], ambiguous: set[str]) -> None:
-    """Refuse a call id that two different calls of the history use, or that an approval
-    and a question of this resume both name (the verified pairs stand for the history's
-    calls, so the tool loop cannot see either)."""
+def _check_one_kind_per_call(answers: Sequence[Answer]) -> None:
+    """Refuse a call id that an approval and a question of this resume both name: the
+    tokens of two pauses (answer the latest only)."""
     kinds: dict[str, set[str]] = {}
     for answer in answers:
-        call_id = answer.claims.call_id
-        if call_id is None:
-            continue
-        kinds.setdefault(call_id, set()).add(answer.claims.kind)
-        if call_id in ambiguous:
-            raise ResumeRejected(
-                "RESUME_INVALID_PAYLOAD",
-                f"resume[{answer.index}]: the history holds more than one different call with "
-                f"id {call_id!r}, so the answer is ambiguous; nothing was run (each tool call "
-                "needs its own id)",
-            )
+        if answer.claims.call_id is not None:
+            kinds.setdefault(answer.claims.call_id, set()).add(answer.claims.kind)
     shared = sorted(c for c, k in kinds.items() if len(k) > 1)
     if shared:
         raise ResumeRejected(
@@ -383,21 +298,26 @@ RESUME_ERRORS: tuple[tuple[type[HumanInTheLoopError], str, str], ...] = (
 
 
 def resume_error(exc: Exception) -> tuple[str, str] | None:
-    """The code and message of a tool-loop refusal of a resume (``None``: not one)."""
-    return next(((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), None)
+    """The code and message of a consent-engine refusal of a resume (``None``: not one)."""
+    found = next(((c, m) for kind, c, m in RESUME_ERRORS if isinstance(exc, kind)), None)
+    if found is not None and isinstance(exc, HumanInTheLoopError) and exc.code is not None:
+        return exc.code, found[1]
+    return found
 
 
-def _check_pairs(
-    messages: Sequence[ChatMessage],
-    pairs: Sequence[VerifiedPair],
-    functions: Mapping[str, AITool],
-) -> None:
-    """Whatever the tool loop's pairing function would refuse is refused here, before the
-    claim (any other refusal of it as an invalid payload)."""
-    try:
-        plan_resume(messages, functions, pairs)
-    except HumanInTheLoopError as exc:
-        raise ResumeRejected(*(resume_error(exc) or RESUME_ERRORS[-1][1:])) from None
+def _refusal(exc: HumanInTheLoopError, answers: Sequence[Answer]) -> ResumeRejected:
+    """The consent engine's refusal, naming the resume entries it is about (a refusal of a
+    kind the server has no row for says only that the answer is invalid)."""
+    found = resume_error(exc)
+    if found is None:
+        return ResumeRejected(*RESUME_ERRORS[-1][1:])
+    code = found[0]
+    entries = [
+        f"resume[{a.index}]"
+        for a in answers
+        if any(_rules.is_about(rid, a.claims.call_id or "") for rid in exc.request_ids)
+    ]
+    return ResumeRejected(code, f"{', '.join(entries)}: {exc}" if entries else str(exc))
 
 
 def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool) -> None:
@@ -418,91 +338,200 @@ def _check_matches(answer: Answer, existing: FunctionCallContent, reused: bool) 
         )
 
 
-async def _claim(
-    answers: Sequence[Answer],
-    signer: InterruptSigner,
-    store: ApprovalStore,
-    owner: str,
-    lease_until: float,
-) -> tuple[list[tuple[Answer, str]], list[tuple[Answer, str]]]:
-    """Claim every answer, each on its own: (fresh answers with their keys, replays with
-    their kept result, or ``LOST_RESULT`` for a call whose tool started in a process that
-    died). An answer held by a live claim, a store out of reach or one that lost its records
-    refuses the whole resume, and the claims made are released."""
-    fresh: list[tuple[Answer, str]] = []
-    replayed: list[tuple[Answer, str]] = []
-    keeps_epoch = store.known_epoch is not None
-    try:
-        for answer in answers:
-            key = signer.fingerprint(answer.token)
-            expires_at = _answerable_until(answer.claims)
-            epoch = (answer.claims.store_epoch or "") if keeps_epoch else None
-            claiming = store.claim(
-                key, expires_at=expires_at, owner=owner, lease_until=lease_until, epoch=epoch
-            )
-            if await claiming:
-                fresh.append((answer, key))
-                continue
-            held = await store.record(key)
-            if held is not None and held.result is not None:
-                replayed.append((answer, held.result))
-            elif held is not None and held.lost(_clock()):
-                replayed.append((answer, LOST_RESULT))
-            else:
-                raise _held(answer, held, lease_until - _clock())
-        # Again, now the claims are made: a record the store dropped meanwhile, its time
-        # run out, must not pass for a fresh one.
-        now = _clock()
-        for answer in answers:
-            _check_not_stale(answer, now)
-    except (ResumeRejected, ApprovalStoreError) as exc:
-        with contextlib.suppress(ApprovalStoreError):
-            for _, claimed in fresh:
-                await store.release(claimed, owner=owner)
-        if isinstance(exc, ApprovalStoreResetError):
-            with contextlib.suppress(ApprovalStoreError):
-                await store.epoch()  # the interrupts issued from now on carry the new one
-            raise ResumeRejected(
-                "APPROVAL_STORE_RESET",
-                "the approval store lost its records since these interrupts were issued (it "
-                "has another epoch), so it cannot tell whether they were used; nothing was "
-                "run: ask the person again",
-            ) from exc
-        if isinstance(exc, ApprovalStoreError):
-            raise ResumeRejected(
-                "APPROVAL_STORE_UNAVAILABLE",
-                "the approval store cannot be reached; nothing was run and the answer was not "
-                "used: send the same answer again once the store is back",
-                retry_after=STORE_RETRY_AFTER,
-            ) from exc
-        raise
-    return fresh, replayed
+# -- the verified answers as the consent engine takes them ------------------------------------
 
 
-def _held(answer: Answer, held: ClaimRecord | None, lease: float) -> ResumeRejected:
-    """The refusal of an answer another claim holds: its tool running (the same answer
-    sent twice), or a claim not started yet (a run about to start it, or a dead worker's
-    waiting out its lease); either way, send the same answer again after the wait."""
-    if held is not None and held.lease_until is None:
-        return ResumeRejected(
-            "RESUME_ALREADY_CONSUMED",
-            f"resume[{answer.index}] was already used, and that run left no result to replay "
-            "(its tool asked again, or the answer went to the model); nothing ran twice: ask "
-            "the person again",
+@dataclass
+class Answer:
+    """One verified resume entry."""
+
+    index: int
+    token: str
+    claims: InterruptClaims
+    key: str  # what the store records the answer under (the token's fingerprint)
+    status: InterruptStatus
+    payload: Any
+    approved: bool = False
+    reason: str | None = None
+    edited_arguments: dict[str, Any] | None = None
+    #: Read off the claims once: the expiry, when answers start being refused (its expiry
+    #: plus ``ANSWER_RETENTION``; ``None``: never) and the request's trace stamps.
+    expires_at: datetime | None = field(init=False)
+    until: float | None = field(init=False)
+    trace: dict[str, Any] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        at, claims = self.claims.expires_at, self.claims
+        self.expires_at = None if at is None else datetime.fromtimestamp(at, tz=timezone.utc)
+        self.until = None if at is None else at + ANSWER_RETENTION.total_seconds()
+        self.trace = (
+            None
+            if claims.traceparent is None
+            else {TRACEPARENT: claims.traceparent, REQUESTED_AT: claims.requested_at}
         )
-    left = lease if held is None or held.lease_until is None else held.lease_until - _clock()
-    wait = math.floor(left) + 1  # the first whole second past the lease
-    if held is not None and held.started:
-        return ResumeRejected(
-            "RESUME_IN_PROGRESS",
-            f"resume[{answer.index}] is being run by another request now; nothing was run "
-            "here: send the same answer again to get its result",
-            retry_after=wait,
+
+    @property
+    def prefix(self) -> str:
+        return "APPROVAL" if self.claims.kind == "approval" else "INTERRUPT"
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments the call runs with (the person's edit, if any)."""
+        if self.edited_arguments is not None:
+            return self.edited_arguments
+        return dict(self.claims.arguments or {})
+
+    def call(self, template: FunctionCallContent | None = None) -> FunctionCallContent:
+        assert self.claims.call_id is not None and self.claims.tool_name is not None
+        return FunctionCallContent(
+            self.claims.call_id,
+            self.claims.tool_name,
+            dict(self.claims.arguments or {}),
+            additional_properties=template.additional_properties if template else None,
         )
-    return ResumeRejected(
-        "RESUME_CLAIM_HELD",
-        f"resume[{answer.index}] is held by a claim whose tool has not started (a run "
-        "starting it, or a worker that stopped, whose claim lapses with its lease); nothing "
-        "was used: send the same answer again after the wait",
-        retry_after=wait if held is not None else 1,
+
+
+def pairs_of(
+    answers: Sequence[Answer], calls: Mapping[str, FunctionCallContent]
+) -> list[VerifiedPair]:
+    """The pairs the consent engine plans with, for the answers about a call: the call as the
+    token vouches for it (with the history copy's metadata), the request with the expiry and
+    edits the token carries; a question after the earlier answers of the same call, so
+    ``request_input`` finds them all."""
+    pairs: list[VerifiedPair] = []
+    for answer in answers:
+        call_id = answer.claims.call_id
+        if call_id is None or answer.claims.tool_name is None:
+            continue  # a question no tool call asked: not the tool loop's
+        call = answer.call(calls.get(call_id))
+        if answer.claims.kind != "approval":
+            pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
+            continue
+        request_id = approval_request_id(call_id)
+        request = ToolApprovalRequestContent(
+            request_id,
+            call,
+            allow_edits=answer.claims.allow_edits,
+            expires_at=answer.expires_at,
+            additional_properties=answer.trace,
+        )
+        response = ToolApprovalResponseContent(
+            request_id,
+            answer.approved,
+            call,
+            reason=answer.reason,
+            edited_arguments=answer.edited_arguments,
+        )
+        pairs.append(VerifiedPair(call, request, response))
+    return pairs
+
+
+def answers_so_far(answers: Sequence[Answer]) -> dict[str, list[list[Any]]]:
+    """For each question's call, the answers it got so far, each bound to the question's
+    key, message and schema (``InterruptClaims.answers``): what a tool that asks again
+    carries forward."""
+    given: dict[str, list[list[Any]]] = {}
+    for answer in answers:
+        claims = answer.claims
+        if claims.kind == "question" and claims.call_id is not None and claims.tool_name:
+            q = claims.question or {}  # a cancel's payload is None
+            entry = [q.get("key"), answer.status, answer.payload, q.get("message"), q.get("schema")]
+            given[claims.call_id] = [*claims.answers, entry]
+    return given
+
+
+def run_history(
+    messages: Sequence[ChatMessage],
+    calls: Mapping[str, FunctionCallContent],
+    fresh: Sequence[Answer],
+    replayed: Sequence[tuple[Answer, str]],
+) -> list[ChatMessage]:
+    """The client's history, each replayed call followed by its kept result (the call
+    appended if the client did not send it), and the questions no tool call asked with
+    their answers at the end (for the inner client)."""
+    position = {id(c): i for i, m in enumerate(messages) for c in m.contents}
+    results_after: dict[int, list[AIContent]] = {}
+    appended: list[AIContent] = []
+    appended_results: list[AIContent] = []
+    for answer, result in replayed:
+        call_id = answer.claims.call_id
+        if call_id is None or answer.claims.tool_name is None:
+            continue
+        kept = FunctionResultContent(call_id, result)
+        if call_id in calls:
+            results_after.setdefault(position[id(calls[call_id])], []).append(kept)
+        else:
+            appended.append(answer.call())
+            appended_results.append(kept)
+    unbound = [question_pair(a, None) for a in fresh if a.claims.call_id is None]
+    appended += [request for request, _ in unbound]
+    out: list[ChatMessage] = []
+    for m_index, message in enumerate(messages):
+        out.append(message)
+        if m_index in results_after:
+            out.append(ChatMessage(ChatRole.TOOL, results_after[m_index]))
+    if appended:
+        out.append(ChatMessage(ChatRole.ASSISTANT, appended))
+    if appended_results:
+        out.append(ChatMessage(ChatRole.TOOL, appended_results))
+    if unbound:
+        out.append(ChatMessage(ChatRole.USER, [response for _, response in unbound]))
+    return out
+
+
+def without_results(messages: Sequence[ChatMessage], call_ids: Set[str]) -> list[ChatMessage]:
+    """``messages`` without the tool results of ``call_ids`` (a tool message left empty goes;
+    every other message is the same object)."""
+    if not call_ids:
+        return list(messages)
+    out: list[ChatMessage] = []
+    for message in messages:
+        kept = [
+            c
+            for c in message.contents
+            if not (isinstance(c, FunctionResultContent) and c.call_id in call_ids)
+        ]
+        if len(kept) == len(message.contents):
+            out.append(message)
+        elif kept:
+            out.append(message.clone(kept))
+    return out
+
+
+def _question_pairs(
+    answer: Answer, call_id: str
+) -> list[tuple[InterruptRequestContent, InterruptResponseContent]]:
+    """The earlier questions of the same call with their answers (each bound to the message
+    and schema it answered), then this question and its answer."""
+    key = (answer.claims.question or {}).get("key")
+    pairs = []
+    for prior_key, status, payload, *question in answer.claims.answers:
+        message, schema = [*question, None, None][:2]
+        if prior_key == key:
+            continue
+        request_id = question_request_id(call_id, question_digest(prior_key, message, schema))
+        request = InterruptRequestContent(
+            request_id, message=message, tool_call_id=call_id, response_schema=schema, key=prior_key
+        )
+        pairs.append((request, InterruptResponseContent(request_id, payload, status)))
+    pairs.append(question_pair(answer, call_id))
+    return pairs
+
+
+def question_pair(
+    answer: Answer, call_id: str | None
+) -> tuple[InterruptRequestContent, InterruptResponseContent]:
+    question = answer.claims.question or {}
+    key, message, schema = question.get("key"), question.get("message"), question.get("schema")
+    request_id = question_request_id(call_id, question_digest(str(key), message, schema))
+    request = InterruptRequestContent(
+        request_id,
+        reason=question.get("reason"),
+        message=question.get("message"),
+        tool_call_id=call_id,
+        response_schema=question.get("schema"),
+        key=question.get("key"),
+        expires_at=answer.expires_at,
+        additional_properties=answer.trace,
     )
+    return request, InterruptResponseContent(request_id, answer.payload, answer.status)

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from ..._client import ChatClient
-from ..._contents import FunctionCallContent, FunctionResultContent
+from ..._contents import FunctionResultContent
 from ..._exceptions import (
     ApprovalStoreError,
     ApprovalStoreUnavailableError,
@@ -32,16 +32,14 @@ from ..._exceptions import (
 )
 from ..._options import ChatOptions
 from ..._streams import close_stream
-from ..._tool_registry import ToolRegistry, ToolSource
-from ..._tool_start import on_tool_start
+from ..._tool_registry import ADDITIONAL_TOOLS, ToolRegistry, ToolSource
 from ..._tools import AITool
+from ...consent import _rules
+from ...consent._plan import leave_out, schedule, with_plan
 from ...middleware import FunctionInvokingChatClient
-from ...middleware._pairs import VerifiedPair, resume_with
-from ...middleware._turns import ADDITIONAL_TOOLS
 from ...stores import ApprovalStore
-from . import _resume_check
 from ._body import parse_json, read_body
-from ._claims import ClaimGuard, open_store
+from ._claims import CLAIM_LEASE, Claims, open_store
 from ._client_results import check_client_results
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import (
@@ -61,7 +59,15 @@ from ._peer_compat import (
     note_strict_pre_1_0,
     speaks_agent_framework,
 )
-from ._resume_check import CLAIM_LEASE, ResumeRejected, check_resume, resume_error
+from ._resume_check import (
+    Answer,
+    ResumeRejected,
+    answers_so_far,
+    check_resume,
+    resume_error,
+    run_history,
+    verify_resume,
+)
 from ._run_context import AGUIRunContext, activate
 from ._signing import InterruptSigner
 from ._tracing import traced_run
@@ -279,7 +285,8 @@ class AGUIServer:
         # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
         # go out before the pipeline does any work (the first byte is the run's, not the model's).
         started = not run.input.resume and run.failure is None
-        work = traced_run(self._produce(run), run.input, run.encoder, run.headers, run.signer)
+        paused = [a.claims.traceparent for a in run.answers if a.claims.traceparent is not None]
+        work = traced_run(self._produce(run), run.input, run.encoder, run.headers, paused)
         producer = asyncio.ensure_future(work)
         disconnected = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
@@ -316,58 +323,32 @@ class AGUIServer:
         """Run the pipeline into the outbox; a failure ends the run with ``RUN_ERROR``, and a
         refused resume is a stream of ``RUN_ERROR`` alone (agui-wire §5.4)."""
         encoder, outbox = run.encoder, run.outbox
-        guard: ClaimGuard | None = None
         finished = False
-
-        async def starting(call: FunctionCallContent) -> None:
-            if guard is not None:
-                await guard.starting(call)
-
         try:
             activate(run.context)
             await self._load_epoch()
-            with on_tool_start(starting):
-                if run.failure is not None:
-                    raise run.failure
-                messages = run.messages
-                pairs: list[VerifiedPair] = []
-                if run.input.resume:
-                    checked = await check_resume(
-                        run.input,
-                        run.messages,
-                        signer=run.signer,
-                        store=self.approval_store,
-                        functions=run.functions,
-                        lease=self.claim_lease,
-                        check_results=run.check_results,
-                    )
-                    if checked.echoed:
-                        self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
-                    outbox.push(encoder.start())  # a new run's RUN_STARTED went out with the head
-                    encoder.calls.update(checked.calls)
-                    encoder.answers = checked.answers
-                    for call_id, result in checked.replayed:
-                        outbox.push(encoder.replayed_result(call_id, result))
-                    if not checked.needs_model:
-                        outbox.push(encoder.finish())
-                        return
-                    messages, pairs = checked.messages, checked.pairs
-                    guard = ClaimGuard(self.approval_store, checked, self.claim_lease)
-                    # the verified calls (the tool loop returns them) are the client's already
-                    encoder.known_calls = known_call_ids(messages) | {p.call.call_id for p in pairs}
-                with resume_with(pairs):
-                    stream = self.pipeline.get_streaming_response(messages, run.options)
-                    try:
-                        async for update in stream:
-                            data = encoder.update(update)
-                            if data:
-                                await outbox.put(data)
-                            if guard is not None and guard.claimed:
-                                await self._keep_results(update.contents, guard, run)
-                    finally:
-                        await close_stream(stream)
-                outbox.push(encoder.finish())
-                finished = True
+            if run.failure is not None:
+                raise run.failure
+            messages, options = run.messages, run.options
+            if run.input.resume:
+                resumed = await self._resume(run)
+                if resumed is None:
+                    finished = True
+                    return
+                messages, options = resumed
+            claims = run.claims
+            stream = self.pipeline.get_streaming_response(messages, options)
+            try:
+                async for update in stream:
+                    data = encoder.update(update)
+                    if data:
+                        await outbox.put(data)
+                    if claims is not None and claims.claimed:
+                        await self._keep_results(update.contents, claims, run)
+            finally:
+                await close_stream(stream)
+            outbox.push(encoder.finish())
+            finished = True
         except ResumeRejected as exc:
             what = "the resume of run" if run.input.resume else "run"
             _log.warning("refused %s %s: %s", what, run.input.run_id, exc)
@@ -378,27 +359,53 @@ class AGUIServer:
             _log.error(failed, exc_info=not isinstance(exc, ChatClientError))  # a model: 1 line
             outbox.push(encoder.error(*_safe_error(exc)))
         finally:
-            if guard is not None:
-                await guard.settle(finished=finished)
+            if run.claims is not None:
+                await run.claims.settle(finished=finished)
             outbox.close()
 
-    async def _keep_results(self, contents: Iterable[Any], guard: ClaimGuard, run: _Run) -> None:
+    async def _resume(self, run: _Run) -> tuple[list[Any], ChatOptions] | None:
+        """Check the resume's answers (verified once, as the run was accepted), claim them,
+        and plan once: the history and options (carrying the plan, its tool-start guard the
+        claims) the pipeline runs with; ``None`` when every answer only replays a result."""
+        encoder, outbox = run.encoder, run.outbox
+        checked = await check_resume(run.answers, run.messages, run.functions, run.check_results)
+        lease = self.claim_lease
+        if checked.echoed:
+            self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
+        claims = run.claims = await Claims.take(self.approval_store, checked.answers, lease)
+        outbox.push(encoder.start())  # a new run's RUN_STARTED went out with the head
+        for answer, result in claims.replayed:
+            if answer.claims.call_id is not None:
+                outbox.push(encoder.replayed_result(answer.claims.call_id, result))
+        if not claims.fresh:
+            outbox.push(encoder.finish())
+            return None
+        if replayed := {a.claims.call_id for a, _ in claims.replayed if a.claims.call_id}:
+            leave_out(checked.pairs, checked.pending, replayed)
+        messages = run_history(checked.messages, checked.calls, claims.fresh, claims.replayed)
+        plan = schedule(checked.pairs, checked.pending, messages)
+        plan.guard = claims
+        # What binds a tool that asks again to its call (the issuer signs them in)
+        encoder.calls.update((s.call.call_id, s.call) for s in plan.to_run)
+        if any(a.claims.kind == "question" for a in claims.fresh):
+            encoder.answers = answers_so_far(claims.fresh)
+        # the verified calls (the tool loop returns them) are the client's already
+        encoder.known_calls = known_call_ids(messages) | set(checked.pairs.verified)
+        return messages, with_plan(run.options, plan)
+
+    async def _keep_results(self, contents: Iterable[Any], claims: Claims, run: _Run) -> None:
         """Record the result of each claimed call for a replay (finished even if the client
         leaves meanwhile), and that it was issued (``agent-framework-unsealed-results``)."""
         for content in contents:
-            if isinstance(content, FunctionResultContent) and content.call_id in guard.claimed:
-                guard.resulted.add(content.call_id)
+            if isinstance(content, FunctionResultContent) and content.call_id in claims.claimed:
                 call_id, store = content.call_id, run.store
                 result = run.encoder.results[call_id]
-                keeping: Awaitable[object] = store.record_result(guard.claimed[call_id], result)
+                also: list[Awaitable[object]] = []
                 if run.remembers_results:
                     issued = run.signer.issued_result_key(run.input.thread_id, call_id, result)
-                    until = _resume_check._clock() + ISSUED_RESULT_RETENTION.total_seconds()
-                    keeping = asyncio.gather(keeping, store.claim(issued, expires_at=until))
-                try:
-                    await asyncio.shield(keeping)
-                except ApprovalStoreError:  # the claim stays: only the replay is lost
-                    _log.exception("could not keep the result of call %s", content.call_id)
+                    until = _rules.clock() + ISSUED_RESULT_RETENTION.total_seconds()
+                    also.append(store.claim(issued, expires_at=until))
+                await claims.keep_result(call_id, result, *also)
 
 
 class _Run:
@@ -418,6 +425,14 @@ class _Run:
         except DuplicateToolError as exc:  # a tool source changed into a clash: RUN_ERROR
             registry, offered, self.failure = ToolRegistry(), [], exc
         self.functions = registry.by_name  # the server's tools as this run found them
+        self.signer = server._signer_for(scope)
+        self.answers: list[Answer] = []  # the resume's answers, each token verified once
+        self.claims: Claims | None = None  # their claims, once taken
+        if run_input.resume and self.failure is None:
+            try:
+                self.answers = verify_resume(run_input, self.signer)
+            except ResumeRejected as exc:
+                self.failure = exc
         declared = client_tools(run_input.tools, self.functions)
         context = [f"- {c.description}: {c.value}" for c in run_input.context or []]
         self.options = ChatOptions(
@@ -428,7 +443,6 @@ class _Run:
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
-        self.signer = server._signer_for(scope)
         self.messages = to_chat_messages(run_input)
         self.headers: list[tuple[bytes, bytes]] = scope.get("headers") or []  # trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header

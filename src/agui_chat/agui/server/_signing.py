@@ -94,10 +94,6 @@ class InterruptClaims:
         key = (self.question or {}).get("key") if self.kind == "question" else None
         return (self.call_id or "", key)
 
-    def is_expired(self, now: float) -> bool:
-        """Whether ``now`` (epoch seconds) is past the expiry."""
-        return self.expires_at is not None and self.expires_at <= now
-
     def _to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"k": self.kind[0]}
         for f in fields(self)[1:]:
@@ -207,6 +203,11 @@ class InterruptSigner:
 
     def verify(self, token: str) -> InterruptClaims:
         """The claims of a token this signer issued; ``TokenError`` for anything else."""
+        return self.open(token)[0]
+
+    def open(self, token: str) -> tuple[InterruptClaims, str]:
+        """The claims of a token this signer issued and its :meth:`fingerprint`, from one
+        decoding; ``TokenError`` for anything else."""
         payload, claims_bytes, given = _split(token)
         try:
             claims_json = json.loads(claims_bytes)
@@ -227,7 +228,7 @@ class InterruptSigner:
         if self.audience_id is not None and named != self.audience_id:
             raise TokenError("audience", kind_name)
         try:
-            return InterruptClaims._from_wire(claims_json)
+            return InterruptClaims._from_wire(claims_json), _fingerprint(given)
         except (LookupError, TypeError, ValueError):  # pragma: no cover - we signed it
             raise TokenError("unknown") from None
 
@@ -258,5 +259,8 @@ class InterruptSigner:
     def fingerprint(token: str) -> str:
         """The key a consumed-approvals store records a token under: a digest of its MAC
         (``TokenError`` if the token does not decode)."""
-        _, _, mac = _split(token)
-        return hashlib.sha256(_FINGERPRINT_CONTEXT + mac).hexdigest()[:32]
+        return _fingerprint(_split(token)[2])
+
+
+def _fingerprint(mac: bytes) -> str:
+    return hashlib.sha256(_FINGERPRINT_CONTEXT + mac).hexdigest()[:32]

@@ -5,14 +5,12 @@ verified interrupt ids) and ends with the run's outcome and ``RUN_ERROR`` code."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
 from ag_ui.core import RunAgentInput
 
 from ..wire._tracing import start_run_span
-from ._signing import InterruptSigner, TokenError
 
 if TYPE_CHECKING:
     from ._encode import RunEncoder
@@ -25,14 +23,11 @@ async def traced_run(
     run_input: RunAgentInput,
     encoder: RunEncoder,
     headers: Iterable[tuple[bytes, bytes]],
-    signer: InterruptSigner,
+    paused: Iterable[str] = (),
 ) -> None:
-    """Await ``work`` (the run) inside its span, when tracing is on."""
-    paused: dict[str | None, None] = {}  # the spans of the runs the resume answers, once each
-    for entry in run_input.resume or []:
-        with contextlib.suppress(TokenError):
-            paused[signer.verify(entry.interrupt_id).traceparent] = None
-    links = [traceparent for traceparent in paused if traceparent is not None]
+    """Await ``work`` (the run) inside its span, when tracing is on; ``paused``: the spans
+    of the runs the resume answers (from its verified interrupt ids)."""
+    links = list(dict.fromkeys(paused))
     span = start_run_span(
         "server", run_input.thread_id, run_input.run_id, headers=headers, links=links
     )

@@ -91,6 +91,8 @@ def start_run_span(
     """A ``client`` or ``server`` run span, or ``None`` when nothing would record it. A
     server span continues the trace context of ``headers`` (the request's, as ASGI gives
     them) and links to the spans named by ``links`` (W3C traceparents)."""
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return None  # no SDK: no span would record (nothing to extract or build)
     parent = None
     if headers is not None:
         carrier = {
