@@ -320,3 +320,20 @@ def test_the_import_graph_sees_a_module_loaded_by_name(tmp_path: Path) -> None:
 def test_no_modules_import_each_other_not_even_lazily() -> None:
     cycles = _cycles(_import_graph())
     assert not cycles, f"modules that import each other: {cycles}"
+
+
+def test_no_function_of_the_core_the_middleware_or_agui_is_over_75_lines() -> None:
+    """Work done once is easier to see in functions a reader takes in at a glance; a longer
+    one is split where its steps are (the consent engine's ``pair``, ``check``,
+    ``schedule``), never to meet the count."""
+    modules = [*PACKAGE.glob("*.py"), *(PACKAGE / "middleware").glob("*.py")]
+    modules += [*(PACKAGE / "consent").glob("*.py"), *(PACKAGE / "agui").rglob("*.py")]
+    long = [
+        f"{p.relative_to(PACKAGE)}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for p in modules
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > 75
+    ]
+    assert not long, long

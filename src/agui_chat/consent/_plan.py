@@ -3,11 +3,9 @@ which request, which calls run (with which answers), which are answered as rejec
 history the model sees. Three named steps, each once per resume: :func:`pair` (from a history,
 or from answers a caller verified itself: :class:`VerifiedPair`), :func:`check` (every refusal,
 through the consent rules, before anything is used) and :func:`schedule` (never refuses).
-The tool loop runs the three on the history it is handed; a caller that claims answers
-(``AGUIServer``) runs them itself, claiming between ``check`` and ``schedule``.
-
-A caller that checked and claimed the answers itself (``AGUIServer``) hands the plan to the
-tool loop with :func:`with_plan`; the loop then pairs nothing again.
+The tool loop runs the three on the history it is handed; ``AGUIServer`` runs them itself,
+claiming the answers between ``check`` and ``schedule``, and hands the plan to the tool loop
+(:func:`with_plan`), which then pairs nothing again.
 """
 
 from __future__ import annotations

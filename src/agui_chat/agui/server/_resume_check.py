@@ -374,13 +374,6 @@ class Answer:
     def prefix(self) -> str:
         return "APPROVAL" if self.claims.kind == "approval" else "INTERRUPT"
 
-    @property
-    def arguments(self) -> dict[str, Any]:
-        """The arguments the call runs with (the person's edit, if any)."""
-        if self.edited_arguments is not None:
-            return self.edited_arguments
-        return dict(self.claims.arguments or {})
-
     def call(self, template: FunctionCallContent | None = None) -> FunctionCallContent:
         assert self.claims.call_id is not None and self.claims.tool_name is not None
         return FunctionCallContent(
