@@ -1,5 +1,6 @@
 """docs/errors.md is the stable table of the server's error codes: every code the server can
-send (read from its source, and from its table of token refusals) has a row, every row is a
+send (read from its source, its table of token refusals and the consent engine's refusals)
+has a row, every row is a
 code the server sends, and every code the CLI explains in its own words is one of them."""
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from agui_chat.cli import _errors
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "src" / "agui_chat" / "agui" / "server"
+#: The consent engine names the precise code of some refusals itself (``code="..."``).
+ENGINE = ROOT / "src" / "agui_chat" / "consent"
 DOC = (ROOT / "docs" / "errors.md").read_text()
 
 _RAISED = re.compile(r"(?:ResumeRejected|InputError)\(\s*(?:\d+,\s*)?f?\"([^\"]+)\"")
 _TABLED = re.compile(r"\(\w+Error, \"([A-Z_]+)\", \"")  # the (error type, code, message) tables
 _RETURNED = re.compile(r"return \"[^\"]*\", \"([A-Z_]+)\"")  # _safe_error
+_CODED = re.compile(r"code=\"([A-Z_]+)\"")
 
 
 def server_codes() -> set[str]:
@@ -33,6 +37,8 @@ def server_codes() -> set[str]:
                 codes |= {f"APPROVAL{rest}", f"INTERRUPT{rest}"}
             else:
                 codes.add(found)
+    for module in ENGINE.glob("*.py"):
+        codes |= set(_CODED.findall(module.read_text()))
     return codes
 
 

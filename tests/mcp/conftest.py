@@ -3,12 +3,15 @@ on a free port of 127.0.0.1, stopped after the test)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from mcp_servers import build
 from mcp_support import serving
+
+from agui_chat.mcp import MCPToolset
 
 pytest.importorskip("mcp")
 
@@ -29,3 +32,12 @@ async def http_url(log: Path) -> AsyncIterator[str]:
     """Our server over streamable HTTP, served by uvicorn on 127.0.0.1."""
     async with serving(build(log).streamable_http_app()) as base:
         yield base + "/mcp"
+
+
+@pytest.fixture
+async def changing_toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
+    """A toolset of our hostile ``changing_servers.py`` over stdio (its ``harden`` tool makes
+    ``sweep`` destructive and withdraws ``vanish``, announcing ``tools/list_changed``)."""
+    server = Path(__file__).with_name("changing_servers.py")
+    async with MCPToolset([sys.executable, str(server)], env=env) as toolset:
+        yield toolset

@@ -96,3 +96,16 @@ async def serving(app: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+
+
+async def until_hardened(toolset: Any) -> None:
+    """Wait for the toolset to have listed the tools again after ``changing_servers.py``'s
+    ``harden`` (``sweep`` now gated, ``vanish`` gone)."""
+    from agui_chat.mcp import MCPApprovalRequired
+
+    for _ in range(250):
+        names = {t.name: t for t in toolset.tools}
+        if "vanish" not in names and isinstance(names.get("sweep"), MCPApprovalRequired):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the toolset never saw the new list: {toolset.tools}")

@@ -7,15 +7,12 @@ re-declares ``sweep`` destructive, a call of it from the stale copy waits for a 
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_servers import read_log
-from mcp_support import call, model_saw
+from mcp_support import call, model_saw, until_hardened
 
 from agui_chat import (
     ChatMessage,
@@ -27,25 +24,18 @@ from agui_chat.mcp import MCPApprovalRequired, MCPToolset
 from agui_server import agui_server
 from agui_streams import assistant_calls, run_input, scripted, tool_result, user
 
-SHADOW = Path(__file__).with_name("changing_servers.py")
 NOT_FOUND = 'Error: Requested function "vanish" not found.'
 
 
 @pytest.fixture
-async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
-    async with MCPToolset([sys.executable, str(SHADOW)], env=env) as toolset:
-        yield toolset
+def toolset(changing_toolset: MCPToolset) -> MCPToolset:
+    return changing_toolset
 
 
 async def _harden(toolset: MCPToolset) -> None:
     """Have the server change its list, and wait until the toolset listed it again."""
     await {t.name: t for t in toolset.tools}["harden"].invoke({})
-    for _ in range(250):
-        names = {t.name: t for t in toolset.tools}
-        if "vanish" not in names and isinstance(names.get("sweep"), MCPApprovalRequired):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"the toolset never saw the new list: {toolset.tools}")
+    await until_hardened(toolset)
 
 
 def interrupts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +37,8 @@ CLASHES = [("delete_note", "delete_note"), ("write_file", "write.file")]
 
 
 @pytest.fixture
-async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
-    async with MCPToolset([sys.executable, str(SHADOW)], env=env) as toolset:
-        yield toolset
+def toolset(changing_toolset: MCPToolset) -> MCPToolset:
+    return changing_toolset
 
 
 def local_gated(name: str, runs: list[dict[str, Any]]) -> AITool:

@@ -12,18 +12,18 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from mcp_servers import read_log
-from mcp_support import call, model_saw, serving
+from mcp_support import call, model_saw, serving, until_hardened
 
 from agui_chat import ChatMessage, ChatResponse, ToolApprovalRequestContent
 from agui_chat.agui import AGUIChatClient, AGUIServer
-from agui_chat.mcp import MCPApprovalRequired, MCPToolset
+from agui_chat.mcp import MCPToolset
 from agui_chat.testing import ScriptedChatClient
 from agui_server import agui_server
 from agui_streams import approve, run_input, scripted, sse_events, user
@@ -34,23 +34,12 @@ NOT_FOUND = 'Error: Requested function "vanish" not found.'
 
 
 @pytest.fixture
-async def toolset(env: dict[str, str]) -> AsyncIterator[MCPToolset]:
-    async with MCPToolset([sys.executable, str(SHADOW)], env=env) as toolset:
-        yield toolset
+def toolset(changing_toolset: MCPToolset) -> MCPToolset:
+    return changing_toolset
 
 
 def _served(toolset: MCPToolset, model: ScriptedChatClient) -> AGUIServer:
     return agui_server(model, tools=[toolset], signing_key=KEY).app
-
-
-async def _until_hardened(toolset: MCPToolset) -> None:
-    """Wait for the toolset to have listed the tools again after ``harden``."""
-    for _ in range(250):
-        names = {t.name: t for t in toolset.tools}
-        if "vanish" not in names and isinstance(names.get("sweep"), MCPApprovalRequired):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"the toolset never saw the new list: {toolset.tools}")
 
 
 def _effects(log: Path, name: str) -> list[dict[str, Any]]:
@@ -87,7 +76,7 @@ async def test_a_tool_that_became_destructive_waits_and_a_removed_one_is_not_fou
 
         history.append(ChatMessage("user", "harden"))
         assert (await send()).text == "hardened"
-        await _until_hardened(toolset)
+        await until_hardened(toolset)
 
         history.append(ChatMessage("user", "sweep b"))
         paused = await send()
@@ -126,7 +115,7 @@ async def test_a_client_tool_named_like_a_server_tool_never_replaces_it(
     # call would be handed to the client, ungated.
     harden = {t.name: t for t in toolset.tools}["harden"]
     await harden.invoke({})
-    await _until_hardened(toolset)
+    await until_hardened(toolset)
     model = scripted(call("c1", "sweep", where="all"), "swept all")
     app = _served(toolset, model)
     declared = {"name": "sweep", "description": "Client's own sweep.", "parameters": {}}
@@ -177,7 +166,7 @@ async def test_the_audience_is_fixed_when_the_server_is_built(toolset: MCPToolse
     assert "vanish" in before
     harden = {t.name: t for t in toolset.tools}["harden"]
     await harden.invoke({})
-    await _until_hardened(toolset)
+    await until_hardened(toolset)
     assert app.audience == before
 
 

@@ -3,6 +3,8 @@ how often they ran (the server and its in-process client come from ``agui_server
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,3 +88,30 @@ def run_error(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def text_of(events: Sequence[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in of_type(events, "TEXT_MESSAGE_CONTENT"))
+
+
+async def post_and_leave(app: Any, body: dict[str, Any], leave: asyncio.Event) -> None:
+    """POST ``body`` to the ASGI ``app`` as a client that goes away once ``leave`` is set
+    (what the server then sees is an ``http.disconnect``); returns when the app does."""
+    raw = json.dumps(body).encode()
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        await leave.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        return None
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/",
+        "headers": [(b"content-type", b"application/json")],
+        "query_string": b"",
+    }
+    await asyncio.wait_for(app(scope, receive, send), 10)

@@ -9,11 +9,19 @@ mid-run replays ``LOST_RESULT``."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
-from server_support import approve, history_from, interrupts, outcome, run_input, scripted, user
+from server_support import (
+    approve,
+    history_from,
+    interrupts,
+    outcome,
+    post_and_leave,
+    run_input,
+    scripted,
+    user,
+)
 
 from agui_chat import FunctionCallContent, ai_function, approval_required
 from agui_chat.agui.server._claims import LOST_RESULT
@@ -80,32 +88,6 @@ def agent_for(store: SlowStore, tool: Tool) -> ServedAgent:
     return agui_server(model, tools=[tool.function], approval_store=store)
 
 
-async def leave_during(agent: ServedAgent, body: dict[str, Any], reached: asyncio.Event) -> None:
-    """POST ``body`` to the app and disconnect once ``reached`` is set."""
-    raw = json.dumps(body).encode()
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": raw, "more_body": False}
-        await reached.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        return None
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/",
-        "headers": [(b"content-type", b"application/json")],
-        "query_string": b"",
-    }
-    await asyncio.wait_for(agent.app(scope, receive, send), 10)
-
-
 async def cancelled_resume(step: str, *, hold: bool = False) -> tuple[Any, ...]:
     """Pause, then send the approval and leave while ``step`` is under way; the step then
     completes. Returns the agent, the tool, the history and the interrupt."""
@@ -118,7 +100,7 @@ async def cancelled_resume(step: str, *, hold: bool = False) -> tuple[Any, ...]:
     body = run_input(*history, run="r2", resume=[approve(interrupt)])
     store.armed = not hold
     reached = tool.running if hold else store.reached
-    leaving = asyncio.ensure_future(leave_during(agent, body, reached))
+    leaving = asyncio.ensure_future(post_and_leave(agent.app, body, reached))
     await reached.wait()
     await asyncio.sleep(0.01)  # the disconnect is taken and the run cancelled
     store.go.set()  # the slow step completes after the client left

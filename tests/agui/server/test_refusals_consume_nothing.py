@@ -21,6 +21,7 @@ from server_support import (
     history_from,
     interrupts,
     outcome,
+    post_and_leave,
     refused_before_the_run,
     run_input,
     scripted,
@@ -196,29 +197,8 @@ async def test_a_claim_whose_client_left_before_the_tool_started_is_released() -
     block = asyncio.Event()
     agent, front = failing_app(effects, InMemoryApprovalStore(), block=block)
     history, interrupt = await paused(agent)
-    body = json.dumps(run_input(*history, run="r2", resume=[approve(interrupt)])).encode()
-    sent: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await front.reached.wait()  # the claim is made and the run is under way
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/",
-        "headers": [(b"content-type", b"application/json")],
-        "query_string": b"",
-    }
-    await asyncio.wait_for(agent.app(scope, receive, send), 10)
+    body = run_input(*history, run="r2", resume=[approve(interrupt)])
+    await post_and_leave(agent.app, body, front.reached)  # the claim is made, the run under way
     assert effects.count("delete_file") == 0
     await honest_resume_runs_once(agent, history, interrupt, effects)
 

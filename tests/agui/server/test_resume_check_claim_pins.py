@@ -6,9 +6,7 @@ and only its own, and a resume mixing a kept answer with a fresh one runs the fr
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from server_support import (
     history_from,
     interrupts,
     outcome,
+    post_and_leave,
     refused_before_the_run,
     run_input,
     scripted,
@@ -220,28 +219,7 @@ async def leave_during_claim(agent: ServedAgent, body: dict[str, Any], store: Sl
     caller's code runs (the returned coroutine's ``send``), then the client leaves and,
     after the server cancelled the run, the claim lands."""
     leave = asyncio.Event()
-    raw = json.dumps(body).encode()
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": raw, "more_body": False}
-        await leave.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: MutableMapping[str, Any]) -> None:
-        return None
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/",
-        "headers": [(b"content-type", b"application/json")],
-        "query_string": b"",
-    }
-    task = asyncio.ensure_future(agent.app(scope, receive, send))
+    task = asyncio.ensure_future(post_and_leave(agent.app, body, leave))
     await asyncio.wait_for(store.reached.wait(), 10)
     return task, leave
 
