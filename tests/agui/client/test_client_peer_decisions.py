@@ -15,6 +15,7 @@ from agui_chat import (
     AIContent,
     ChatMessage,
     ChatOptions,
+    ExpiredRequestError,
     FunctionInvokingChatClient,
     InterruptResponseContent,
     InvalidResponseError,
@@ -110,3 +111,36 @@ async def test_a_peer_interrupt_naming_a_local_tool_never_runs_it_and_goes_to_th
     # the call no model made is not written into the peer's history as one
     sent_calls = [c["id"] for m in resumed["messages"] for c in m.get("toolCalls", [])]
     assert "lg-5:0" not in sent_calls
+
+
+def hitl_expiring(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """``hitl_per_call``'s pause, with an interrupt that expired long ago."""
+    events = hitl_per_call(body)
+    for event in events:
+        for interrupt in (event.get("outcome") or {}).get("interrupts", []):
+            interrupt["expiresAt"] = "2001-01-01T00:00:00Z"
+    return events
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        {"type": "approve"},
+        {"type": "edit", "edited_action": {"name": "delete_file", "args": {"path": "b.txt"}}},
+    ],
+)
+async def test_a_hand_decision_approving_past_the_expiry_is_refused_before_sending(
+    decision: dict[str, Any],
+) -> None:
+    """A decision given by hand goes through the consent rules like any approval: past the
+    interrupt's expiry it can only reject."""
+    agent = Agent(hitl_expiring, done)
+    with pytest.raises(ExpiredRequestError, match="expired"):
+        await pause_and_answer(agent, given(decision))
+    assert len(agent.bodies) == 1  # only the first run went out
+
+
+async def test_a_hand_decision_rejecting_past_the_expiry_is_sent() -> None:
+    agent = Agent(hitl_expiring, done)
+    await pause_and_answer(agent, given({"type": "reject", "message": "too late"}))
+    assert agent.bodies[1]["resume"][0]["payload"] == {"type": "reject", "message": "too late"}

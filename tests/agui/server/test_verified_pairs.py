@@ -418,3 +418,15 @@ async def test_a_question_no_tool_asked_answered_first_does_not_hide_the_approva
     assert fx.runs["delete_file"] == [{"path": "a.txt"}]
     answers = [c for m in seen[0] for c in m.contents if isinstance(c, InterruptResponseContent)]
     assert [a.payload for a in answers] == ["docs"]
+
+
+async def test_a_plan_sent_again_in_the_same_options_runs_nothing_again() -> None:
+    """A plan is taken off the options as the loop starts: the same options sent again (a
+    retry around the loop, a caller reusing them) carry no plan, so nothing runs twice."""
+    fx = SideEffects()
+    loop, _ = loop_of(fx)
+    history = [ChatMessage("user", "go")]
+    options = planned(loop, history, [approval_pair()])
+    await loop.get_response(history, options)
+    await loop.get_response(history, options)
+    assert fx.count("delete_file") == 1
