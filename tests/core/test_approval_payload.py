@@ -227,3 +227,12 @@ def test_any_other_key_is_refused_as_unknown(payload: dict[str, Any], key: str) 
     with pytest.raises(ApprovalPayloadError) as caught:
         read_approval_payload({**payload, "approved": True, key: {"path": "b"}})
     assert caught.value.unknown_keys == (key,)
+
+
+@pytest.mark.parametrize(
+    "value", [[1], {"approved": False, "editedArgs": {}}, {"approved": "yes"}, {"edited_args": {}}]
+)
+def test_every_refusal_names_the_request_it_answers(value: object) -> None:
+    with pytest.raises(ApprovalPayloadError) as caught:
+        read_approval_payload(value, request_ids=["approval_c1"])
+    assert caught.value.request_ids == ("approval_c1",)
