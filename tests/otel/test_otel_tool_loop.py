@@ -297,3 +297,32 @@ async def test_content_json_cannot_hold_never_fails_the_call(otel: Recorded) -> 
     a = dict(otel.span("execute_tool loop").attributes or {})
     assert a["agui_chat.tool.outcome"] == "ran"
     assert a["gen_ai.tool.call.result"] == "{'ok': True, 'self': {...}}"
+
+
+@ai_function
+def two_questions() -> str:
+    "Ask which build, then where."
+    build = request_input("Which build?", key="build")
+    where = request_input("Where to?", key="where")
+    return f"build {build.payload} to {where.payload}"
+
+
+async def test_an_answer_carried_along_is_not_a_decision_again(otel: Recorded) -> None:
+    """A tool asks a second question once the first is answered: on the resume answering the
+    second, the first answer goes to the tool again but is not a person's decision again."""
+    tracer = otel.tracer_provider.get_tracer("test")
+    client = _pipeline(otel, [FunctionCallContent("q1", "two_questions", {})])
+    tools = ChatOptions(tools=[two_questions])
+    history: list[ChatMessage] = [ChatMessage("user", "ship")]
+    for turn, payload in enumerate((7, "prod"), start=1):
+        with tracer.start_as_current_span(f"turn {turn}"):
+            paused = await client.get_response(history, tools)
+        [question] = paused.input_requests
+        history += [*paused.messages, ChatMessage("user", [question.create_response(payload)])]
+    with tracer.start_as_current_span("turn 3"):
+        done = await client.get_response(history, tools)
+    assert done.text == "done"
+    decided = [name for name, _ in _events(otel) if name == "agui_chat.input.answered"]
+    assert len(decided) == 2  # one per answer the person gave
+    [point] = otel.points("agui_chat.decision.duration")
+    assert point.count == 2

@@ -10,7 +10,7 @@ claiming the answers between ``check`` and ``schedule``, and hands the plan to t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -126,6 +126,9 @@ class Pairs:
     unknown_approvals: list[str] = field(default_factory=list)
     unknown_questions: list[str] = field(default_factory=list)
     verified: dict[str, FunctionCallContent] = field(default_factory=dict)
+    #: Where each request's first answer stands in the history, and the newest such place:
+    #: the answers given now (earlier ones are carried along for a tool that asks again).
+    answered_at: dict[str, int] = field(default_factory=dict)
 
     def call(self, call_id: str) -> CallRecord:
         return self.calls.setdefault(call_id, CallRecord())
@@ -169,10 +172,12 @@ def pair(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair] | None
                     continue  # an answer for the service: passed through
                 _note_handled(pairs.call(c.tool_call.call_id), c.tool_call)
                 approval_answers.append(c)
+                pairs.answered_at.setdefault(c.request_id, index)
                 if c.approved:
                     approved_at.setdefault(c.request_id, index)
             elif isinstance(c, InterruptResponseContent):
                 question_answers.append(c)
+                pairs.answered_at.setdefault(c.request_id, index)
     if verified is not None:
         for one in verified:
             _add_verified(pairs, one)
@@ -502,9 +507,15 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
         model_history=[], handled={cid: r.handled for cid, r in pairs.calls.items() if r.handled}
     )
     to_run: dict[str, ScheduledCall] = {}
-    for a in pending.approvals.values():
+    newest = max(pairs.answered_at.values(), default=None)
+
+    def now(request_id: str) -> bool:  # answered now, not carried along (or vouched for)
+        return newest is None or pairs.answered_at.get(request_id) == newest
+
+    for rid, a in pending.approvals.items():
         answer, call = a.answers[0], a.call
-        plan.answered.append((a.request, answer))
+        if now(rid):
+            plan.answered.append((a.request, answer))
         if not answer.approved:
             plan.rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
             continue
@@ -514,7 +525,7 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
             call = FunctionCallContent(call.call_id, call.name, edits)
         to_run[call.call_id] = ScheduledCall(call, pending.tools[call.name])
     rejected = {r.call_id for r in plan.rejected}
-    by_call = _answers_by_call(pending.questions, plan) if pending.questions else {}
+    by_call = _answers_by_call(pending.questions, plan, now) if pending.questions else {}
     for call_id, answers in by_call.items():
         if call_id in rejected:
             continue
@@ -558,14 +569,15 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
 
 
 def _answers_by_call(
-    questions: Mapping[str, QuestionPair], plan: ResumePlan
+    questions: Mapping[str, QuestionPair], plan: ResumePlan, now: Callable[[str], bool]
 ) -> dict[str, dict[str, InterruptResponseContent]]:
     """The answers each call's tool finds when it runs again, keyed by the question's key,
     message and schema (another question under the same key is asked again)."""
     per_call: dict[str, dict[str, InterruptResponseContent]] = {}
     for rid, q in questions.items():
         question, reply = q.request, q.answers[0]
-        plan.answered.append((question, reply))
+        if now(rid):
+            plan.answered.append((question, reply))
         assert question.tool_call_id is not None
         key = question_digest(
             question.key or question.message or rid, question.message, question.response_schema
