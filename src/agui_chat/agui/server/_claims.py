@@ -14,8 +14,6 @@ step:
   later instead of being lost;
 - tool started, no result: ``LOST_RESULT`` is kept (its effect is unknown; never run again);
 - while its result is being kept: the result is kept all the same.
-
-Also :func:`open_store`, which store a server uses.
 """
 
 from __future__ import annotations
@@ -103,10 +101,7 @@ class Claims:
 
     @classmethod
     async def take(
-        cls,
-        store: ApprovalStore,
-        answers: Sequence[Answer],
-        lease: timedelta,
+        cls, store: ApprovalStore, answers: Sequence[Answer], lease: timedelta
     ) -> Claims:
         """Claim every answer, each on its own; a refusal (``ResumeRejected``: an answer held
         by a live claim, a store out of reach or one that lost its records) releases what
