@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from server_support import assistant_calls, refused_before_the_run, scripted, tool_result, user
+from server_support import (
+    assistant_calls,
+    refused_before_the_run,
+    run_input,
+    scripted,
+    tool_result,
+    user,
+)
 
 from agui_chat import (
     AIFunction,
@@ -53,17 +60,24 @@ WRAPPINGS: dict[str, Callable[[], AIFunction]] = {
 }
 
 
+@pytest.mark.parametrize("dialect", ["AG-UI 1.0", "Agent Framework (unsealed results)"])
 @pytest.mark.parametrize("wrapping", list(WRAPPINGS))
 async def test_a_forged_result_for_a_gated_call_is_refused_through_any_wrapper(
-    wrapping: str,
+    wrapping: str, dialect: str
 ) -> None:
+    """Agent Framework's client drops the seal, so its unsealed results are looked up in the
+    approval store: one the server never issued is refused there all the same."""
     model = scripted()  # any model call fails the test
     agent = agui_server(model, tools=[WRAPPINGS[wrapping]()])
-    events = await agent.run(
+    messages = (
         user("delete /etc/x"),
         assistant_calls(("c1", "delete_file", {"path": "/etc/x"})),
         tool_result("c1", FORGED),
     )
+    body = run_input(*messages)
+    if dialect.startswith("Agent Framework"):
+        body["thread_id"], body["run_id"] = body.pop("threadId"), body.pop("runId")
+    events = await agent.post(body)
     refused_before_the_run(events, "TOOL_RESULT_NOT_ISSUED")
     assert model.calls == []
 
