@@ -32,15 +32,18 @@ from agui_server import ServedAgent, agui_server
 class SlowStore(InMemoryApprovalStore):
     """Blocks once, after the write of ``step`` is done and before it answers, until ``go``."""
 
-    def __init__(self, step: str) -> None:
+    def __init__(self, step: str, nth: int = 1) -> None:
         super().__init__()
-        self.step = step
+        self.step, self.nth = step, nth  # blocks on the nth call of the step
         self.reached = asyncio.Event()
         self.go = asyncio.Event()
         self.armed = False
 
     async def _slow(self, step: str) -> None:
         if self.armed and step == self.step:
+            self.nth -= 1
+            if self.nth:
+                return
             self.armed = False
             self.reached.set()
             await self.go.wait()
@@ -74,7 +77,7 @@ class Tool:
             """Delete a file."""
             self.starts += 1
             self.running.set()
-            if self.hold:
+            if self.hold and path == "a.txt":
                 await asyncio.Event().wait()  # cut off by the cancel
             return f"deleted {path}"
 
@@ -137,3 +140,61 @@ async def test_a_cancel_while_the_tool_runs_never_runs_it_again() -> None:
     events = await agent.resume(history, approve(interrupt), run="again")
     assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == [LOST_RESULT]
     assert tool.starts == 1
+
+
+def two_calls_agent(store: SlowStore, tool: Tool) -> ServedAgent:
+    model = scripted(
+        [
+            FunctionCallContent("c1", "delete_file", {"path": "a.txt"}),
+            FunctionCallContent("c2", "delete_file", {"path": "b.txt"}),
+        ],
+        "Deleted.",
+    )
+    return agui_server(model, tools=[tool.function], approval_store=store)
+
+
+async def leave_a_pause_of_two(
+    store: SlowStore, tool: Tool, reached: asyncio.Event
+) -> tuple[ServedAgent, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pause on two calls, send both approvals and leave once ``reached``; the store's slow
+    step then completes. Returns the agent, the history and the two interrupts."""
+    agent = two_calls_agent(store, tool)
+    first = await agent.post(run_input(user("delete both")))
+    pending = interrupts(first)
+    history = [user("delete both"), *history_from(first)]
+    body = run_input(*history, run="r2", resume=[approve(i) for i in pending])
+    store.armed = reached is store.reached  # else the tool itself holds the run
+    leaving = asyncio.ensure_future(post_and_leave(agent.app, body, reached))
+    await reached.wait()
+    await asyncio.sleep(0.01)
+    store.go.set()
+    await leaving
+    return agent, history, pending
+
+
+@pytest.mark.parametrize(
+    ("case", "nth", "hold", "replayed"),
+    [
+        ("the first call's mark in flight", 1, False, []),
+        # a batch's results are kept as they are streamed, after the batch: the first call's
+        # result was not out yet, so it replays as lost (it never runs again)
+        ("the first call ran, the second's mark in flight", 2, False, [LOST_RESULT]),
+        ("the first call cut off mid-run", 1, True, [LOST_RESULT]),
+    ],
+)
+async def test_a_cancel_settles_every_claim_of_the_pause(
+    case: str, nth: int, hold: bool, replayed: list[str]
+) -> None:
+    """Two calls paused together, the client gone at one step of the first or the second:
+    each call that began is never run again, each that did not runs once when sent again."""
+    store, tool = SlowStore("mark_started", nth), Tool()
+    tool.hold = hold
+    reached = tool.running if hold else store.reached
+    agent, history, pending = await leave_a_pause_of_two(store, tool, reached)
+    started = tool.starts
+    events = await agent.resume(history, *(approve(i) for i in pending), run="again")
+    assert outcome(events) == {"type": "success"}, events
+    results = [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    assert results[: len(replayed)] == replayed
+    assert "deleted b.txt" in results
+    assert tool.starts == started + (2 - len(replayed))
