@@ -40,7 +40,7 @@ class ChatMessage:
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        self.role = role if isinstance(role, ChatRole) else ChatRole(role)
+        self.role = ChatRole.coerce(role)
         self.contents: list[AIContent] = (
             [TextContent(contents)] if isinstance(contents, str) else list(contents or [])
         )

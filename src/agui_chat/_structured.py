@@ -53,8 +53,6 @@ def respond(
     format (one with an ``output_type``) asks for it, else ``plain`` itself; ``retries``
     without either is a ``ValueError``."""
     call = plain or client.get_response
-    if response_format is None and not retries and (options is None or not options.response_format):
-        return call(messages, options)  # nothing asks for structured output
     spec = _spec(response_format, options)
     if spec is not None:
         return _structured(call, messages, options, spec, retries)

@@ -182,16 +182,13 @@ def pair(history: Sequence[ChatMessage], verified: Sequence[VerifiedPair] | None
         for one in verified:
             _add_verified(pairs, one)
         return pairs
-    if pairs.approvals or approval_answers:
-        given, pairs.unknown_approvals = pair_by_id(pairs.approvals, approval_answers)
-        for rid, approval in pairs.approvals.items():
-            approval.answers, approval.approved_at = given[rid], approved_at.get(rid)
-    if pairs.questions or question_answers:
-        replies, pairs.unknown_questions = pair_by_id(pairs.questions, question_answers)
-        for rid, question in pairs.questions.items():
-            question.answers = replies[rid]
-    if any(a.edited_arguments is not None for a in approval_answers):
-        _forget_edited_copies(pairs)
+    given, pairs.unknown_approvals = pair_by_id(pairs.approvals, approval_answers)
+    for rid, approval in pairs.approvals.items():
+        approval.answers, approval.approved_at = given[rid], approved_at.get(rid)
+    replies, pairs.unknown_questions = pair_by_id(pairs.questions, question_answers)
+    for rid, question in pairs.questions.items():
+        question.answers = replies[rid]
+    _forget_edited_copies(pairs)
     return pairs
 
 
@@ -293,9 +290,8 @@ def check(pairs: Pairs, tools: Mapping[str, AITool], now: float | None = None) -
         return pairs.calls[question.request.tool_call_id or ""].answered
 
     local_approvals = {rid: a for rid, a in pairs.approvals.items() if a.call.name in local}
-    if pairs.unknown_approvals or pairs.unknown_questions:
-        _check_unknown(pairs.unknown_approvals, "approval")
-        _check_unknown(pairs.unknown_questions, "question", approvals=pairs.approvals)
+    _check_unknown(pairs.unknown_approvals, "approval")
+    _check_unknown(pairs.unknown_questions, "question", approvals=pairs.approvals)
     approvals = {
         rid: a
         for rid, a in local_approvals.items()
@@ -525,8 +521,7 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
             call = FunctionCallContent(call.call_id, call.name, edits)
         to_run[call.call_id] = ScheduledCall(call, pending.tools[call.name])
     rejected = {r.call_id for r in plan.rejected}
-    by_call = _answers_by_call(pending.questions, plan, now) if pending.questions else {}
-    for call_id, answers in by_call.items():
+    for call_id, answers in _answers_by_call(pending.questions, plan, now).items():
         if call_id in rejected:
             continue
         scheduled = to_run.get(call_id)

@@ -88,8 +88,11 @@ def approval_wrappers(tool: AITool) -> list[ApprovalRequiredAIFunction]:
     """Every approval wrapper a call of ``tool`` passes, seen through any wrapper
     (``DelegatingAIFunction``, a user's subclass, several gates), and those of the tool as its
     source offers it now (a copied MCP tool the server re-declared destructive)."""
+    return _with_live(tool, tool.current())
+
+
+def _with_live(tool: AITool, live: AITool | None) -> list[ApprovalRequiredAIFunction]:
     found = _wrappers(tool)
-    live = tool.current()
     if live is not None and live is not tool:
         found += [w for w in _wrappers(live) if w not in found]
     return found
@@ -100,9 +103,10 @@ def gate(tool: AITool, arguments: Mapping[str, Any] | None) -> Gate | None:
     asking. A wrapper's ``when=`` decides per call and fails closed (see
     ``ApprovalRequiredAIFunction.requires_approval``); a withdrawn tool is gated, with no
     edits, should a caller ask without :func:`find_tool` first."""
-    wrappers = approval_wrappers(tool)
-    if tool.current() is None:
+    live = tool.current()
+    if live is None:
         return Gate(f"Approve {tool.name}?", allow_edits=False)
+    wrappers = _with_live(tool, live)
     asking = [w for w in wrappers if w.requires_approval(arguments or {})]
     if not asking:
         return None

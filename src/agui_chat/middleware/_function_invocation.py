@@ -24,7 +24,6 @@ from .._tool_registry import ToolSource, tool_map
 from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
 from ..consent._plan import (
-    PLAN_KEY,
     ResumePlan,
     ScheduledCall,
     ToolStartGuard,
@@ -153,9 +152,7 @@ class _Loop:
         self.history = history
         # A plan handed down by a caller that checked the answers itself (AGUIServer): the
         # loop resumes with it as given, and passes the options on without it.
-        self.plan: ResumePlan | None = None
-        if options is not None and PLAN_KEY in options.additional_properties:
-            self.plan = take_plan(options)
+        self.plan: ResumePlan | None = take_plan(options)
         self.options = options
         self.streaming = streaming
         self.tools: dict[str, AITool] | None = None  # built when first needed

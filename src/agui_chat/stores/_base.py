@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-__all__ = ["ApprovalStore", "Claim", "ClaimRecord", "new_epoch"]
+__all__ = ["ApprovalStore", "Claim", "ClaimRecord", "check_release", "new_epoch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,13 @@ class ClaimRecord:
             and self.lease_until is not None
             and self.lease_until < now
         )
+
+
+def check_release(owner: str, started: bool) -> None:
+    """``ValueError`` for ``release(started=True)`` without an owner: a started record is
+    released only by the owner that knows its tool never began."""
+    if started and not owner:
+        raise ValueError("release(started=True) needs the owner whose started record it is")
 
 
 def new_epoch() -> str:

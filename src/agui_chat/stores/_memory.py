@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from .._exceptions import ApprovalStoreResetError
-from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
 
 __all__ = ["InMemoryApprovalStore"]
 
@@ -78,8 +78,7 @@ class InMemoryApprovalStore(ApprovalStore):
                 entry.lease_until = lease_until
 
     async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
-        if started and not owner:
-            raise ValueError("release(started=True) needs the owner whose started record it is")
+        check_release(owner, started)
         entry = self._entries.get(key)
         if entry is None or entry.result is not None or (entry.started and not started):
             return

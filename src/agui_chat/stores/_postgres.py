@@ -40,7 +40,7 @@ from .._exceptions import (
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("postgres", by="PostgresApprovalStore", module="psycopg", package="psycopg 3"):
@@ -331,8 +331,7 @@ class PostgresApprovalStore(ApprovalStore):
         await self._run(work)
 
     async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
-        if started and not owner:
-            raise ValueError("release(started=True) needs the owner whose started record it is")
+        check_release(owner, started)
         query, args = self._sql["release"], [key]
         if started:
             query, args = self._sql["release started"], [key, owner]

@@ -37,7 +37,7 @@ from .._exceptions import (
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
 from ._url_redaction import redact_url
 
 with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
@@ -250,8 +250,7 @@ class RedisApprovalStore(ApprovalStore):
             await self._call(self._renew(keys=[self._prefix + key], args=args))
 
     async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
-        if started and not owner:
-            raise ValueError("release(started=True) needs the owner whose started record it is")
+        check_release(owner, started)
         args = [owner, "1" if started else "0"]
         await self._call(self._release(keys=[self._prefix + key], args=args))
 

@@ -28,7 +28,7 @@ from .._exceptions import (
     ApprovalStoreUnavailableError,
     ConfigurationError,
 )
-from ._base import ApprovalStore, Claim, ClaimRecord, new_epoch
+from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
 
 __all__ = ["SQLiteApprovalStore"]
 
@@ -201,8 +201,7 @@ class SQLiteApprovalStore(ApprovalStore):
         await self._run(lambda db: db.execute(_RENEW, args))
 
     async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
-        if started and not owner:
-            raise ValueError("release(started=True) needs the owner whose started record it is")
+        check_release(owner, started)
         query, args = _RELEASE, [key]
         if started:
             query, args = _RELEASE_STARTED, [key, owner]

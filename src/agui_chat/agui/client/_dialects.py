@@ -387,7 +387,7 @@ def _given_decision(
     ``{"type": "approve"}``, ...), checked: anything else raises ``InvalidResponseError``
     before anything is sent, so a decision is never sent as another one."""
     rid = request.request_id
-    kind = given.get("type")
+    kind, action = given.get("type"), given.get("edited_action")
     problem = None
     if kind not in _DECISIONS:
         problem = f"has type {kind!r}"
@@ -395,18 +395,15 @@ def _given_decision(
         problem = f"has unknown key(s) {sorted(extra)} for a {kind!r} decision"
     elif kind == "reject" and not isinstance(given.get("message", ""), str):
         problem = "has a message that is not a string"
-    elif kind == "edit":
-        action = given.get("edited_action")
-        if not (
-            isinstance(action, Mapping)
-            and set(action) == {"name", "args"}
-            and action["name"] == request.tool_call.name
-            and isinstance(action["args"], Mapping)
-        ):
-            problem = (
-                f"has an edited_action that is not {{name: {request.tool_call.name!r}, args: "
-                "{...}}"
-            )
+    elif kind == "edit" and not (
+        isinstance(action, Mapping)
+        and set(action) == {"name", "args"}
+        and action["name"] == request.tool_call.name
+        and isinstance(action["args"], Mapping)
+    ):
+        problem = (
+            f"has an edited_action that is not {{name: {request.tool_call.name!r}, args: {{...}}}}"
+        )
     if problem is not None:
         raise InvalidResponseError(
             f"answer to {rid!r} is not a LangChain decision: it {problem}; give "
@@ -416,7 +413,6 @@ def _given_decision(
             request_ids=[rid],
         )
     if kind != "reject":  # the consent rules, as for any approval: expiry, edits offered
-        action = given.get("edited_action")
         check_approval(
             rid,
             approved=True,

@@ -151,16 +151,12 @@ def to_chat_messages(run_input: RunAgentInput) -> list[ChatMessage]:
     return out
 
 
-#: The wire's roles as ours (a message is made with its role as it is, not converted again).
-_ROLES = {r.value: r for r in (ChatRole.USER, ChatRole.ASSISTANT, ChatRole.SYSTEM, ChatRole.TOOL)}
-
-
 def _to_chat_message(wire: Any) -> ChatMessage | None:
     if wire.role == "activity":
         return None
     extra: dict[str, Any] = {}
     contents: list[AIContent]
-    chat_role: ChatRole | str = _ROLES.get(wire.role, wire.role)
+    chat_role: ChatRole | str = wire.role
     if isinstance(wire, AssistantMessage):
         contents = []
         if wire.encrypted_value is not None:
@@ -272,5 +268,4 @@ def forwarded_response_format(forwarded_props: Any) -> ChatResponseFormat | None
     """The Chat Completions ``response_format`` a client put in ``forwardedProps``, or ``None``."""
     if not isinstance(forwarded_props, Mapping):
         return None
-    given = forwarded_props.get("response_format")
-    return None if given is None else format_from_wire(given)
+    return format_from_wire(forwarded_props.get("response_format"))

@@ -380,15 +380,14 @@ class AGUIServer:
         if not claims.fresh:
             outbox.push(encoder.finish())
             return None
-        if replayed := {a.claims.call_id for a, _ in claims.replayed if a.claims.call_id}:
-            leave_out(checked.pairs, checked.pending, replayed)
+        replayed = {a.claims.call_id for a, _ in claims.replayed if a.claims.call_id}
+        leave_out(checked.pairs, checked.pending, replayed)
         messages = run_history(checked.messages, checked.calls, claims.fresh, claims.replayed)
         plan = schedule(checked.pairs, checked.pending, messages)
         plan.guard = claims
         # What binds a tool that asks again to its call (the issuer signs them in)
         encoder.calls.update((s.call.call_id, s.call) for s in plan.to_run)
-        if any(a.claims.kind == "question" for a in claims.fresh):
-            encoder.answers = answers_so_far(claims.fresh)
+        encoder.answers = answers_so_far(claims.fresh)
         # the verified calls (the tool loop returns them) are the client's already
         encoder.known_calls = known_call_ids(messages) | set(checked.pairs.verified)
         return messages, with_plan(run.options, plan)
