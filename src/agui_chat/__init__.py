@@ -21,8 +21,10 @@ from ._contents import (
 from ._exceptions import (
     AGUIChatError,
     ApprovalStoreError,
+    ApprovalStoreMisconfiguredError,
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
+    ApprovalStoreValueError,
     AskAgainError,
     AuthenticationError,
     ChatClientError,
@@ -33,6 +35,7 @@ from ._exceptions import (
     ExpiredRequestError,
     HTTPStatusError,
     HumanInTheLoopError,
+    InvalidHistoryError,
     InvalidResponseError,
     ProtocolError,
     RateLimitError,
@@ -57,6 +60,7 @@ from ._hitl_contents import (
     InterruptResponseContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    without_pause,
 )
 from ._input import InputRequired, request_input
 from ._messages import ChatMessage
@@ -97,8 +101,10 @@ __all__ = [
     "AITool",
     "ApprovalRequiredAIFunction",
     "ApprovalStoreError",
+    "ApprovalStoreMisconfiguredError",
     "ApprovalStoreResetError",
     "ApprovalStoreUnavailableError",
+    "ApprovalStoreValueError",
     "AskAgainError",
     "AuthenticationError",
     "BaseChatClient",
@@ -135,6 +141,7 @@ __all__ = [
     "InputResponseContent",
     "InterruptRequestContent",
     "InterruptResponseContent",
+    "InvalidHistoryError",
     "InvalidResponseError",
     "LoggingChatClient",
     "ProtocolError",
@@ -170,6 +177,7 @@ __all__ = [
     "current_invocation",
     "get_structured_response",
     "request_input",
+    "without_pause",
 ]
 
 

@@ -16,7 +16,9 @@ Catch at the level you care about::
     │   ├── RunError                   the remote run reported its own failure (.code)
     │   │   ├── ResumeRetryError       (transient) answers not usable yet (.retry_after)
     │   │   └── AskAgainError          answers the server will never use: ask the person again
-    │   └── RefusalError               the model refused to answer (.refusal)
+    │   ├── RefusalError               the model refused to answer (.refusal)
+    │   └── InvalidHistoryError        (also a ValueError) the history cannot be sent to this
+    │                                  model: a tool result answers no call in it (.call_id)
     ├── StructuredOutputError          a reply does not fit the asked-for type (.text, .errors)
     ├── ConfigurationError             (also a ValueError) a server, store or key is set wrongly
     ├── ToolError                      a tool could not be built, declared or called
@@ -24,7 +26,10 @@ Catch at the level you care about::
     │   └── DuplicateToolError         two tools of one tool set share a name (.name)
     ├── ApprovalStoreError             the store of consumed approvals failed
     │   ├── ApprovalStoreUnavailableError (transient) it cannot be reached; nothing ran
-    │   └── ApprovalStoreResetError    the store lost its records since the token was issued
+    │   ├── ApprovalStoreResetError    the store lost its records since the token was issued
+    │   ├── ApprovalStoreValueError    the store refused a value it cannot hold (not an outage)
+    │   └── ApprovalStoreMisconfiguredError the store refuses this server (permissions, a
+    │                                  read-only file): an operator must fix it; not an outage
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
         ├── UnansweredRequestError     a pending request has no answer (.request_ids)
         ├── UnknownResponseError       an answer names no pending request (.request_ids)
@@ -142,6 +147,16 @@ class RefusalError(ChatClientError):
         self.response = response
 
 
+class InvalidHistoryError(ChatClientError, ValueError):
+    """The history cannot be sent to the model as it is: a tool result answers no call
+    earlier in it (``call_id``), and the provider needs the call (Gemini names each result
+    after its call's function). Nothing was sent."""
+
+    def __init__(self, message: str, *, call_id: str) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+
+
 class StructuredOutputError(AGUIChatError):
     """The model's reply does not validate as the requested ``response_format`` type:
     ``text`` is the reply, ``errors`` one line each, ``attempts`` the replies tried."""
@@ -190,6 +205,18 @@ class ApprovalStoreError(AGUIChatError):
 class ApprovalStoreUnavailableError(ApprovalStoreError, TransientError):
     """The approval store cannot be reached now (the message names it, never its password);
     nothing ran, and the same answer succeeds once the store is back."""
+
+
+class ApprovalStoreValueError(ApprovalStoreError):
+    """The store refused a value it cannot hold (a result over its size limit); the store is
+    up, so sending the same thing again fails the same way. Nothing ran because of it."""
+
+
+class ApprovalStoreMisconfiguredError(ApprovalStoreError):
+    """The store answers but refuses this server: a permission or a missing right on its
+    table, a read-only file or replica, a wrong password, a corrupt file. Retrying does not
+    help until an operator fixes it (the message says what the store said); nothing ran and
+    nothing was used, so the same answer succeeds once it is fixed."""
 
 
 class ApprovalStoreResetError(ApprovalStoreError):

@@ -27,6 +27,7 @@ import asyncio
 import errno
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from fault_lane import (
     when,
 )
 
+from agui_chat.stores import SQLiteApprovalStore
 from real_components import missing
 
 UNAVAILABLE = "APPROVAL_STORE_UNAVAILABLE"
@@ -194,5 +196,34 @@ async def test_a_disk_gone_read_only_under_the_workers_runs_no_approval_twice(
         await send_all(deployment, client, cases)
         check_at_most_once(deployment, cases)
         await replay_everywhere(deployment, client, cases, results_may_be_lost=True)
+    finally:
+        deployment.stop()
+
+
+async def test_workers_started_on_a_read_only_disk_pause_and_run_each_answer_once_after(
+    small_disk: SmallDisk, tmp_path: Path, client: httpx.AsyncClient
+) -> None:
+    """The workers start while the disk is read-only, so they cannot read the store's epoch;
+    their pauses carry the second they were issued. Made writable, the store is the one it
+    was (its epoch an hour old): every answer runs once, none is refused as a reset."""
+    url = f"sqlite:///{small_disk.path}/approvals.db?synchronous=FULL"
+    seeded = SQLiteApprovalStore(small_disk.path / "approvals.db", clock=lambda: time.time() - 3600)
+    await seeded.epoch()
+    await seeded.aclose()
+    small_disk.repair(read_only=True)
+    effects = tmp_path / "effects"
+    effects.mkdir()
+    deployment = Deployment(url, effects, CLAIM_PAUSE="0.3", TOOL_PAUSE="0.3")
+    deployment.start()
+    try:
+        cases = await pause_all(deployment, client, 8)
+        await send_all(deployment, client, cases, rounds=1, settle=False)
+        refused_and_never_ran(deployment, cases, UNAVAILABLE)
+        assert all(c.outcome is None for c in cases), cases
+        small_disk.writable()
+        await send_all(deployment, client, cases)
+        check_at_most_once(deployment, cases)
+        assert all(c.outcome != "APPROVAL_STORE_RESET" for c in cases), cases
+        await replay_everywhere(deployment, client, cases)
     finally:
         deployment.stop()

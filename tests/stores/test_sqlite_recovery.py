@@ -1,44 +1,23 @@
 """A SQLite store recovers from a file that was read-only (or failed with an I/O error) once
 the file is writable again, without a restart; a directory it cannot write is refused at
-once with a typed error that says what to check, never after a busy-timeout wait. Against
+once with a typed error that says what to check, never after a busy-timeout wait. A file or
+directory this process may not write is a misconfiguration (``ApprovalStoreMisconfiguredError``:
+retrying does not help until it is fixed), an I/O error or a lock an outage
+(``ApprovalStoreUnavailableError``). Against
 real files made read-only (``chattr +i`` as root, whom file modes do not stop; ``chmod``
 otherwise)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import stat
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agui_chat import ApprovalStoreUnavailableError
+from agui_chat import ApprovalStoreMisconfiguredError, ApprovalStoreUnavailableError
 from agui_chat.stores import SQLiteApprovalStore
 from agui_chat.stores import _sqlite as sqlite_module
-
-
-@contextlib.contextmanager
-def read_only(path: Path) -> Iterator[None]:
-    """``path`` (a file or a directory) cannot be written inside the block."""
-    if os.geteuid() == 0:
-        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.skip(f"cannot make {path} read-only for root (chattr +i): {done.stderr}")
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-        return
-    mode = path.stat().st_mode
-    path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-    try:
-        yield
-    finally:
-        path.chmod(mode)
+from file_faults import read_only
 
 
 def no_busy_wait(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,7 +39,7 @@ async def test_a_file_opened_read_only_is_opened_again_once_it_is_writable(
     store = SQLiteApprovalStore(path)  # a worker that starts while the file is read-only
     with read_only(path):
         for key in ("k1", "k2"):
-            with pytest.raises(ApprovalStoreUnavailableError, match="readonly") as failed:
+            with pytest.raises(ApprovalStoreMisconfiguredError, match="readonly") as failed:
                 await store.claim(key, expires_at=None, owner="b")
         assert "must be writable by this process" in str(failed.value)
     assert await store.claim("k1", expires_at=None, owner="b")  # the same store, no restart
@@ -121,7 +100,7 @@ async def test_a_read_only_directory_with_an_existing_file_is_refused_without_wa
     store = SQLiteApprovalStore(path)
     with read_only(folder):
         no_busy_wait(monkeypatch)
-        with pytest.raises(ApprovalStoreUnavailableError) as failed:
+        with pytest.raises(ApprovalStoreMisconfiguredError) as failed:
             await store.claim("k", expires_at=None)
     message = str(failed.value)
     assert message.startswith(f"cannot open the approval store sqlite:///{path}: ")
@@ -140,7 +119,7 @@ async def test_a_read_only_directory_without_the_file_is_refused_without_waiting
     store = SQLiteApprovalStore(folder / "a.db")
     with read_only(folder):
         no_busy_wait(monkeypatch)
-        with pytest.raises(ApprovalStoreUnavailableError, match="unable to open database file"):
+        with pytest.raises(ApprovalStoreMisconfiguredError, match="unable to open database file"):
             await store.claim("k", expires_at=None)
     monkeypatch.undo()
     assert await store.claim("k", expires_at=None)

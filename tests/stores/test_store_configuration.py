@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis_asyncio
 
-from agui_chat import ApprovalStoreUnavailableError
+from agui_chat import ApprovalStoreMisconfiguredError, ApprovalStoreUnavailableError
 from agui_chat.stores import ClaimRecord, RedisApprovalStore, SQLiteApprovalStore
 from redis_server import RedisServer
 
@@ -188,13 +188,13 @@ def test_a_sqlite_store_needs_a_file_every_worker_can_open(path: str) -> None:
         SQLiteApprovalStore(path)
 
 
-async def test_a_sqlite_file_that_cannot_be_opened_is_unavailable_naming_it(
+async def test_a_sqlite_file_that_cannot_be_opened_is_misconfigured_naming_it(
     tmp_path: Path,
 ) -> None:
     where = tmp_path / "missing-dir" / "a.db"
     store = SQLiteApprovalStore(where)
     assert repr(store) == f"SQLiteApprovalStore({str(where)!r})"
-    with pytest.raises(ApprovalStoreUnavailableError, match=f"sqlite:///{where}"):
+    with pytest.raises(ApprovalStoreMisconfiguredError, match=f"sqlite:///{where}"):
         await store.claim("k", expires_at=None)
     await store.aclose()
 

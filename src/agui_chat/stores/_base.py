@@ -28,27 +28,49 @@ started one as *lost* (``ClaimRecord.lost``: its tool may have run, its result i
 
 Every store has an **epoch** (:meth:`ApprovalStore.epoch`): an id made when the store's
 records were created and kept with them (a Redis key, a SQLite row, the memory store's
-life). Tokens carry the epoch current when they were issued, and a claim names it: a store
-whose epoch differs lost its records since (Redis restarted without persistence, evicted
-keys, a recreated file) and raises ``ApprovalStoreResetError`` instead of taking a used
-approval for a new one. The check is part of the atomic claim.
+life), which says when it was made (:func:`new_epoch`). Tokens carry the epoch current when
+they were issued, and a claim names it: a store whose epoch differs lost its records since
+(Redis restarted without persistence, evicted keys, a recreated file) and raises
+``ApprovalStoreResetError`` instead of taking a used approval for a new one. The check is
+part of the atomic claim. A token issued while the store could not be reached carries the
+time it was issued instead; its claim names the store's epoch if that was made before the
+token (:func:`epoch_made_before`), so the answer runs once the store is back with its
+records.
 
-The contract changed with issue 26 (an implementation written before it must add): the
-``epoch`` of ``_claim``'s :class:`Claim`, :meth:`~ApprovalStore.record` (in place of
-``get_result``, now derived from it), ``lease_until`` on ``mark_started``,
-:meth:`~ApprovalStore.renew` and :meth:`~ApprovalStore._epoch`. The shared contract tests
+A store keeps every result exactly as given: one that cannot hold some strings (NUL, lone
+surrogates) keeps them through :func:`result_to_text` / :func:`result_from_text`. Its errors
+say what failed: ``ApprovalStoreUnavailableError`` (an outage: the same call may succeed
+later), ``ApprovalStoreValueError`` (a value it cannot hold) or
+``ApprovalStoreMisconfiguredError`` (it refuses this server: permissions, a read-only file).
+
+An implementation defines ``_claim`` (with the ``epoch`` of its :class:`Claim`),
+:meth:`~ApprovalStore.record`, :meth:`~ApprovalStore.record_result`,
+:meth:`~ApprovalStore.release` and, with leases, ``mark_started`` and ``renew``; a store that
+keeps an epoch defines :meth:`~ApprovalStore._epoch`. The shared contract tests
 (``tests/stores/test_store_contract.py``) are parametrised over stores.
 """
 
 from __future__ import annotations
 
 import abc
+import json
+import math
 import secrets
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-__all__ = ["ApprovalStore", "Claim", "ClaimRecord", "check_release", "new_epoch"]
+__all__ = [
+    "EPOCH_CLOCK_MARGIN",
+    "ApprovalStore",
+    "Claim",
+    "ClaimRecord",
+    "check_release",
+    "epoch_made_before",
+    "new_epoch",
+    "result_from_text",
+    "result_to_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +114,63 @@ def check_release(owner: str, started: bool) -> None:
         raise ValueError("release(started=True) needs the owner whose started record it is")
 
 
-def new_epoch() -> str:
-    """A fresh store epoch: 48 random bits, 8 characters of base64url."""
-    return secrets.token_urlsafe(6)
+def new_epoch(now: float) -> str:
+    """A fresh store epoch made at ``now`` (epoch seconds): 48 random bits (8 characters of
+    base64url), a dot and the whole second it was made, which :func:`epoch_made_before`
+    reads."""
+    return f"{secrets.token_urlsafe(6)}.{math.floor(now)}"
+
+
+#: How far apart the clocks of the servers and of whoever made a store's epoch may be, in
+#: seconds: a token issued without an epoch is bound only to an epoch made at least this long
+#: before it (a wider margin only asks again more often, never runs twice).
+EPOCH_CLOCK_MARGIN = 30.0
+
+
+def epoch_made_before(epoch: str, moment: float) -> bool:
+    """Whether the store's ``epoch`` was made before ``moment`` (epoch seconds, with
+    :data:`EPOCH_CLOCK_MARGIN`): then its records hold every claim made since ``moment``.
+
+    This is what lets an answer to a pause issued while the store could not be reached (its
+    token carries the time it was issued instead of an epoch) run once the store is back: every
+    use of that token came after ``moment``, so a store whose records go back further holds
+    them all, and its claim is as safe as with the epoch in the token. An epoch made later may
+    have replaced records that held a use (Redis restarted empty, a recreated file): ask again.
+    An epoch from before epochs said when they were made counts as made later."""
+    _, dot, made = epoch.rpartition(".")
+    return bool(dot) and made.isdigit() and int(made) <= moment - EPOCH_CLOCK_MARGIN
+
+
+#: The mark of a result kept escaped: a Unicode noncharacter, which no text a store holds
+#: begins with unless this module put it there (a result that begins with it is escaped too).
+_ESCAPED = "\ufdd0"
+
+
+def result_to_text(result: str) -> str:
+    """``result`` as text every store can hold (valid UTF-8 without NUL, which PostgreSQL's
+    ``text``, SQLite's UTF-8 and Redis's encoder need): itself when it already is, else the mark
+    and its JSON (ASCII escapes: NUL as ``\\u0000``, a lone surrogate as ``\\ud800``).
+    :func:`result_from_text` gives the exact string back."""
+    if result.startswith(_ESCAPED) or "\x00" in result or not _encodable(result):
+        return _ESCAPED + json.dumps(result)
+    return result
+
+
+def result_from_text(text: str) -> str:
+    """The result :func:`result_to_text` made ``text`` of, exactly."""
+    if text.startswith(_ESCAPED):
+        restored: str = json.loads(text[len(_ESCAPED) :])
+        return restored
+    return text
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode text (no lone surrogate), so encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class ApprovalStore(abc.ABC):
@@ -152,6 +228,14 @@ class ApprovalStore(abc.ABC):
         keeps none, and claims are not checked against one); also kept in ``known_epoch``."""
         self.known_epoch = await self._epoch()
         return self.known_epoch
+
+    async def epoch_for(self, issued_at: float) -> str:
+        """The epoch a claim of a token issued at ``issued_at`` (epoch seconds) without one (the
+        store could not be reached then) may name: the store's epoch, read now, if it was made
+        before then (:func:`epoch_made_before`), so its records hold every use of the token;
+        else ``""``, which a claim refuses as reset (``ApprovalStoreResetError``)."""
+        epoch = await self.epoch()
+        return epoch if epoch is not None and epoch_made_before(epoch, issued_at) else ""
 
     async def _epoch(self) -> str | None:
         """Read the store's epoch, making it (atomically: of two makers one wins) if the

@@ -37,7 +37,7 @@ class InMemoryApprovalStore(ApprovalStore):
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
         self._entries: dict[str, _Entry] = {}
-        self._own_epoch = new_epoch()
+        self._own_epoch = new_epoch(self._clock())
 
     def __len__(self) -> int:
         return len(self._entries)

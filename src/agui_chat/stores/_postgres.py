@@ -35,13 +35,24 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 from .._exceptions import (
+    ApprovalStoreError,
+    ApprovalStoreMisconfiguredError,
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
+    ApprovalStoreValueError,
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
-from ._url_redaction import redact_url
+from .._url_secrets import UNREADABLE_URL, redact_url
+from ._base import (
+    ApprovalStore,
+    Claim,
+    ClaimRecord,
+    check_release,
+    new_epoch,
+    result_from_text,
+    result_to_text,
+)
 
 with needs_extra("postgres", by="PostgresApprovalStore", module="psycopg", package="psycopg 3"):
     import psycopg
@@ -69,6 +80,7 @@ CREATE TABLE IF NOT EXISTS {table} (
     result TEXT
 )
 """
+_TABLES_EXIST = "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
 # The store's epoch (docs/stores.md) in a table beside it, made once, kept with the records.
 _META = "CREATE TABLE IF NOT EXISTS {meta} (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _MAKE_EPOCH = "INSERT INTO {meta} (name, value) VALUES ('epoch', %s) ON CONFLICT DO NOTHING"
@@ -145,6 +157,25 @@ def _pool_address(pool: Any) -> str:
     return f"postgresql://{host}{':' if port else ''}{port}/{params.get('dbname', '')}"
 
 
+#: SQLSTATE classes by what they mean for a caller (PostgreSQL's appendix A): a value the
+#: table cannot hold; a refusal of this server that an operator must fix (no right on the
+#: table, a wrong password, a missing database, a read-only standby, a table altered under
+#: it). Everything else (08 connection, 53 resources, 57 operator intervention, 40 rollback,
+#: no SQLSTATE at all: the network, the pool's wait) is an outage.
+_CANNOT_HOLD = ("22", "54")
+_REFUSES = ("28", "3D", "42", "23", "25", "0L", "0P")
+
+
+def _error(exc: BaseException) -> type[ApprovalStoreError]:
+    """What ``exc`` means for a caller, read from its SQLSTATE."""
+    state = getattr(exc, "sqlstate", None) or ""
+    if state.startswith(_CANNOT_HOLD):
+        return ApprovalStoreValueError
+    if state.startswith(_REFUSES):
+        return ApprovalStoreMisconfiguredError
+    return ApprovalStoreUnavailableError
+
+
 def _table(name: str) -> tuple[sql.Composable, sql.Composable]:
     """``table`` or ``schema.table`` as a quoted identifier, and its epoch table's (the same
     name with ``_meta``); anything else is refused."""
@@ -169,7 +200,11 @@ class PostgresApprovalStore(ApprovalStore):
     (and twice that in all); an unreachable database makes it raise
     ``ApprovalStoreUnavailableError`` naming the URL (never its password): the server then
     refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
-    answer succeeds once the database is back. A URL's pool holds up to ``max_connections``
+    answer succeeds once the database is back. A database that answers but refuses this
+    server (no right on the table, a read-only standby) raises
+    ``ApprovalStoreMisconfiguredError``, a value it cannot hold ``ApprovalStoreValueError``
+    (neither is worth retrying; every result is kept exactly, NUL characters and lone
+    surrogates included). A URL's pool holds up to ``max_connections``
     connections (autocommit; one the server closed, as a restart of the database does, is
     replaced before use, not failed). Every write is its own commit. The "started" mark
     (and every write but two) is as durable as the database's ``synchronous_commit`` makes
@@ -191,6 +226,10 @@ class PostgresApprovalStore(ApprovalStore):
             raise ConfigurationError("timeout must be positive and max_connections at least 1")
         self.table = table
         name, meta = _table(table)
+        #: Both tables as ``to_regclass`` reads a name (quoted: the case is kept).
+        self._names = tuple(
+            ".".join(f'"{part}"' for part in n.split(".")) for n in (table, f"{table}_meta")
+        )
         self._timeout = timeout
         self._owns_pool = isinstance(url_or_pool, str)  # a pool lent is yours to close
         if isinstance(url_or_pool, str):
@@ -201,7 +240,7 @@ class PostgresApprovalStore(ApprovalStore):
                 )
             except psycopg.Error:
                 readable = False
-            if not readable:
+            if not readable or self.url == UNREADABLE_URL:  # libpq would quote it
                 raise ConfigurationError(
                     f"cannot read the approval store URL {self.url!r}: give "
                     "postgresql://user:password@host:port/dbname with libpq's ?options only"
@@ -230,6 +269,7 @@ class PostgresApprovalStore(ApprovalStore):
             what: sql.SQL(text).format(table=name, meta=meta)
             for what, text in {
                 "schema": _SCHEMA,
+                "tables exist": _TABLES_EXIST,
                 "meta": _META,
                 "make epoch": _MAKE_EPOCH,
                 "epoch": _EPOCH,
@@ -268,8 +308,10 @@ class PostgresApprovalStore(ApprovalStore):
                 return await job()
         except (psycopg.Error, PoolTimeout, OSError, asyncio.TimeoutError) as exc:
             reason = str(exc) or f"no answer within {self._timeout * 2:g} seconds"
-            raise ApprovalStoreUnavailableError(
-                f"the approval store {self.url} is unavailable: {type(exc).__name__}: {reason}"
+            kind = _error(exc)
+            what = "is unavailable" if kind is ApprovalStoreUnavailableError else "refused"
+            raise kind(
+                f"the approval store {self.url} {what}: {type(exc).__name__}: {reason}"
             ) from exc
 
     async def _prepare(self) -> None:
@@ -282,9 +324,14 @@ class PostgresApprovalStore(ApprovalStore):
             connect = self._pool.connection(timeout=self._timeout)
             async with connect as connection, connection.transaction():
                 await connection.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_id,))
-                await connection.execute(self._sql["schema"])
-                await connection.execute(self._sql["meta"])
-                await connection.execute(self._sql["make epoch"], (new_epoch(),))
+                # CREATE TABLE IF NOT EXISTS needs the right to create in the schema even when
+                # the table exists: a role an administrator granted only what it uses on
+                # tables made for it must not need it.
+                found = await connection.execute(self._sql["tables exist"], self._names)
+                if not (await found.fetchone())[0]:
+                    await connection.execute(self._sql["schema"])
+                    await connection.execute(self._sql["meta"])
+                await connection.execute(self._sql["make epoch"], (new_epoch(self._clock()),))
             self._ready = True
 
     # -- the contract ---------------------------------------------------------------------------
@@ -345,14 +392,17 @@ class PostgresApprovalStore(ApprovalStore):
 
     async def record_result(self, key: str, result: str) -> None:
         async def work(db: Any) -> None:
-            await db.execute(self._sql["record"], (result, key))
+            await db.execute(self._sql["record"], (result_to_text(result), key))
 
         await self._run(work)
 
     async def record(self, key: str) -> ClaimRecord | None:
         async def work(db: Any) -> ClaimRecord | None:
             row = await (await db.execute(self._sql["get"], (key,))).fetchone()
-            return None if row is None else ClaimRecord(row[0], bool(row[1]), row[2], row[3])
+            if row is None:
+                return None
+            result = None if row[3] is None else result_from_text(row[3])
+            return ClaimRecord(row[0], bool(row[1]), row[2], result)
 
         return await self._run(work)
 

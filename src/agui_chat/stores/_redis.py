@@ -32,19 +32,35 @@ from typing import Any, TypeVar
 
 from .._exceptions import (
     ApprovalStoreError,
+    ApprovalStoreMisconfiguredError,
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
+    ApprovalStoreValueError,
     ConfigurationError,
 )
 from .._extras import needs_extra
-from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
-from ._url_redaction import redact_url
+from .._url_secrets import redact_url, without_url_secrets
+from ._base import (
+    ApprovalStore,
+    Claim,
+    ClaimRecord,
+    check_release,
+    new_epoch,
+    result_from_text,
+    result_to_text,
+)
 
 with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
     import redis.asyncio as _redis
     from redis.asyncio.retry import Retry as _Retry
     from redis.backoff import NoBackoff as _NoBackoff
+    from redis.exceptions import AuthenticationError as _RedisAuthenticationError
+    from redis.exceptions import BusyLoadingError as _RedisBusyLoadingError
+    from redis.exceptions import ClusterCrossSlotError as _RedisCrossSlot
     from redis.exceptions import ConnectionError as _RedisConnectionError
+    from redis.exceptions import DataError as _RedisDataError
+    from redis.exceptions import NoPermissionError as _RedisNoPermission
+    from redis.exceptions import ReadOnlyError as _RedisReadOnly
     from redis.exceptions import RedisClusterException as _RedisClusterError
     from redis.exceptions import RedisError as _RedisError
     from redis.exceptions import ResponseError as _ResponseError
@@ -125,8 +141,10 @@ class RedisApprovalStore(ApprovalStore):
     refuses the resume with ``APPROVAL_STORE_UNAVAILABLE`` and runs nothing, and the same
     answer succeeds once Redis is back. ``clock`` gives the time in epoch seconds. With
     ``strict=True`` a Redis that does not keep its keys (no append-only file, or an
-    eviction policy that may drop them) is refused (``ApprovalStoreError``) instead of
-    warned about.
+    eviction policy that may drop them) is refused (``ApprovalStoreMisconfiguredError``)
+    instead of warned about. A Redis that refuses this client (a wrong password, an ACL, a
+    read-only replica) raises ``ApprovalStoreMisconfiguredError``, a value it cannot hold
+    ``ApprovalStoreValueError``; only an outage is ``ApprovalStoreUnavailableError``.
     """
 
     def __init__(
@@ -156,7 +174,8 @@ class RedisApprovalStore(ApprovalStore):
                     retry_on_error=[_RedisConnectionError],
                 )
             except ValueError as exc:
-                raise ConfigurationError(f"cannot read the Redis URL {self.url}: {exc}") from None
+                why = without_url_secrets(str(exc), url_or_client)  # redis-py may quote it
+                raise ConfigurationError(f"cannot read the Redis URL {self.url}: {why}") from None
         else:
             client = url_or_client
             self.url = _client_address(client)
@@ -176,15 +195,17 @@ class RedisApprovalStore(ApprovalStore):
             return await work
         # A cluster client's connection failures are not RedisErrors (redis-py).
         except (_RedisError, _RedisClusterError, OSError) as exc:
-            raise ApprovalStoreUnavailableError(
-                f"the approval store {self.url} is unavailable: {type(exc).__name__}: {exc}"
+            kind = _error(exc)
+            what = "is unavailable" if kind is ApprovalStoreUnavailableError else "refused"
+            raise kind(
+                f"the approval store {self.url} {what}: {type(exc).__name__}: {exc}"
             ) from exc
 
     async def _epoch(self) -> str:
         if not self._checked:
             await self._check_keeps_keys()
         keys = [self._prefix + "epoch"]
-        return _text(await self._call(self._make_epoch(keys=keys, args=[new_epoch()])))
+        return _text(await self._call(self._make_epoch(keys=keys, args=[new_epoch(self._clock())])))
 
     async def _check_keeps_keys(self) -> None:
         """Warn (refuse under ``strict``) unless Redis keeps every key: the append-only file
@@ -194,7 +215,7 @@ class RedisApprovalStore(ApprovalStore):
             for name in ("appendonly", "maxmemory-policy", "maxmemory"):
                 config.update(await self._call(self._client.config_get(name)))
             found = {_text(k): _text(v) for k, v in config.items()}
-        except ApprovalStoreUnavailableError as exc:
+        except ApprovalStoreError as exc:
             if not isinstance(exc.__cause__, _ResponseError):
                 raise
             # CONFIG is disabled (a managed Redis, an ACL): say so, once
@@ -220,7 +241,7 @@ class RedisApprovalStore(ApprovalStore):
             )
             if self.strict:
                 self._checked = False
-                raise ApprovalStoreError(message)
+                raise ApprovalStoreMisconfiguredError(message)
             _log.warning("%s", message)
 
     async def _claim(self, claim: Claim) -> bool:
@@ -256,7 +277,8 @@ class RedisApprovalStore(ApprovalStore):
 
     async def record_result(self, key: str, result: str) -> None:
         name = self._prefix + key
-        await self._call(self._client.set(name, "d:" + result, xx=True, keepttl=True))
+        value = "d:" + result_to_text(result)
+        await self._call(self._client.set(name, value, xx=True, keepttl=True))
 
     async def record(self, key: str) -> ClaimRecord | None:
         raw = await self._call(self._client.get(self._prefix + key))
@@ -264,7 +286,7 @@ class RedisApprovalStore(ApprovalStore):
             return None
         text = _text(raw)
         if text.startswith("d:"):
-            return ClaimRecord("", True, None, text[2:])
+            return ClaimRecord("", True, None, result_from_text(text[2:]))
         state, *rest = text.split(":", 2)
         lease, owner = rest if len(rest) == 2 else ("", rest[0] if rest else "")
         return ClaimRecord(owner, state == "s", float(lease) if lease else None)
@@ -272,6 +294,26 @@ class RedisApprovalStore(ApprovalStore):
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+def _error(exc: BaseException) -> type[ApprovalStoreError]:
+    """What a redis-py error means for a caller: a value Redis cannot hold (a string over its
+    size limit); a refusal of this client, which an operator must fix and retrying does not
+    (a wrong password, an ACL without the permission, a read-only replica, keys in several
+    cluster slots, scripting or ``CONFIG`` turned off); or an outage (no connection, a timeout,
+    Redis loading its data, out of memory, a failing disk): the same call may succeed later."""
+    if isinstance(exc, _RedisDataError):
+        return ApprovalStoreValueError
+    refusals = (_RedisAuthenticationError, _RedisNoPermission, _RedisReadOnly, _RedisCrossSlot)
+    if isinstance(exc, refusals):
+        return ApprovalStoreMisconfiguredError
+    if isinstance(exc, _ResponseError) and not isinstance(exc, _RedisBusyLoadingError):
+        text = str(exc)
+        if any(mark in text for mark in ("exceeds maximum", "too large", "invalid bulk length")):
+            return ApprovalStoreValueError
+        if text.startswith(("unknown command", "ERR unknown command")):
+            return ApprovalStoreMisconfiguredError
+    return ApprovalStoreUnavailableError
 
 
 def _text(raw: Any) -> str:

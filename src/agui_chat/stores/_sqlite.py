@@ -14,6 +14,7 @@ epoch is a row of ``agui_chat_meta``, made with the file: a recreated file has a
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import sqlite3
@@ -24,11 +25,22 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 from .._exceptions import (
+    ApprovalStoreError,
+    ApprovalStoreMisconfiguredError,
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
+    ApprovalStoreValueError,
     ConfigurationError,
 )
-from ._base import ApprovalStore, Claim, ClaimRecord, check_release, new_epoch
+from ._base import (
+    ApprovalStore,
+    Claim,
+    ClaimRecord,
+    check_release,
+    new_epoch,
+    result_from_text,
+    result_to_text,
+)
 
 __all__ = ["SQLiteApprovalStore"]
 
@@ -93,8 +105,10 @@ class SQLiteApprovalStore(ApprovalStore):
     answer is usable again), a result rolled back leaves its call lost (never run again;
     docs/stores.md).
     ``clock`` gives the time in epoch seconds (tests pass a fake one). The file is opened on
-    first use; a path that cannot be opened raises ``ApprovalStoreUnavailableError`` naming
-    it.
+    first use. Errors name the file: ``ApprovalStoreMisconfiguredError`` when this process may
+    not use it (permissions, a missing directory, a corrupt file), ``ApprovalStoreUnavailableError``
+    for an outage (busy past ``busy_timeout``, a full disk, an I/O error, a file system gone
+    read-only), ``ApprovalStoreValueError`` for a value SQLite cannot hold.
     """
 
     def __init__(
@@ -135,12 +149,12 @@ class SQLiteApprovalStore(ApprovalStore):
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 connection.execute(_SCHEMA)
                 connection.execute(_META)
-                connection.execute(_MAKE_EPOCH, (new_epoch(),))
+                connection.execute(_MAKE_EPOCH, (new_epoch(self._clock()),))
                 self._local.epoch = connection.execute(_EPOCH).fetchone()[0]
             except sqlite3.Error as exc:
                 if connection is not None:
                     connection.close()
-                raise ApprovalStoreUnavailableError(
+                raise _error(exc, self.path)(
                     f"cannot open the approval store sqlite:///{self.path}: {exc}{_hint(exc)}"
                 ) from exc
             self._local.connection = connection
@@ -158,7 +172,7 @@ class SQLiteApprovalStore(ApprovalStore):
                     # opens the file again, so the store recovers once the file does.
                     connection.close()
                     self._local.connection = None
-                raise ApprovalStoreUnavailableError(
+                raise _error(exc, self.path)(
                     f"the approval store sqlite:///{self.path} failed: {exc}{_hint(exc)}"
                 ) from exc
 
@@ -210,7 +224,9 @@ class SQLiteApprovalStore(ApprovalStore):
         await self._run(lambda db: db.execute(query, args))
 
     async def record_result(self, key: str, result: str) -> None:
-        await self._run(self._unsynced(lambda db: db.execute(_RECORD, (result, key))))
+        await self._run(
+            self._unsynced(lambda db: db.execute(_RECORD, (result_to_text(result), key)))
+        )
 
     def _unsynced(
         self, work: Callable[[sqlite3.Connection], _T]
@@ -233,7 +249,10 @@ class SQLiteApprovalStore(ApprovalStore):
     async def record(self, key: str) -> ClaimRecord | None:
         def work(db: sqlite3.Connection) -> ClaimRecord | None:
             row: Any = db.execute(_GET, (key,)).fetchone()
-            return None if row is None else ClaimRecord(row[0], bool(row[1]), row[2], row[3])
+            if row is None:
+                return None
+            result = None if row[3] is None else result_from_text(row[3])
+            return ClaimRecord(row[0], bool(row[1]), row[2], result)
 
         return await self._run(work)
 
@@ -270,6 +289,44 @@ def _busy(exc: sqlite3.Error) -> bool:
     if code is not None:
         return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED and their extended codes
     return "locked" in str(exc) or "busy" in str(exc)
+
+
+#: SQLite's primary result codes by what they mean for a caller.
+_CANNOT_HOLD = frozenset({18, 20, 25})  # SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_RANGE
+_REFUSES = frozenset({3, 8, 14, 23})  # SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_AUTH
+_BROKEN = frozenset({1, 11, 19, 26})  # SQLITE_ERROR (schema), CORRUPT, CONSTRAINT, NOTADB
+
+
+def _error(exc: sqlite3.Error, path: str) -> type[ApprovalStoreError]:
+    """What ``exc`` means: a value the file cannot hold; a file this process may not use
+    (permissions, a corrupt or foreign file: an operator must fix it); or an outage (busy, a
+    full disk, an I/O error, a file system the kernel made read-only): the same call may
+    succeed later. A read-only file on a writable file system is a permission, not an outage."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is None:
+        return ApprovalStoreUnavailableError
+    primary = code & 0xFF
+    if primary in _CANNOT_HOLD:
+        return ApprovalStoreValueError
+    if primary in _REFUSES and not _read_only_file_system(path):
+        return ApprovalStoreMisconfiguredError
+    if primary in _BROKEN:
+        return ApprovalStoreMisconfiguredError
+    return ApprovalStoreUnavailableError
+
+
+def _read_only_file_system(path: str) -> bool:
+    """Whether the file system holding ``path`` is read-only (as the kernel makes one whose
+    disk failed): the disk's fault, not the file's permissions. The mount's flags can lag
+    behind, so a write-open of the file that fails with ``EROFS`` says it too."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return True
+        os.close(os.open(path, os.O_WRONLY))
+    except OSError as exc:
+        return exc.errno == errno.EROFS
+    return False
 
 
 def _hint(exc: sqlite3.Error) -> str:

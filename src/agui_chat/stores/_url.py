@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit
 
 from .._exceptions import ConfigurationError
+from .._url_secrets import redact_url
 from ._base import ApprovalStore
 from ._memory import InMemoryApprovalStore
-from ._url_redaction import redact_url
 
 __all__ = ["store_from_url"]
 
@@ -26,7 +26,10 @@ def store_from_url(url: str) -> ApprovalStore:
       ``sqlite:////var/lib/agent/approvals.db`` (absolute; SQLAlchemy's spelling) —
       :class:`SQLiteApprovalStore`; ``?synchronous=FULL`` makes claims survive a power loss;
     - ``redis://[:password@]host:port/db``, ``rediss://...``, ``unix://...`` —
-      :class:`RedisApprovalStore` (the ``[redis]`` extra);
+      :class:`RedisApprovalStore` (the ``[redis]`` extra); ``?strict=true`` refuses a Redis
+      that may lose keys (``strict=True``: an ``AGUIServer`` on it fails its startup),
+      ``?strict=false`` (the default) warns; the option is taken out before redis-py reads
+      the URL;
     - ``postgresql://[user[:password]@]host[:port]/dbname[?options]`` or ``postgres://...``
       — :class:`PostgresApprovalStore` (the ``[postgres]`` extra), its default table.
 
@@ -61,9 +64,37 @@ def store_from_url(url: str) -> ApprovalStore:
     if scheme in ("redis", "rediss", "unix"):
         from ._redis import RedisApprovalStore
 
-        return RedisApprovalStore(url)
+        without, strict = _take_strict(url, parts.query, shown)
+        return RedisApprovalStore(url if without is None else without, strict=strict)
     if scheme in ("postgresql", "postgres"):
         from ._postgres import PostgresApprovalStore
 
         return PostgresApprovalStore(url)
     raise ConfigurationError(f"cannot read the approval store URL {shown!r}; use {_FORMS}")
+
+
+def _take_strict(url: str, query: str, shown: str) -> tuple[str | None, bool]:
+    """A Redis URL's ``strict`` option (its name percent-decoded, as redis-py reads names)
+    and the URL without it (``None``: it had none, the URL stays as given), since redis-py
+    would pass an option it does not know on to the connection, which refuses it."""
+    kept: list[str] = []
+    found: list[str] = []
+    for piece in query.split("&") if query else []:
+        name, _, value = piece.partition("=")
+        if unquote_plus(name) == "strict":
+            found.append(unquote_plus(value).lower())
+        else:
+            kept.append(piece)
+    if not found:
+        return None, False
+    if len(found) > 1 or found[0] not in ("true", "false"):
+        raise ConfigurationError(
+            f"cannot read the approval store URL {shown!r}: give strict once, as ?strict=true "
+            "(refuse a Redis that may lose keys) or ?strict=false (warn)"
+        )
+    # The query starts at the URL's first "?" (neither the address nor the path holds one)
+    # and ends at "#"; the rest of the URL stays as it was spelled.
+    head, _, rest = url.partition("?")
+    _, hash_mark, fragment = rest.partition("#")
+    query = "?" + "&".join(kept) if kept else ""
+    return head + query + hash_mark + fragment, found[0] == "true"

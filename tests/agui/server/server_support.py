@@ -115,3 +115,19 @@ async def post_and_leave(app: Any, body: dict[str, Any], leave: asyncio.Event) -
         "query_string": b"",
     }
     await asyncio.wait_for(app(scope, receive, send), 10)
+
+
+async def start_up(app: Any) -> list[dict[str, Any]]:
+    """One ASGI lifespan of ``app`` (startup, then shutdown unless the startup failed); the
+    messages it sent."""
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> Any:
+        return next(incoming)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await app({"type": "lifespan"}, receive, send)
+    return sent

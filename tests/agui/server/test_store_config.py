@@ -99,7 +99,10 @@ async def test_a_store_that_cannot_be_opened_refuses_the_resume_and_names_it(
     _, history, (interrupt,) = await agent.pause(user("delete a.txt"))
     events = await agent.resume(history, approve(interrupt))
     assert [e["type"] for e in events] == ["RUN_ERROR"]
-    assert events[0]["code"] == "APPROVAL_STORE_UNAVAILABLE"
+    # a directory that does not exist is the deployment's mistake: retrying will not help
+    assert events[0]["code"] == "APPROVAL_STORE_MISCONFIGURED"
+    assert "retryAfter" not in events[0]
+    assert "missing-dir" not in events[0]["message"]  # the client is not told the path
     assert effects.count("delete_file") == 0
     with pytest.raises(ApprovalStoreError, match="missing-dir"):
         await agent.app.approval_store.claim("k", expires_at=None)

@@ -27,14 +27,19 @@ from collections.abc import Awaitable, Sequence
 from datetime import timedelta
 
 from ..._contents import FunctionCallContent
-from ..._exceptions import ApprovalStoreError, ApprovalStoreResetError, ConfigurationError
+from ..._exceptions import (
+    ApprovalStoreError,
+    ApprovalStoreResetError,
+    ApprovalStoreValueError,
+    ConfigurationError,
+)
 from ...consent import _rules
 from ...stores import ApprovalStore, ClaimRecord, InMemoryApprovalStore, store_from_url
 from ._resume_check import (
-    STORE_RETRY_AFTER,
     Answer,
     ResumeRejected,
     check_not_stale,
+    store_refusal,
 )
 
 _log = logging.getLogger("agui_chat.server")
@@ -49,6 +54,13 @@ CLAIM_LEASE = timedelta(seconds=15)
 LOST_RESULT = (
     "The tool was started for this call, but the server running it stopped before it "
     "reported a result; it may or may not have taken effect, and it was not run again."
+)
+
+#: The result a replay gives a call whose tool ran but whose result the store could not hold
+#: (over its size limit): the tool is never run again, and the model is told so.
+UNKEPT_RESULT = (
+    "The tool ran for this call, but its result could not be kept by the approval store "
+    "(too large), so it cannot be given again; the tool was not run again."
 )
 
 _FIXED_KEY_NEEDS_A_STORE = (
@@ -131,7 +143,7 @@ class Claims:
         try:
             for answer in answers:
                 key = answer.key
-                epoch = (answer.claims.store_epoch or "") if keeps_epoch else None
+                epoch = await self._epoch_of(answer) if keeps_epoch else None
                 slot = answer.claims.call_id or str(answer.claims.slot)
                 if await store.claim(
                     key,
@@ -167,12 +179,15 @@ class Claims:
                 "run: ask the person again",
             ) from exc
         except ApprovalStoreError as exc:
-            raise ResumeRejected(
-                "APPROVAL_STORE_UNAVAILABLE",
-                "the approval store cannot be reached; nothing was run and the answer was not "
-                "used: send the same answer again once the store is back",
-                retry_after=STORE_RETRY_AFTER,
-            ) from exc
+            raise store_refusal(exc, "nothing was run and the answer was not used") from exc
+
+    async def _epoch_of(self, answer: Answer) -> str:
+        """The epoch a claim of ``answer`` names: its token's; for a token issued while the
+        store could not be reached, the one :meth:`ApprovalStore.epoch_for` gives."""
+        claims = answer.claims
+        if claims.store_epoch is not None:
+            return claims.store_epoch
+        return "" if claims.issued_at is None else await self.store.epoch_for(claims.issued_at)
 
     # -- start -----------------------------------------------------------------------------------
 
@@ -191,11 +206,7 @@ class Claims:
         try:
             started = await asyncio.shield(marking)
         except ApprovalStoreError as exc:
-            raise ResumeRejected(
-                "APPROVAL_STORE_UNAVAILABLE",
-                "the approval store cannot be reached; the tool was not started",
-                retry_after=STORE_RETRY_AFTER,
-            ) from exc
+            raise store_refusal(exc, "the tool was not started") from exc
         if not started:
             raise ResumeRejected(
                 "RESUME_IN_PROGRESS",
@@ -233,11 +244,21 @@ class Claims:
         if key is None or call_id in self._resulted:
             return
         self._resulted.add(call_id)
-        keeping = asyncio.gather(self.store.record_result(key, result), *also)
+        keeping = asyncio.gather(self._keep(key, call_id, result), *also)
         try:
             await asyncio.shield(keeping)
         except ApprovalStoreError:
             _log.exception("could not keep the result of call %s", call_id)
+
+    async def _keep(self, key: str, call_id: str, result: str) -> None:
+        """Keep ``result``; one the store cannot hold (too large) is kept as
+        :data:`UNKEPT_RESULT`, so a replay says the tool ran instead of waiting out a lease
+        and calling it lost."""
+        try:
+            await self.store.record_result(key, result)
+        except ApprovalStoreValueError:
+            _log.exception("the approval store cannot hold the result of call %s", call_id)
+            await self.store.record_result(key, UNKEPT_RESULT)
 
     # -- settle ----------------------------------------------------------------------------------
 

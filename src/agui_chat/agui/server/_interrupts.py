@@ -60,7 +60,7 @@ class InterruptIssuer:
         """One interrupt per request. ``calls`` (by id) bind a question to the call that
         asked it; ``answers`` are the answers each call already got, carried forward so a
         tool may ask several questions."""
-        now = _rules.clock()
+        now, epoch = _rules.clock(), self.store_epoch()
         slots = _distinct_slots(requests)
         out: list[dict[str, Any]] = []
         for request, (_, key) in zip(requests, slots, strict=True):
@@ -74,7 +74,8 @@ class InterruptIssuer:
                 "nonce": new_nonce(),
                 "pause": pause_digest(slots) if len(slots) > 1 else None,
                 "pause_size": len(slots),
-                "store_epoch": self.store_epoch(),
+                "store_epoch": epoch,
+                "issued_at": math.floor(now) if epoch is None else None,
                 **_trace_claims(request, now),
             }
             if isinstance(request, ToolApprovalRequestContent):

@@ -11,6 +11,7 @@ raises :class:`ResumeRejected`. Claiming is the claim's own business (``_claims.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -21,6 +22,9 @@ from ag_ui.core import ResumeEntry, RunAgentInput
 
 from ..._contents import AIContent, FunctionCallContent, FunctionResultContent
 from ..._exceptions import (
+    ApprovalStoreError,
+    ApprovalStoreMisconfiguredError,
+    ApprovalStoreValueError,
     DuplicateResponseError,
     ExpiredRequestError,
     HumanInTheLoopError,
@@ -59,6 +63,8 @@ ANSWER_RETENTION = timedelta(hours=1)
 #: The wait (seconds) a refusal for a store out of reach asks for before the same answer.
 STORE_RETRY_AFTER = 2.0
 
+_log = logging.getLogger("agui_chat.server")
+
 
 class ResumeRejected(Exception):
     """A resume the server will not act on; ``code`` and ``message`` (safe to show) go into
@@ -75,7 +81,8 @@ class ResumeRejected(Exception):
 @dataclass
 class CheckedResume:
     """A resume whose answers passed every check: ``answers`` as verified, ``messages`` the
-    client's history without the results it echoed for answered calls (``echoed``), the
+    client's history without the results it wrote for answered calls (``echoed``: their texts
+    by call id, which rule ``copilotkit-resume-echo`` has the store keep the result under), the
     history's ``calls`` by id, and the consent engine's ``pairs`` and ``pending`` requests,
     which the plan is scheduled from once the answers are claimed."""
 
@@ -84,7 +91,7 @@ class CheckedResume:
     calls: dict[str, FunctionCallContent]
     pairs: Pairs
     pending: Pending
-    echoed: list[str] = field(default_factory=list)
+    echoed: dict[str, list[str]] = field(default_factory=dict)
 
 
 def verify_resume(run_input: RunAgentInput, signer: InterruptSigner) -> list[Answer]:
@@ -102,20 +109,20 @@ async def check_resume(
     answers: list[Answer],
     messages: Sequence[ChatMessage],
     functions: Mapping[str, AITool],
-    check_results: Callable[[set[str]], Awaitable[None]],
+    check_results: Callable[[Sequence[ChatMessage], set[str]], Awaitable[Sequence[ChatMessage]]],
 ) -> CheckedResume:
     """The verified ``answers`` checked against the history and by the consent engine,
-    before anything is claimed (``ResumeRejected``); ``check_results`` (given the call ids
-    answered) checks the history's other results."""
+    before anything is claimed (``ResumeRejected``); ``check_results`` (given the history and
+    the call ids answered) checks its other results and gives the history the model sees."""
     calls, reused, answered = _history_calls(messages)
     for answer in answers:
         if (call_id := answer.claims.call_id) in calls:
             _check_matches(answer, calls[call_id], call_id in reused or call_id in answered)
     # A result the client wrote for a call an entry answers is never that call's result
     # (compatibility rule ``copilotkit-resume-echo``): the server's own answer replaces it.
-    echoed = {c for a in answers if (c := a.claims.call_id) in answered}
+    echoed = _texts_of(messages, {c for a in answers if (c := a.claims.call_id) in answered})
     if echoed:
-        messages = without_results(messages, echoed)
+        messages = without_results(messages, echoed.keys())
     _check_one_kind_per_call(answers)
     try:
         if unbound := [a for a in answers if a.claims.call_id is None]:
@@ -139,9 +146,21 @@ async def check_resume(
     except HumanInTheLoopError as exc:
         raise _refusal(exc, answers) from None
     _check_coverage(answers)
-    if answered - echoed:  # results the resume does not answer: were they this server's?
-        await check_results({a.claims.call_id for a in answers if a.claims.call_id is not None})
-    return CheckedResume(answers, messages, calls, pairs, pending, sorted(echoed))
+    if answered - echoed.keys():  # results the resume does not answer: were they this server's?
+        resumed = {a.claims.call_id for a in answers if a.claims.call_id is not None}
+        messages = await check_results(messages, resumed)
+    return CheckedResume(answers, messages, calls, pairs, pending, echoed)
+
+
+def _texts_of(messages: Sequence[ChatMessage], call_ids: Set[str]) -> dict[str, list[str]]:
+    """The texts of the results ``messages`` hold for ``call_ids``, by call id."""
+    texts: dict[str, list[str]] = {}
+    for message in messages:
+        for c in message.contents:
+            if isinstance(c, FunctionResultContent) and c.call_id in call_ids:
+                text = c.result if isinstance(c.result, str) else str(c.result)
+                texts.setdefault(c.call_id, []).append(text)
+    return texts
 
 
 def _history_calls(
@@ -528,3 +547,27 @@ def question_pair(
         additional_properties=answer.trace,
     )
     return request, InterruptResponseContent(request_id, answer.payload, answer.status)
+
+
+def store_refusal(exc: ApprovalStoreError, what: str) -> ResumeRejected:
+    """The refusal of a resume the store failed (``what``: what was not done), by what the
+    failure means: only an outage is worth the same answer again after a wait. The client is
+    not told the store's own words (they may name hosts and tables); the log is."""
+    _log.warning("refused a resume: %s", exc)
+    if isinstance(exc, ApprovalStoreMisconfiguredError):
+        return ResumeRejected(
+            "APPROVAL_STORE_MISCONFIGURED",
+            f"the approval store refuses this server (its log says why); {what}: send the "
+            "same answer again once an operator has fixed the store",
+        )
+    if isinstance(exc, ApprovalStoreValueError):
+        return ResumeRejected(
+            "APPROVAL_STORE_VALUE_REJECTED",
+            f"the approval store cannot hold a value of this resume (its log says which); {what}",
+        )
+    return ResumeRejected(
+        "APPROVAL_STORE_UNAVAILABLE",
+        f"the approval store cannot be reached; {what}: send the same answer again once the "
+        "store is back",
+        retry_after=STORE_RETRY_AFTER,
+    )

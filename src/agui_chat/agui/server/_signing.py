@@ -33,10 +33,14 @@ _PAUSE_CONTEXT = b"agui_chat pause v1\x00"
 _KEY_ID_CONTEXT = b"agui_chat signing key id v1\x00"
 _RESULT_CONTEXT = b"agui_chat tool result v1\x00"
 _ISSUED_CONTEXT = b"agui_chat issued tool result v1\x00"
+_ECHO_CONTEXT = b"agui_chat answer echo v1\x00"
 #: How the ``messageId`` of a ``TOOL_CALL_RESULT`` this server wrote begins (a seal over the
 #: thread, the call id and the content, under the audience's key).
 RESULT_ID_PREFIX = "r1."
 InterruptKind = Literal["approval", "question"]
+#: How to make a signing key (32 random bytes as 64 hex characters), as every message that
+#: asks for one says it.
+MAKE_A_KEY = "python -c 'import secrets; print(secrets.token_hex(32))'"
 
 
 def canonical_json(value: Any) -> str:
@@ -67,7 +71,9 @@ class InterruptClaims:
     its ``key``, ``message``, ``reason`` and ``schema``; ``answers`` the answers the same call
     got to earlier questions (``[key, status, payload, message, schema]``). ``traceparent``
     and ``requested_at`` are set only when tracing is on. ``store_epoch`` is the approval
-    store's epoch when the interrupt was issued (``None``: it keeps none, or was unknown).
+    store's epoch when the interrupt was issued (``None``: it keeps none, or could not be
+    reached); ``issued_at`` (whole epoch seconds) is set instead when it was not known, so a
+    claim can tell whether the store's records go back to the interrupt (``Claims``).
     Each claim travels in a token under its short ``wire`` name (the kind under ``k``).
     """
 
@@ -87,6 +93,7 @@ class InterruptClaims:
     requested_at: float | None = field(default=None, metadata={"wire": "at"})
     audience: str | None = field(default=None, metadata={"wire": "au"})
     store_epoch: str | None = field(default=None, metadata={"wire": "se"})
+    issued_at: int | None = field(default=None, metadata={"wire": "ia"})  # epoch seconds
 
     @property
     def slot(self) -> tuple[str, str | None]:
@@ -165,7 +172,10 @@ class InterruptSigner:
     def __init__(self, key: bytes | str, *, audience: str | None = None) -> None:
         raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
         if len(raw) < 16:
-            raise ConfigurationError(f"the signing key must be at least 16 bytes, not {len(raw)}")
+            raise ConfigurationError(
+                f"the signing key must be at least 16 bytes, not {len(raw)}; make one with "
+                f"{MAKE_A_KEY}"
+            )
         self._key = raw
         self.audience = audience
         self.audience_id = audience_id(audience) if audience is not None else None
@@ -254,6 +264,14 @@ class InterruptSigner:
         server's key and audience, in this thread, for this call and content, find it."""
         seal = self.result_id(thread_id, call_id, content)
         return hashlib.sha256(_ISSUED_CONTEXT + seal.encode("ascii")).hexdigest()[:32]
+
+    def echo_key(self, thread_id: str, call_id: str, echo: str) -> str:
+        """The key an approval store keeps a call's result under for the text a client wrote
+        for that call beside its verified answer (compatibility rule
+        ``copilotkit-resume-echo``): a digest of the text's seal, so only this server's key
+        and audience, in this thread, for this call and exactly this text, find it."""
+        seal = self.result_id(thread_id, call_id, echo)
+        return hashlib.sha256(_ECHO_CONTEXT + seal.encode("ascii")).hexdigest()[:32]
 
     @staticmethod
     def fingerprint(token: str) -> str:

@@ -1,0 +1,88 @@
+"""How ``PostgresApprovalStore`` takes its settings: a table name PostgreSQL can hold with its
+``_meta`` companion (at most 58 characters, so the companion fits PostgreSQL's 63) in the
+schema given, a pool of ``max_connections`` (10 by default, at least 1) that is made without
+connecting (the store may be made before any event loop runs), and a URL it cannot read
+refused saying what to give. Against a real PostgreSQL on 127.0.0.1 where a table is made."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg
+import pytest
+
+from agui_chat import ConfigurationError
+from agui_chat.stores import PostgresApprovalStore
+from postgres_server import PostgresServer
+
+CLOSED = "postgresql://agui@127.0.0.1:1/postgres"  # nothing listens: only made, never used
+
+
+async def tables_in(server: PostgresServer, schema: str, prefix: str) -> set[str]:
+    async with await psycopg.AsyncConnection.connect(server.url) as db:
+        found = await db.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename LIKE %s",
+            (schema, prefix + "%"),
+        )
+        return {row[0] for row in await found.fetchall()}
+
+
+async def test_the_longest_table_name_is_58_characters_and_its_companion_fits(
+    postgres_server: PostgresServer,
+) -> None:
+    name = f"t{uuid.uuid4().hex}".ljust(58, "x")
+    store = PostgresApprovalStore(postgres_server.url, table=name)
+    assert await store.claim("k", expires_at=None)
+    await store.aclose()
+    assert await tables_in(postgres_server, "public", name) == {name, f"{name}_meta"}
+    with pytest.raises(ConfigurationError, match="at most 58"):
+        PostgresApprovalStore(postgres_server.url, table=name + "x")
+
+
+async def test_a_schema_qualified_table_keeps_its_epoch_in_the_same_schema(
+    postgres_server: PostgresServer,
+) -> None:
+    schema, name = f"s_{uuid.uuid4().hex[:8]}", f"t_{uuid.uuid4().hex[:8]}"
+    async with await psycopg.AsyncConnection.connect(postgres_server.url, autocommit=True) as db:
+        await db.execute(f"CREATE SCHEMA {schema}")
+    store = PostgresApprovalStore(postgres_server.url, table=f"{schema}.{name}")
+    assert await store.claim("k", expires_at=None)
+    await store.aclose()
+    assert await tables_in(postgres_server, schema, name) == {name, f"{name}_meta"}
+    assert await tables_in(postgres_server, "public", name) == set()
+
+
+@pytest.mark.parametrize("table", ["1schema.approvals", "my schema.approvals", ".approvals"])
+def test_a_schema_that_is_not_a_postgresql_name_is_refused(table: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        PostgresApprovalStore(CLOSED, table=table)
+    assert str(refused.value) == (
+        "table must be a PostgreSQL name such as 'agui_chat_approvals' or 'myschema.approvals' "
+        f"(letters, digits, _; at most 58), got {table!r}"
+    )
+
+
+def test_a_table_that_is_not_a_string_is_refused_as_configuration() -> None:
+    """A setting read from somewhere that gave no name at all: said, not an AttributeError."""
+    with pytest.raises(ConfigurationError, match="got None"):
+        PostgresApprovalStore(CLOSED, table=None)  # type: ignore[arg-type]
+
+
+def test_the_pool_holds_ten_connections_unless_told_and_at_least_one() -> None:
+    """Made outside any event loop, as a synchronous setup does: nothing connects yet."""
+    assert PostgresApprovalStore(CLOSED)._pool.max_size == 10
+    assert PostgresApprovalStore(CLOSED, max_connections=1)._pool.max_size == 1
+    for wrong in ({"max_connections": 0}, {"timeout": 0.0}, {"timeout": -1.0}):
+        with pytest.raises(ConfigurationError) as refused:
+            PostgresApprovalStore(CLOSED, **wrong)  # type: ignore[arg-type]
+        assert str(refused.value) == "timeout must be positive and max_connections at least 1"
+
+
+def test_a_url_it_cannot_read_is_refused_saying_what_to_give() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        PostgresApprovalStore("postgresql://agui:pw-LEAK@127.0.0.1/db?no_such_option=1")
+    assert str(refused.value) == (
+        "cannot read the approval store URL "
+        "'postgresql://agui:***@127.0.0.1/db?no_such_option=1': give "
+        "postgresql://user:password@host:port/dbname with libpq's ?options only"
+    )
