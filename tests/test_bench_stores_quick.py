@@ -1,7 +1,11 @@
-"""CI proves bench/stores.py still runs (its timings are not asserted: see bench/README.md)."""
+"""CI proves bench/stores.py still runs (its timings are not asserted: see bench/README.md),
+and checks the one figure of it that is a count, not a time: the durable flushes a SQLite
+store makes per resume (counted under strace, when it is installed)."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,5 +18,37 @@ def test_the_store_benchmark_runs_in_quick_mode() -> None:
         [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    for figure in ("(claim)", "(resume)", "sqlite (NORMAL)", "memory"):
+    for figure in (
+        "(flush)", "(claim)", "(resume)", "(floor)", "(flushes)", "sqlite (NORMAL)", "memory"
+    ):  # fmt: skip
         assert figure in out.stdout, out.stdout
+    # The raw driver's floor of each durable store measured (SQLite always; Redis and
+    # PostgreSQL when installed), with its split and its budget's place against it: the
+    # figures are not judged, only that they are there, add up, and the floor is a time.
+    durable = ["sqlite (FULL)"]
+    durable += ["redis"] if shutil.which("redis-server") else []
+    durable += ["postgres"] if "PostgreSQL not found" not in out.stdout else []
+    number = r"([+-]\d+\.\d\d)"
+    for name in durable:
+        found = re.search(
+            rf"^  {re.escape(name)}\s+extra {number} ms = floor {number} ms "
+            rf"\(claim \d+\.\d\d, started \d+\.\d\d, result \d+\.\d\d\) \+ the store's "
+            rf"overhead {number} ms; (floor ratio (\d+\.\d\d)x; )?budget <= [^:]+: "
+            r"budget (below|above) the floor \(",
+            out.stdout,
+            re.MULTILINE,
+        )
+        assert found is not None, (name, out.stdout)
+        extra, floor, overhead = (float(found[i]) for i in (1, 2, 3))
+        assert floor > 0 and abs(extra - floor - overhead) <= 0.0151, found[0]
+        assert (found[5] is not None) == (name == "redis"), found[0]
+    if shutil.which("strace") is None:
+        assert "not counted: strace not found" in out.stdout, out.stdout
+        return
+    # FULL: the started mark's commit, and nothing else (the claim and the result do not
+    # wait for the disk); NORMAL: none at all.
+    for mode, count in (("FULL", "1.00"), ("NORMAL", "0.00")):
+        found = re.search(
+            rf"sqlite \({mode}\)\s+(\d+\.\d\d) flushes per resume at commit", out.stdout
+        )
+        assert found is not None and found[1] == count, out.stdout
