@@ -13,6 +13,7 @@ wherever ``agui-chat[server]`` is installed.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import uuid
 
 import uvicorn
@@ -111,8 +112,14 @@ async def main() -> None:
     for text in ("Delete the draft.", "Now deploy."):
         print(f"in-process: {(await ask(client, history, text, options)).text}")
 
-    # 2. Over the wire: host the same agent as an AG-UI endpoint (an ASGI app) ...
-    app = AGUIServer(ScriptedChatClient(model), tools=[delete_file, deploy])
+    # 2. Over the wire: host the same agent as an AG-UI endpoint (an ASGI app) ... One
+    #    process serves and talks to itself, so a key made now and a store in memory will do.
+    app = AGUIServer(
+        ScriptedChatClient(model),
+        tools=[delete_file, deploy],
+        signing_key=secrets.token_hex(32),
+        approval_store="memory://",
+    )
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     serving = asyncio.create_task(server.serve())
     while not server.started:

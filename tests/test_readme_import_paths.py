@@ -93,3 +93,17 @@ def test_the_readme_stand_in_model_gives_each_call_its_own_id() -> None:
     ]
     [again] = model(second, None)
     assert again.call_id != call.call_id
+
+
+#: Packages that are not a home of public names of their own: the command line, and parts of
+#: the core whose names ``agui_chat`` re-exports.
+NOT_HOMES = {"cli", "consent", "middleware"}
+
+
+def test_the_readme_names_the_home_of_every_adapter() -> None:
+    package = Path(agui_chat.__file__).parent
+    homes = {p.parent.name for p in package.glob("*/__init__.py")} - NOT_HOMES
+    paragraph = README.split("Where each name is imported from", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"`agui_chat\.(\w+)`", paragraph))
+    assert homes >= {"agui", "openai", "anthropic", "gemini", "testing"}
+    assert named == homes, f"the README's list misses {sorted(homes - named)}"

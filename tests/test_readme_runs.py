@@ -24,6 +24,8 @@ EXECUTED = {
     "with SyncChatClient(client) as chat:": "tests/test_readme_sync_use.py",
     "make demo": "tests/test_quickstart_and_setup.py",  # make -n, on a copy of the Makefile
     'audience="files-agent"': "tests/test_readme_production_setup.py",
+    "edited_arguments=edited": "tests/test_readme_edit_arguments.py",
+    'app.mount("/agent"': "tests/test_readme_fastapi_mount.py",
 }
 
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)

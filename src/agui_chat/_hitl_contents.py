@@ -1,9 +1,10 @@
 """The human-in-the-loop contents: a tool call waiting for approval, a question for a person,
-and their answers (paired with their requests by ``request_id``)."""
+and their answers (paired with their requests by ``request_id``); :func:`without_pause` takes
+a pause back out of a history, to ask the person again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -16,9 +17,11 @@ from ._contents import (
     STRICT,
     AIContent,
     ToolCallContent,
+    ToolResultContent,
     check_id,
     without_type,
 )
+from ._messages import ChatMessage
 from ._schema import parse_expiry
 from .consent._rules import check_approval, check_question, is_past, to_wire
 
@@ -26,6 +29,15 @@ InterruptStatus = Literal["resolved", "cancelled"]
 
 #: The rejection reason of a cancelled approval (:meth:`ToolApprovalRequestContent.cancel`).
 CANCELLED_REASON = "cancelled"
+#: How much of a call id, and of a tool's name or a question, a request's ``repr`` shows.
+_REPR_ID, _REPR_TEXT = 16, 40
+
+
+def _short(text: str | None, limit: int) -> str:
+    """``repr`` of ``text``, cut to ``limit`` characters with an ellipsis where it was cut."""
+    if text is None or len(text) <= limit:
+        return repr(text)
+    return repr(text[: limit - 1] + "…")
 
 
 def _load_tool_call(data: Any) -> Any:
@@ -83,6 +95,15 @@ class ToolApprovalRequestContent(InputRequestContent):
     def __post_init__(self) -> None:
         check_id(self.request_id, "request_id")
         self.expires_at = parse_expiry(self.expires_at)  # text from the wire is parsed
+
+    def __repr__(self) -> str:
+        # The request id is a signed token of hundreds of characters over AG-UI: a printed
+        # request names the call it asks about instead.
+        call = self.tool_call
+        return (
+            f"<{type(self).__name__} tool={_short(call.name, _REPR_TEXT)} "
+            f"call_id={_short(call.call_id, _REPR_ID)}>"
+        )
 
     def create_response(
         self,
@@ -176,6 +197,13 @@ class InterruptRequestContent(InputRequestContent):
         if self.metadata is not None:
             self.metadata = dict(self.metadata)
 
+    def __repr__(self) -> str:
+        # As for an approval: the question and the call that asks it, never the token.
+        return (
+            f"<{type(self).__name__} message={_short(self.message, _REPR_TEXT)} "
+            f"call_id={_short(self.tool_call_id, _REPR_ID)}>"
+        )
+
     def create_response(self, payload: Any) -> InterruptResponseContent:
         """Answer the question; the payload is checked against ``response_schema`` before
         anything is sent. ``ExpiredRequestError`` past the expiry (only :meth:`cancel` then)."""
@@ -214,3 +242,47 @@ class InterruptResponseContent(InputResponseContent):
     def cancelled(self) -> bool:
         """Whether the person declined to answer."""
         return self.status == "cancelled"
+
+
+def without_pause(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` without their last pause, to send again when the person must be asked
+    again (``AskAgainError``: the server will never use the answers given): the pause's
+    requests, the calls they ask about that have no result, and every request and answer
+    about those calls. What ran stays (each result and its call), and so does all that was
+    said; a message left empty is dropped. Sent again, the history makes the agent propose
+    the calls anew and pause with new requests. ``messages`` itself is not changed."""
+    history = list(messages)
+    last = next((i for i in reversed(range(len(history))) if _requests(history[i].contents)), None)
+    if last is None:
+        return history
+    ran = {c.call_id for m in history for c in m.contents if isinstance(c, ToolResultContent)}
+    pause = _requests(history[last].contents)
+    calls = {_call_of(r) for r in pause} - ran - {None}
+    dropped = {r.request_id for r in pause} | {
+        r.request_id for m in history for r in _requests(m.contents) if _call_of(r) in calls
+    }
+
+    def kept(content: AIContent) -> bool:
+        if isinstance(content, (InputRequestContent, InputResponseContent)):
+            return content.request_id not in dropped
+        return not (isinstance(content, ToolCallContent) and content.call_id in calls)
+
+    out: list[ChatMessage] = []
+    for message in history:
+        contents = [c for c in message.contents if kept(c)]
+        if len(contents) == len(message.contents):
+            out.append(message)
+        elif contents:
+            out.append(message.clone(contents))
+    return out
+
+
+def _requests(contents: Iterable[AIContent]) -> list[InputRequestContent]:
+    return [c for c in contents if isinstance(c, InputRequestContent)]
+
+
+def _call_of(request: InputRequestContent) -> str | None:
+    """The id of the call a request asks about (``None``: a question about no call)."""
+    if isinstance(request, ToolApprovalRequestContent):
+        return request.tool_call.call_id
+    return request.tool_call_id if isinstance(request, InterruptRequestContent) else None

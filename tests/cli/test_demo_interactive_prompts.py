@@ -48,5 +48,7 @@ def test_editing_the_arguments_and_taking_the_schema_default(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = demo('e\n{"path": "reports/old.txt"}\ny\n\n\n', capsys, monkeypatch)
+    # Not a terminal (nothing to pre-fill): the arguments to start from are shown above.
+    assert '  now: {"path": "reports/q3-draft.txt"}\n  new arguments as JSON: ' in out
     assert "deleted reports/old.txt" in out
     assert "deployed web build 42" in out  # the schema's default, taken on an empty answer

@@ -15,12 +15,13 @@ from pathlib import Path
 import pexpect
 import pytest
 from packaging.requirements import Requirement
-from test_terminal_under_a_pty import terminal
+from test_terminal_under_a_pty import finish, terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 SAYS = (
-    "It will ask you two things: to approve or reject a tool call, then to answer a question. "
-    "It waits for your answers; no answer rejects."
+    "It will ask you three things: to approve or reject a tool call (and why, if you reject it), "
+    "then which build to deploy, then a note for the release log (optional). It waits for your "
+    "answers; no answer rejects."
 )
 
 
@@ -32,9 +33,40 @@ def test_the_demo_says_it_will_ask_before_the_first_question() -> None:
     assert before.index(SAYS) < before.index("[y]es / [n]o / [e]dit")
 
 
+def test_it_asks_the_three_things_it_said_and_nothing_more() -> None:
+    with terminal("demo") as child:
+        child.expect_exact(SAYS)
+        child.expect_exact("? [y]es / [n]o / [e]dit: ")
+        child.sendline("y")
+        child.expect_exact("Build number to deploy (integer, required) [42]: ")
+        child.sendline("7")
+        child.expect_exact("A note for the release log (string, optional): ")
+        child.sendline("hotfix")
+        status, output = finish(child)
+    assert status == 0
+    assert "deployed web build 7 (hotfix)" in output
+    asked = [line for line in output.splitlines() if re.search(r": \S*\s*$", line)]
+    assert len(asked) == 3, asked  # the approval, the build, the note: as it said
+
+
+def test_a_rejection_asks_why_as_it_said() -> None:
+    with terminal("demo") as child:
+        child.expect_exact(SAYS)
+        child.expect_exact("? [y]es / [n]o / [e]dit: ")
+        child.sendline("n")
+        child.expect_exact("reason (optional): ")
+        child.sendline("keep it")
+        child.expect_exact("Build number to deploy (integer, required) [42]: ")
+        child.sendline("")
+        child.expect_exact("A note for the release log (string, optional): ")
+        child.sendline("")
+        status, _ = finish(child)
+    assert status == 0
+
+
 def test_with_yes_it_says_it_answers_for_you() -> None:
     with terminal("demo", "--yes") as child:
-        child.expect_exact("It answers both questions itself (--yes).")
+        child.expect_exact("It answers every prompt itself (--yes).")
         child.expect(pexpect.EOF)
 
 

@@ -104,6 +104,6 @@ def test_a_short_key_is_the_keys_error_not_the_stores(tmp_path: Path) -> None:
     assert out.stderr.splitlines() == [
         "agui-chat: error: AGUI_CHAT_SIGNING_KEY is 5 bytes long; a signing key must be at "
         "least 16 bytes (make one with: python -c 'import secrets; "
-        "print(secrets.token_urlsafe(32))')"
+        "print(secrets.token_hex(32))')"
     ]
     assert list(tmp_path.iterdir()) == []  # refused before any store was opened

@@ -29,6 +29,25 @@ PROMPTS = {
     ),
 }
 PROPOSED = 'approve delete_file(path="reports/draft.txt")? [y]es / [n]o / [e]dit: '
+#: The edit line starts as the proposed arguments; Ctrl-U empties it (readline's kill).
+PREFILLED = '{"path": "reports/draft.txt"}'
+CLEAR_LINE = "\x15"
+LEFT, BACKSPACE = "\x1b[D", "\x7f"
+
+
+def _gnu_readline() -> bool:
+    try:
+        import readline
+    except ImportError:
+        return False
+    return getattr(readline, "backend", "readline") == "readline" and "libedit" not in (
+        readline.__doc__ or ""
+    )
+
+
+#: The edit line is pre-filled through GNU readline (elsewhere the arguments are shown above
+#: an empty line, as ``test_demo_interactive_prompts`` checks).
+prefilled = pytest.mark.skipif(not _gnu_readline(), reason="this Python has no GNU readline")
 
 
 def lines_of(output: str) -> list[str]:
@@ -87,8 +106,8 @@ def edit(child: object, arguments: str) -> None:
     child.sendline("clean up the draft")  # type: ignore[attr-defined]
     child.expect_exact(PROPOSED)  # type: ignore[attr-defined]
     child.sendline("e")  # type: ignore[attr-defined]
-    child.expect_exact("new arguments as JSON: ")  # type: ignore[attr-defined]
-    child.sendline(arguments)  # type: ignore[attr-defined]
+    child.expect_exact(f"new arguments as JSON: {PREFILLED}")  # type: ignore[attr-defined]
+    child.sendline(CLEAR_LINE + arguments)  # type: ignore[attr-defined]
     child.expect_exact(  # type: ignore[attr-defined]
         'changed  path="reports/draft.txt"  →  path="reports/old.txt"'
     )
@@ -97,6 +116,7 @@ def edit(child: object, arguments: str) -> None:
     )
 
 
+@prefilled
 def test_an_edit_is_shown_as_the_new_call_and_runs_once_only_when_confirmed() -> None:
     with live_agent() as (url, agent), terminal("chat", url) as child:
         edit(child, '{"path": "reports/old.txt"}')
@@ -110,6 +130,7 @@ def test_an_edit_is_shown_as_the_new_call_and_runs_once_only_when_confirmed() ->
     assert agent.deleted == ["reports/old.txt"]
 
 
+@prefilled
 def test_a_declined_edit_goes_back_to_the_proposed_call_and_never_runs() -> None:
     with live_agent() as (url, agent), terminal("chat", url) as child:
         edit(child, '{"path": "reports/old.txt"}')
@@ -126,6 +147,7 @@ def test_a_declined_edit_goes_back_to_the_proposed_call_and_never_runs() -> None
     assert agent.deleted == []
 
 
+@prefilled
 @pytest.mark.parametrize("how", ["ctrl-d", "ctrl-c"])
 def test_no_answer_to_an_edit_confirmation_rejects(how: str) -> None:
     with live_agent() as (url, agent), terminal("chat", url) as child:
@@ -143,25 +165,71 @@ def test_no_answer_to_an_edit_confirmation_rejects(how: str) -> None:
     assert agent.deleted == []
 
 
+@prefilled
 def test_an_unchanged_or_invalid_edit_is_not_sent() -> None:
     with live_agent() as (url, agent), terminal("chat", url) as child:
         child.expect_exact("you> ")
         child.sendline("clean up the draft")
         child.expect_exact(PROPOSED)
         child.sendline("e")
-        child.expect_exact("new arguments as JSON: ")
-        child.sendline('{"path": "reports/draft.txt"}')
+        child.expect_exact(f"new arguments as JSON: {PREFILLED}")
+        child.sendline("")  # the proposed arguments, as they were put on the line
         child.expect_exact("unchanged: that is the proposed call")
         child.expect_exact(PROPOSED)
         child.sendline("e")
-        child.expect_exact("new arguments as JSON: ")
-        child.sendline("[1]")
+        child.expect_exact(f"new arguments as JSON: {PREFILLED}")
+        child.sendline(CLEAR_LINE + "[1]")
         child.expect_exact("not accepted: arguments must be a JSON object")
         child.expect_exact(PROPOSED)
         child.sendeof()
         child.expect_exact("you> ")
         child.sendeof()
         finish(child)
+    assert agent.deleted == []
+
+
+@prefilled
+def test_the_edit_line_starts_as_the_proposed_arguments_and_is_edited_in_place() -> None:
+    with live_agent() as (url, agent), terminal("chat", url) as child:
+        child.expect_exact("you> ")
+        child.sendline("clean up the draft")
+        child.expect_exact(PROPOSED)
+        child.sendline("e")
+        child.expect_exact(f"new arguments as JSON: {PREFILLED}")
+        # Back over `.txt"}`, rub out "draft", type "old": the rest of the line stays.
+        child.send(LEFT * 6 + BACKSPACE * 5 + "old")
+        child.sendline("")
+        child.expect_exact('changed  path="reports/draft.txt"  →  path="reports/old.txt"')
+        child.expect_exact("instead? [y]es / [n]o, back: ")
+        child.sendline("y")
+        child.expect_exact("agent> Done: deleted reports/old.txt")
+        child.expect_exact("you> ")
+        child.sendeof()
+        status, _ = finish(child)
+    assert status == 0
+    assert agent.deleted == ["reports/old.txt"]
+
+
+@prefilled
+def test_ctrl_c_at_the_edit_line_rejects_and_the_terminal_is_itself_again() -> None:
+    with live_agent() as (url, agent), terminal("chat", url) as child:
+        child.expect_exact("you> ")
+        child.sendline("clean up the draft")
+        child.expect_exact(PROPOSED)
+        child.sendline("e")
+        child.expect_exact(f"new arguments as JSON: {PREFILLED}")
+        child.sendintr()
+        child.expect_exact("rejected delete_file: no answer from the person")
+        child.expect_exact(f"agent> Done: {REJECTED} no answer from the person")
+        child.expect_exact("you> ")
+        child.sendline("hello")  # read as typed: nothing of the edit line comes with it
+        child.expect_exact("agent> Hello from the live agent.")
+        child.expect_exact("you> ")
+        child.sendintr()  # Ctrl-C is a signal again
+        child.expect_exact("press Ctrl-C again, or Ctrl-D, to quit")
+        child.sendeof()
+        status, _ = finish(child)
+    assert status == 0
     assert agent.deleted == []
 
 

@@ -196,6 +196,16 @@ def test_the_response_schema_offers_edits_only_when_asked() -> None:
     assert not offers_edits(None) and not offers_edits({"properties": ["editedArgs"]})
 
 
+def test_without_a_schema_only_the_peers_capabilities_offer_edits() -> None:
+    offered = {"humanInTheLoop": {"approvals": True, "approveWithEdits": True}}
+    assert offers_edits(None, offered)
+    assert not offers_edits(None)
+    assert not offers_edits(None, {"humanInTheLoop": {"approvals": True}})
+    assert not offers_edits(None, {"humanInTheLoop": {"approveWithEdits": "yes"}})
+    # An interrupt's schema is the more precise word: without editedArgs, no edit.
+    assert not offers_edits(approval_response_schema(), offered)
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
     lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner),

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
+import regex
 
 from agui_chat._display import DISPLAY_LIMIT, shown_call, shown_text, visible
+from invisible_characters import HIDDEN, KEY, NAME, SHOWN, SHOWN_CALL, VALUE
 
 
 @pytest.mark.parametrize(
@@ -73,3 +76,28 @@ def test_long_values_are_cut_with_a_marker_and_kept_whole() -> None:
     assert shown.full == f'write_file(content="{content}")'
     short = shown_text("short")
     assert (short.text, short.full, short.omitted, short.cut) == ("short", "short", 0, False)
+
+
+def test_every_code_point_that_draws_as_nothing_is_escaped_in_names_keys_and_values() -> None:
+    assert visible(HIDDEN) == SHOWN
+    assert shown_call(NAME, {KEY: VALUE}).text == SHOWN_CALL
+
+
+def test_the_escaped_set_is_unicode_s_default_ignorable_code_points_plus_the_categories() -> None:
+    """The display keeps its own table of ``Default_Ignorable_Code_Point`` (Python's
+    ``unicodedata`` has no such property); held here to the ``regex`` package's, an
+    independent copy of Unicode's data. ``unicodedata`` may be of an older Unicode than the
+    table: a code point it does not know is unassigned (Cn) to it, and escaped either way."""
+    every = [chr(code) for code in range(0x110000)]
+    ignorable = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+    expected = {
+        char
+        for char in every
+        if ignorable.match(char)
+        or unicodedata.category(char) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+    }
+    escaped = {char for char in every if visible(char) != char}
+    assert escaped == expected
+    # What the categories alone missed: marks and letters that draw as nothing.
+    missed = {c for c in escaped if unicodedata.category(c) in {"Mn", "Lo"}}
+    assert {"\u034f", "\u115f", "\u17b4", "\u180f", "\u3164", "\ufe0f", "\U000e0100"} <= missed

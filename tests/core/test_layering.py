@@ -206,6 +206,27 @@ CORE_ALLOWANCES = {
     # as long as the decisions it added (the gate read through every wrapper and the live
     # listing, a claim released when a cancel lands mid-mark, the plan's explicit hand-off).
     "issue 38, the consent engine's new decisions": 200,
+    # A mount's slash redirect followed (and no other), a connection failure that says where
+    # and what to do, a plain function refused as a model, how to make a key, printable
+    # requests, and without_pause for asking again.
+    "issue 39, a newcomer's hour": 190,
+    # Secrets in URLs found as libpq, redis-py and httpx read them (the userinfo sent as a
+    # header, masked in httpx's and the SDKs' log lines), two Host or Origin headers refused,
+    # and the error a history Gemini cannot take raises.
+    "issue 39, hostile URLs and headers": 330,
+    # Google ADK's tool confirmation read and answered as ADK means it (dialect ``adk``), and
+    # an approval editable only where the peer offers it (its schema or its capabilities).
+    "issue 39, Google ADK and edits only where offered": 230,
+    # CopilotKit's echo of an answer kept under the server's result for its later runs (one
+    # record written beside the claim, one read per echo), and the 0.x outcome chosen by the
+    # request's protocolVersion unless configured (logged once per thread).
+    "issue 39, CopilotKit's later runs and its outcomes by protocolVersion": 150,
+    # Unicode's default-ignorable code points escaped wherever a person reads a call, and an
+    # edit that changes only such code points or the normalisation form shown as a change.
+    "issue 39, code points that draw as nothing": 105,
+    # A pause issued while the store is down bound to the store's epoch once it is back, a
+    # result the store cannot hold kept as a note, and store errors refused by what they mean.
+    "issue 40, no approval lost to a store fault": 60,
 }
 
 

@@ -25,6 +25,7 @@ from agui_chat import (
     FunctionInvokingChatClient,
     FunctionResultContent,
     HTTPStatusError,
+    InvalidHistoryError,
     RateLimitError,
     ServiceTimeoutError,
     ServiceUnavailableError,
@@ -380,6 +381,49 @@ async def test_json_without_a_schema_sets_only_the_mime_type() -> None:
 
 async def test_a_result_for_no_call_in_the_history_is_refused_naming_it() -> None:
     api = Api(whole({"text": "x"}))
-    with pytest.raises(ValueError, match="call 'ghost'"):
+    with pytest.raises(InvalidHistoryError, match="call 'ghost'") as refused:
         await api.client().get_response([ChatMessage("tool", [FunctionResultContent("ghost", 1)])])
+    assert refused.value.call_id == "ghost"
+    assert isinstance(refused.value, ValueError)  # as it always was
     assert api.bodies == []
+
+
+@pytest.mark.parametrize("second_gated", [True, False], ids=["both-gated", "one-gated"])
+async def test_two_calls_sharing_an_id_are_answered_and_the_conversation_goes_on(
+    second_gated: bool,
+) -> None:
+    """Gemini sends two calls with one id, the tool held for approval: the loop runs
+    neither and answers both with an error; the next request carries both calls and both
+    answers (never a bare ValueError on the loop's own history), and the model goes on."""
+    ran: list[str] = []
+
+    @approval_required
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    @ai_function
+    def read_file(path: str) -> str:
+        """Read a file."""
+        ran.append(path)
+        return "text"
+
+    second = "delete_file" if second_gated else "read_file"
+    api = Api(
+        whole(
+            {"functionCall": {"id": "dup", "name": "delete_file", "args": {"path": "/a"}}},
+            {"functionCall": {"id": "dup", "name": second, "args": {"path": "/b"}}},
+        ),
+        whole({"text": "I will ask with one call each."}),
+    )
+    client = FunctionInvokingChatClient(api.client())
+    response = await client.get_response("clean", ChatOptions(tools=[delete_file, read_file]))
+    assert response.text == "I will ask with one call each." and ran == []
+    assert response.finish_reason == ChatFinishReason.STOP
+    [_, model_turn, answers] = api.bodies[1]["contents"]
+    assert [p["functionCall"]["name"] for p in model_turn["parts"]] == ["delete_file", second]
+    assert [p["functionCall"]["id"] for p in model_turn["parts"]] == ["dup", "dup"]
+    responses = [p["functionResponse"] for p in answers["parts"]]
+    assert [(r["id"], r["name"]) for r in responses] == [("dup", "delete_file"), ("dup", second)]
+    assert all("duplicate tool call id 'dup'" in r["response"]["error"] for r in responses)

@@ -36,6 +36,11 @@ def pydantic_ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pee
     yield from _server("pydantic_ai", "pydantic_ai_server.py", tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def adk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PeerServer]:
+    yield from _server("adk", "adk_server.py", tmp_path_factory)
+
+
 @pytest.fixture
 async def our_server() -> AsyncIterator[Callable[[Any], Awaitable[str]]]:
     """Serve an ASGI app with uvicorn on a free port of 127.0.0.1 (in this event loop) for a

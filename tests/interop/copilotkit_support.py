@@ -51,7 +51,8 @@ def page_dir() -> Path:
 class LaneModel:
     """A scripted model: "delete" calls ``delete_file``, "deploy" calls ``deploy``,
     "confirm" calls the page's frontend tool ``confirm_action``; after a tool result it says
-    ``Tool said: <result>``. ``seen`` is every history it got."""
+    ``Tool said: <result>``, except that "then confirm" asks for ``confirm_action`` once the
+    first call's result is in. ``seen`` is every history it got."""
 
     def __init__(self) -> None:
         self.seen: list[list[ChatMessage]] = []
@@ -73,6 +74,16 @@ class LaneModel:
         last = messages[-1]
         results = [c for c in last.contents if isinstance(c, FunctionResultContent)]
         if results:
+            asked = next(m.text for m in reversed(messages) if m.role == "user")
+            confirmed = any(
+                isinstance(c, FunctionCallContent) and c.name == "confirm_action"
+                for m in messages
+                for c in m.contents
+            )
+            if "then confirm" in asked and not confirmed:
+                self._n += 1
+                action = {"action": "restart the web service"}
+                return [FunctionCallContent(f"call_{self._n}", "confirm_action", action)]
             return "Tool said: " + "; ".join(str(r.result) for r in results)
         for word, name, arguments in (
             ("delete", "delete_file", {"path": "reports/q3.txt"}),

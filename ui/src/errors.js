@@ -29,6 +29,9 @@ export const RUN_ERROR_WORDS = {
   APPROVAL_EDIT_NOT_ALLOWED: "The server does not allow editing the arguments of this call.",
   APPROVAL_STORE_UNAVAILABLE:
     "The server cannot record approvals right now, so nothing ran. Try again shortly.",
+  APPROVAL_STORE_MISCONFIGURED:
+    "The server's approval store refuses it (a setting to fix), so nothing ran and your answer was not used. Send it again once it is fixed.",
+  APPROVAL_STORE_VALUE_REJECTED: "The server's approval store could not hold this answer, so nothing ran.",
   RESUME_IN_PROGRESS: "These answers are being run by another request now; nothing ran twice. Send them again shortly.",
   RESUME_CLAIM_HELD: "These answers are held by a run that has not started yet; nothing was used. Send them again shortly.",
   APPROVAL_STORE_RESET:

@@ -123,6 +123,8 @@ function toolCard() {
       callBlock.hidden = state === "waiting";
       if (display !== shownCall) {
         shownCall = display;
+        // The card names its tool (as shown: escaped, cut if long) while it waits, too.
+        title.textContent = display && display.tool ? `Tool call: ${display.tool.text}` : "Tool call";
         node.setAttribute("aria-label", display ? `Tool call ${display.tool ? display.tool.full : ""}`.trim() : "Tool call");
         callBlock.replaceChildren(display ? shownNode("pre", display.call, { class: "args" }) : h("p", { class: "label", text: "(the call is being prepared for display)" }));
       }

@@ -12,8 +12,11 @@ import { h } from "./dom.js";
 import { restoreExact } from "./exact.js";
 
 // Python's unicodedata categories Cc, Cf, Cs, Co, Cn, Zl, Zp: control, format (bidi
-// overrides, zero-width), lone surrogates, private use, unassigned, line/paragraph separators.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+// overrides, zero-width), lone surrogates, private use, unassigned, line/paragraph separators;
+// and every code point Unicode says a renderer draws as nothing (Default_Ignorable_Code_Point:
+// variation selectors, the combining grapheme joiner, Hangul fillers, tags), several of which
+// are marks or letters no category above catches.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 /** The display's limit: characters at most shown before a value is cut (`DISPLAY_LIMIT`). */
 export const DISPLAY_LIMIT = 2000;

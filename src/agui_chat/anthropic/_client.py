@@ -12,6 +12,7 @@ from .._client import BaseChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._url_secrets import hide_in_logs, redact_url, userinfo_to_header
 from ._errors import map_error
 from ._request import build_request
 from ._response import StreamAssembler, to_chat_response
@@ -66,7 +67,8 @@ class AnthropicChatClient(BaseChatClient):
         self.max_tokens = max_tokens
         self._owns_client = client is None
         self._client = client or _make_client(api_key, base_url)
-        self._service = f"the Messages API at {self._client.base_url}"
+        self._service = f"the Messages API at {redact_url(str(self._client.base_url))}"
+        hide_in_logs(str(self._client.base_url), "anthropic._base_client")
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
@@ -121,7 +123,8 @@ class AnthropicChatClient(BaseChatClient):
         yield assembler.finish()
 
     def __repr__(self) -> str:
-        return f"AnthropicChatClient(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+        shown = redact_url(str(self._client.base_url))
+        return f"AnthropicChatClient(model={self.model!r}, base_url={shown!r})"
 
 
 def _make_client(api_key: str | None, base_url: str | None) -> anthropic.AsyncAnthropic:
@@ -133,8 +136,12 @@ def _make_client(api_key: str | None, base_url: str | None) -> anthropic.AsyncAn
         and not os.environ.get("ANTHROPIC_AUTH_TOKEN")
     ):
         api_key = _NO_KEY
+    # Its userinfo sent as the header httpx makes of it: never in the SDK's log lines.
+    base_url, headers = userinfo_to_header(base_url, None) if base_url else (base_url, None)
     try:
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+        return anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, default_headers=headers, max_retries=0
+        )
     except (anthropic.AnthropicError, ValueError) as exc:
         raise ValueError(
             f"cannot create the Anthropic client: {exc} (set ANTHROPIC_API_KEY, or pass "

@@ -21,7 +21,7 @@ from .._exceptions import (
     TransportError,
     TruncatedStreamError,
 )
-from .._network_failure import network_failure
+from .._network_failure import REFUSED, network_failure
 
 __all__ = ["CommandError", "ServerFailures", "address", "explain"]
 
@@ -48,6 +48,11 @@ _RUN_ERRORS = {
     "APPROVAL_STORE_UNAVAILABLE": "the server cannot record approvals right now "
     "(APPROVAL_STORE_UNAVAILABLE); nothing ran and your answer was not used — send it again "
     "shortly",
+    "APPROVAL_STORE_MISCONFIGURED": "the server's approval store refuses it "
+    "(APPROVAL_STORE_MISCONFIGURED: a setting an operator must fix); nothing ran and your "
+    "answer was not used — send it again once the store is fixed",
+    "APPROVAL_STORE_VALUE_REJECTED": "the server's approval store cannot hold this answer "
+    "(APPROVAL_STORE_VALUE_REJECTED); nothing ran",
     "RESUME_IN_PROGRESS": "your answer is being run by another request now "
     "(RESUME_IN_PROGRESS); nothing ran twice — send it again shortly to get its result",
     "RESUME_CLAIM_HELD": "your answer is held by a claim that has not started its tool yet "
@@ -84,13 +89,8 @@ _BY_KIND: tuple[tuple[type[AGUIChatError], str], ...] = (
 )
 
 
-#: What to do, after the words :func:`network_failure` found (up to their first colon).
-_NETWORK_ADVICE = {
-    "the host name does not resolve (DNS)": "; check the host name in the URL",
-    "connection refused": ". Is the server running? (start one with: agui-chat serve)",
-    "its TLS certificate is not trusted": "; check the URL's host and the certificate's issuer",
-    "it reset the connection unanswered (a TLS server does to plain HTTP)": "; try https://",
-}
+#: What the command line adds to a refused connection's advice.
+_START_ONE = " (start one with: agui-chat serve)"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -112,8 +112,8 @@ def explain(exc: AGUIChatError, url: str) -> str:
     where = address(url)
     failure = network_failure(exc) if isinstance(exc, TransportError) else None
     if failure is not None:  # DNS, refused, TLS: told apart, each with what to do
-        advice = _NETWORK_ADVICE.get(failure.partition(":")[0], "")
-        return f"cannot connect to {where}: {failure}{advice}"
+        advised = network_failure(exc, advice=True)
+        return f"cannot connect to {where}: {advised}{_START_ONE if failure == REFUSED else ''}"
     for kind, line in _BY_KIND:
         if isinstance(exc, kind):
             return line.format(where=where, exc=exc)

@@ -7,6 +7,8 @@ line on Ctrl-C anyway). It reads the file descriptor with ``os.read``, never thr
 ``sys.stdin``'s buffer: a thread blocked there would hold the buffer's lock when the
 interpreter shuts down. (A reader thread was chosen over ``prompt_toolkit``: no dependency,
 no import cost, no escape sequences, and a pipe or a file reads exactly like a terminal.)
+The one line that starts with text for the person to change (:meth:`LineReader.edit`: a
+call's arguments, to edit) is read through GNU readline where there is one, at a terminal.
 
 :class:`CtrlC` owns SIGINT while a session runs: a Ctrl-C cancels the one operation run
 through :meth:`CtrlC.run` (a prompt or a streaming turn), which then raises
@@ -69,6 +71,66 @@ class LineReader:
         result = await asyncio.shield(pending)
         self._pending = None
         return result
+
+    def can_prefill(self) -> bool:
+        """Whether :meth:`edit` can put text on the line for the person to change: standard
+        input and output are a terminal, GNU readline is installed, and no line typed ahead
+        is waiting or being read (it would come before the edited one)."""
+        if self._fd != 0 or self._buffer or not (self._pending is None or self._pending.done()):
+            return False
+        return os.isatty(0) and os.isatty(1) and _gnu_readline()
+
+    async def edit(self, prompt: str, text: str) -> str | None:
+        """The line typed after ``prompt``, which starts as ``text`` (only where
+        :meth:`can_prefill`): ``None`` at the end of input, :class:`Interrupted` on Ctrl-C."""
+        self._pending = _in_thread(lambda: _edit_line(prompt, text))
+        line = await asyncio.shield(self._pending)
+        self._pending = None
+        if line == _CTRL_C_KEY:
+            raise Interrupted
+        return line
+
+
+#: What Ctrl-C enters at a pre-filled line, after emptying it: what a terminal echoes for it.
+_CTRL_C_KEY = "^C"
+
+
+def _gnu_readline() -> bool:
+    """Whether Python's ``readline`` is GNU readline (editline reads key bindings otherwise)."""
+    try:
+        import readline
+    except ImportError:  # Windows, or a Python built without it
+        return False
+    backend = getattr(readline, "backend", None)  # Python 3.13+
+    return backend == "readline" if backend else "libedit" not in (readline.__doc__ or "")
+
+
+def _edit_line(prompt: str, text: str) -> str | None:
+    """Blocking (in the reader thread): ``input(prompt)`` through GNU readline, with ``text``
+    already typed. For its time Ctrl-C is a key, not a signal: a signal would leave readline
+    holding the terminal in this thread, and its line would go to the next prompt. The key
+    empties the line and enters ``^C``."""
+    import readline
+    import termios
+
+    saved = termios.tcgetattr(0)
+    keys = termios.tcgetattr(0)
+    try:
+        disabled = os.fpathconf(0, "PC_VDISABLE")
+    except (OSError, ValueError):
+        disabled = -1
+    keys[6][termios.VINTR] = bytes([disabled if 0 <= disabled <= 255 else 0])
+    readline.set_auto_history(False)
+    readline.parse_and_bind(rf'"\C-c": "\C-e\C-u{_CTRL_C_KEY}\n"')
+    readline.set_startup_hook(lambda: readline.insert_text(text))
+    termios.tcsetattr(0, termios.TCSANOW, keys)
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+    finally:
+        readline.set_startup_hook(None)
+        termios.tcsetattr(0, termios.TCSANOW, saved)
 
 
 def _in_thread(work: Any) -> asyncio.Future[Any]:

@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     chat.add_argument(
         "--dialect",
-        choices=["auto", "agui", "langgraph", "langchain-hitl"],
+        choices=["auto", "agui", "langgraph", "langchain-hitl", "adk"],
         default="auto",
         help="how the server's pauses are read and answered (default: chosen from what it "
         "sends; see docs/interop.md)",
@@ -203,6 +203,15 @@ def _export_telemetry() -> Callable[[], None]:
 
 # -- demo --------------------------------------------------------------------------------
 
+#: What the demo says it will ask, as it asks it: an approval prompt (and a reason, on a
+#: rejection), then the question's form, one prompt per field of ``BUILD_SCHEMA``.
+DEMO_WILL_ASK = (
+    "It will ask you three things: to approve or reject a tool call (and why, if you reject "
+    "it), then which build to deploy, then a note for the release log (optional). It waits "
+    "for your answers; no answer rejects."
+)
+DEMO_ANSWERS_ITSELF = "It answers every prompt itself (--yes)."
+
 
 async def _demo(args: argparse.Namespace) -> int:
     AGUIServer = server_extra().AGUIServer
@@ -225,12 +234,7 @@ async def _demo(args: argparse.Namespace) -> int:
         url = f"http://127.0.0.1:{port}/"
         term.say(f"agui-chat demo: an AG-UI server on {url} hosting {described}.")
         term.say("The client below talks to it over real HTTP; the tools need your say-so.")
-        term.say(
-            "It answers both questions itself (--yes)."
-            if args.yes
-            else "It will ask you two things: to approve or reject a tool call, then to answer "
-            "a question. It waits for your answers; no answer rejects."
-        )
+        term.say(DEMO_ANSWERS_ITSELF if args.yes else DEMO_WILL_ASK)
         history: list[ChatMessage] = []
         transcript = Transcript()
         async with AGUIChatClient(url) as client:
@@ -305,11 +309,12 @@ def _headers(raw: Sequence[str]) -> dict[str, str]:
 
 
 async def _chat(args: argparse.Namespace) -> int:
+    from .._url_secrets import redact_url
     from ..agui import AGUIChatClient
 
-    url = urlparse(args.url)
+    url, shown = urlparse(args.url), redact_url(args.url)  # every line printed: ``shown``
     if url.scheme not in ("http", "https") or not url.netloc:
-        raise CommandError(f"not an http(s) URL: {args.url!r}")
+        raise CommandError(f"not an http(s) URL: {shown!r}")
     if args.yes and not args.yes_i_mean_it and not is_loopback(args.url):
         raise CommandError(
             f"--yes would approve every tool call of {url.hostname}, another machine, without "
@@ -317,11 +322,11 @@ async def _chat(args: argparse.Namespace) -> int:
         )
     headers = _headers(args.header)
     term = Terminal(auto=args.yes)
-    term.say(f"agui-chat: talking to {args.url} (empty line or Ctrl-D to quit)")
+    term.say(f"agui-chat: talking to {shown} (empty line or Ctrl-D to quit)")
     async with AGUIChatClient(
         args.url,
         headers=headers,
         dialect=None if args.dialect == "auto" else args.dialect,
         accept_foreign_thread_ids=args.accept_foreign_thread_ids,
     ) as client:
-        return await run_chat(client, args.url, term)
+        return await run_chat(client, shown, term)

@@ -11,8 +11,9 @@ long to show whole says so and offers ``[v]iew all``.
 
 An approval is one line, ``approve NAME(ARGS)? [y]es / [n]o`` (`` / [e]dit`` when edits are
 offered, `` / [v]iew all`` when the call is cut), then ``reason (optional):`` on a rejection;
-the samples ask the same way. An edit is shown as the new call, with what changed, and is
-sent only once the person confirms it; declining goes back to the proposed call.
+the samples ask the same way. An edit starts from the proposed arguments, as JSON on the line
+to change; it is shown as the new call, with what changed, and is sent only once the person
+confirms it; declining goes back to the proposed call.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from .._contents import AIContent
-from .._display import Shown, shown_arguments, shown_call, shown_text, visible
+from .._display import Shown, shown_call, shown_changes, shown_text, visible
 from .._exceptions import HumanInTheLoopError
 from .._hitl_contents import (
     InputRequestContent,
@@ -81,6 +82,20 @@ class Terminal:
         if line is None:
             return None
         return line.strip() if strip else line
+
+    async def edit(self, prompt: str, text: str) -> str | None:
+        """Like :meth:`read`, with the line starting as ``text`` for the person to change (at
+        a terminal with GNU readline; elsewhere ``text`` is shown on the line above)."""
+        if not self.reader.can_prefill():
+            indent = prompt[: len(prompt) - len(prompt.lstrip())]
+            self.say(f"{indent}now: {text}")
+            return await self.read(prompt)
+        self.stdout.flush()
+        try:
+            line = await self.ctrl_c.run(self.reader.edit(prompt, text))
+        except OSError:
+            return None
+        return None if line is None else line.strip()
 
     async def ask(self, prompt: str, auto_answer: str, *, strip: bool = True) -> str | None:
         """Like :meth:`read`, but with ``auto`` the automatic answer is given (and shown)."""
@@ -176,7 +191,7 @@ async def _edit(
     confirmed; ``None`` goes back to the proposed call (nothing decided yet)."""
     call = request.tool_call
     proposed = dict(call.arguments or {})
-    text = await term.read("  new arguments as JSON: ")
+    text = await term.edit("  new arguments as JSON: ", _as_typed(proposed))
     if text is None:
         return _no_answer(request, term)
     try:
@@ -187,10 +202,11 @@ async def _edit(
     except (ValueError, HumanInTheLoopError) as exc:
         term.say(f"  not accepted: {one_line(exc)}")
         return None
-    if _canonical(edited) == _canonical(proposed):
+    changed = changes(proposed, edited)
+    if not changed:
         term.say("  unchanged: that is the proposed call")
         return None
-    for line in changes(proposed, edited):
+    for line in changed:
         term.say(f"  {line}")
     shown = shown_call(call.name, edited)
     view = " / [v]iew all" if shown.cut else ""
@@ -211,23 +227,24 @@ async def _edit(
         term.say("  please answer y (run the edited call) or n (back to the proposed one)")
 
 
-def _canonical(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, allow_nan=True)
+def _as_typed(arguments: Mapping[str, Any]) -> str:
+    """``arguments`` as the JSON the person starts an edit from: ASCII only, every other
+    character (controls, invisible and bidirectional ones) as its ``\\u`` escape, so what
+    the line shows is what it holds."""
+    return json.dumps(arguments, ensure_ascii=True).replace("\x7f", "\\u007f")
 
 
 def changes(proposed: Mapping[str, Any], edited: Mapping[str, Any]) -> list[str]:
-    """What an edit changed, one argument a line (each value as the JSON the tool gets)."""
-    lines: list[str] = []
-    for key in [*proposed, *(k for k in edited if k not in proposed)]:
-        before = shown_arguments({key: proposed[key]}) if key in proposed else None
-        after = shown_arguments({key: edited[key]}) if key in edited else None
-        if before is None:
-            lines.append(f"added    {after}")
-        elif after is None:
-            lines.append(f"removed  {before}")
-        elif _canonical({key: proposed[key]}) != _canonical({key: edited[key]}):
-            lines.append(f"changed  {before}  →  {after}")
-    return lines
+    """What an edit changed, one argument a line (each value as the JSON the tool gets; two
+    that would look alike show where they differ escaped)."""
+    return [
+        f"added    {after}"
+        if before is None
+        else f"removed  {before}"
+        if after is None
+        else f"changed  {before}  →  {after}"
+        for before, after in shown_changes(proposed, edited)
+    ]
 
 
 async def _ask_question(request: InterruptRequestContent, term: Terminal) -> tuple[AIContent, bool]:

@@ -206,12 +206,13 @@ def _check_reach(args: argparse.Namespace) -> None:
 
 def _check_key() -> None:
     """A signing key from the environment too short to use, reported as the key's error."""
+    from ..agui.server._signing import MAKE_A_KEY
+
     key = os.environ.get(KEY_ENV)
     if key and len(key.encode("utf-8")) < 16:
         raise CommandError(
             f"{KEY_ENV} is {len(key.encode('utf-8'))} bytes long; a signing key must be at "
-            "least 16 bytes (make one with: python -c 'import secrets; "
-            "print(secrets.token_urlsafe(32))')"
+            f"least 16 bytes (make one with: {MAKE_A_KEY})"
         )
 
 
@@ -233,8 +234,8 @@ def _setup(app: Any, store: Any, server_type: Any, *, mcp: bool) -> list[str]:
 
 def _store_described(store: Any) -> str:
     """Which store, and where it keeps what: a SQLite file's full path, a redacted URL."""
+    from .._url_secrets import redact_url
     from ..stores import InMemoryApprovalStore, SQLiteApprovalStore
-    from ..stores._url_redaction import redact_url
 
     path = getattr(store, "path", None) if isinstance(store, SQLiteApprovalStore) else None
     if isinstance(store, str):

@@ -355,10 +355,17 @@ def approval_response_schema(edited_args: Mapping[str, Any] | None = None) -> di
     return {"type": "object", "properties": properties, "required": ["approved"]}
 
 
-def offers_edits(schema: object) -> bool:
-    """Whether an approval interrupt's ``responseSchema`` offers editing the arguments."""
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    return isinstance(properties, Mapping) and EDITED_ARGS in properties
+def offers_edits(schema: object, capabilities: object = None) -> bool:
+    """Whether a peer offers editing the arguments of an approval: its interrupt's
+    ``responseSchema`` names ``editedArgs``; an interrupt without a schema, when the peer's
+    AG-UI capabilities advertise ``humanInTheLoop.approveWithEdits``. Nothing offered means
+    not editable: a peer that was never offered an edit ignores it and runs the unedited call.
+    """
+    if schema is not None:  # the interrupt's own word is more precise than the agent's
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        return isinstance(properties, Mapping) and EDITED_ARGS in properties
+    hitl = capabilities.get("humanInTheLoop") if isinstance(capabilities, Mapping) else None
+    return isinstance(hitl, Mapping) and hitl.get("approveWithEdits") is True
 
 
 # -- refusals ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from .._client import BaseChatClient, ChatMessages
 from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
+from .._url_secrets import hide_in_logs, redact_url, userinfo_to_header
 from ._errors import SDK_ERRORS, map_error
 from ._request import build_request
 from ._response import StreamAssembler, to_chat_response
@@ -63,7 +64,11 @@ class GeminiChatClient(BaseChatClient):
         self.model = model
         self._owns_client = client is None
         self._client = client or _make_client(api_key, base_url)
-        self._service = f"the Gemini API at {_base_url(self._client)}"
+        base_url = _base_url(self._client)
+        shown = redact_url(base_url) if base_url else "Google's endpoint"
+        self._service = f"the Gemini API at {shown}"
+        if base_url:
+            hide_in_logs(base_url, "google_genai._api_client")
 
     @property
     def client(self) -> genai.Client:
@@ -121,18 +126,23 @@ class GeminiChatClient(BaseChatClient):
         return f"GeminiChatClient(model={self.model!r})"
 
 
-def _base_url(client: genai.Client) -> str:
-    """Where the client sends (for error messages); the SDK keeps it in its options."""
+def _base_url(client: genai.Client) -> str | None:
+    """Where the client sends, if not Google's endpoint; the SDK keeps it in its options."""
     api = getattr(client, "_api_client", None)
     options = getattr(api, "_http_options", None)
-    return str(getattr(options, "base_url", None) or "Google's endpoint")
+    base_url = getattr(options, "base_url", None)
+    return str(base_url) if base_url else None
 
 
 def _make_client(api_key: str | None, base_url: str | None) -> genai.Client:
     base_url = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
+    # Its userinfo sent as the header httpx makes of it: never in the SDK's log lines.
+    url, headers = userinfo_to_header(base_url, None) if base_url else (base_url, None)
     # One attempt: retries are RetryingChatClient's to decide (this also turns off the
     # SDK's implicit retry of connection errors).
-    options = types.HttpOptions(base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1))
+    options = types.HttpOptions(
+        base_url=url, headers=headers, retry_options=types.HttpRetryOptions(attempts=1)
+    )
     try:
         return genai.Client(api_key=api_key, http_options=options)
     except ValueError as exc:

@@ -12,6 +12,11 @@ be read against the Gemini API reference.
   back together, in one turn, in the order of the calls.
 - A call id this adapter made up (Gemini sent none) is not sent back: Gemini pairs calls and
   responses by name and order. An id Gemini sent goes back on the call and its response.
+- A call held for a person's approval is sent as the call once a result answers it: the
+  tool loop answers some itself (two calls of one response sharing an id both get an error,
+  and neither runs); results of calls sharing an id are named after those calls, in order.
+  A request still waiting for its answer is not sent. A result that answers no call is
+  ``InvalidHistoryError`` naming its id: Gemini needs the call's name.
 - A structured-output schema goes as ``response_json_schema`` with ``response_mime_type``
   ``application/json``.
 """
@@ -32,6 +37,8 @@ from .._contents import (
     TextReasoningContent,
     UriContent,
 )
+from .._exceptions import InvalidHistoryError
+from .._hitl_contents import ToolApprovalRequestContent
 from .._messages import ChatMessage
 from .._options import ChatOptions, set_fields
 from .._schema import to_jsonable
@@ -61,8 +68,11 @@ def build_request(
     """
     options = options or ChatOptions()
     system = [options.instructions] if options.instructions else []
-    names: dict[str, str] = {}
+    names: dict[str, list[str]] = {}  # call id -> the functions of its calls, in order
     turns: list[Json] = []
+    answered = {
+        c.call_id for m in messages for c in m.contents if isinstance(c, FunctionResultContent)
+    }
     for message in messages:
         role = message.role.value.lower()
         if role in _SYSTEM_ROLES:
@@ -80,7 +90,7 @@ def build_request(
             if isinstance(c, FunctionResultContent)
         ]
         if role == "assistant":
-            _append(turns, "model", _model_parts(message.contents, names))
+            _append(turns, "model", _model_parts(message.contents, names, answered))
             _append(turns, "user", results)
         else:
             _append(turns, "user", results + _user_parts(message.contents))
@@ -122,9 +132,17 @@ def _append(turns: list[Json], role: str, parts: list[Json]) -> None:
         turns.append({"role": role, "parts": parts})
 
 
-def _model_parts(contents: Sequence[AIContent], names: dict[str, str]) -> list[Json]:
+def _model_parts(
+    contents: Sequence[AIContent], names: dict[str, list[str]], answered: set[str]
+) -> list[Json]:
     parts: list[Json] = []
     for content in contents:
+        if (
+            isinstance(content, ToolApprovalRequestContent)
+            and isinstance(content.tool_call, FunctionCallContent)
+            and content.tool_call.call_id in answered
+        ):
+            content = content.tool_call  # answered without a person: the call and its answer
         if isinstance(content, TextReasoningContent):
             signature = _signature(content.protected_data)
             if signature is not None:  # Gemini's own thought, signed: it goes back as it came
@@ -138,7 +156,7 @@ def _model_parts(contents: Sequence[AIContent], names: dict[str, str]) -> list[J
                 part["thought_signature"] = signature
             parts.append(part)
         elif isinstance(content, FunctionCallContent):
-            names[content.call_id] = content.name
+            names.setdefault(content.call_id, []).append(content.name)
             call: Json = {"name": content.name, "args": content.arguments or {}}
             if not content.call_id.startswith(MADE_ID_PREFIX):
                 call["id"] = content.call_id
@@ -160,13 +178,18 @@ def _signature(value: Any) -> bytes | None:
         return None
 
 
-def _function_response(result: FunctionResultContent, names: dict[str, str]) -> Json:
-    name = names.get(result.call_id)
-    if name is None:
-        raise ValueError(
+def _function_response(result: FunctionResultContent, names: dict[str, list[str]]) -> Json:
+    called = names.get(result.call_id)
+    if not called:
+        raise InvalidHistoryError(
             f"the tool result for call {result.call_id!r} answers no call earlier in the "
-            "history; Gemini needs the call's function name"
+            "history; Gemini needs the call's function name: send the assistant message "
+            "that made the call before the result",
+            call_id=result.call_id,
         )
+    # Calls sharing an id are answered in their order, each result named after its own
+    # call's function; the last name stays for any further result of that id.
+    name = called.pop(0) if len(called) > 1 else called[0]
     value = to_jsonable(result.result)
     key = "error" if result.exception is not None else "result"
     response: Json = {"name": name, "response": {key: value}}

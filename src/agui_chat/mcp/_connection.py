@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .._exceptions import ToolError
+from .._url_secrets import hide_in_logs, redact_url, userinfo_to_header
 
 __all__ = ["Connection", "Target"]
 
@@ -42,17 +43,22 @@ class Target:
         cwd: str | None,
     ) -> None:
         self.command = list(command) if command is not None else None
-        self.url = url
+        # The URL's userinfo travels as the header httpx would make of it, so the
+        # SDK's log lines and errors never hold the password.
+        self.url: str | None = None
         self.headers = dict(headers) if headers is not None else None
+        if url is not None:
+            self.url, self.headers = userinfo_to_header(url, headers)
+            hide_in_logs(self.url, "mcp.client.streamable_http")  # a key in its query
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
 
     @property
     def label(self) -> str:
-        """The command or URL, as a person would type it."""
+        """The command or URL, as a person would type it (a secret in the URL as ``***``)."""
         if self.command is not None:
             return shlex.join(self.command)
-        return self.url or "(session)"
+        return redact_url(self.url) if self.url is not None else "(session)"
 
 
 def _leaf(exc: BaseException) -> BaseException:

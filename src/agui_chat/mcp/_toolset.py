@@ -39,6 +39,7 @@ from .._contents import FunctionResultContent
 from .._exceptions import DuplicateToolError, ToolError
 from .._input import InputRequired, request_input
 from .._tools import AIFunction
+from .._url_secrets import redact_url
 from ..middleware import current_invocation
 from ._connection import Connection, Target
 from ._policy import ApprovalPolicy, check_policy, resolve_policy
@@ -126,7 +127,8 @@ class MCPToolset:
         if url is not None and (
             not isinstance(url, str) or not url.startswith(("http://", "https://"))
         ):
-            raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
+            shown = redact_url(url) if isinstance(url, str) else url
+            raise ValueError(f"url must be an http:// or https:// URL, got {shown!r}")
         if headers is not None and url is None:
             raise ValueError("headers= only applies to url=")
         if session is not None and not isinstance(session, ClientSession):

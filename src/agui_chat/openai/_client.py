@@ -17,6 +17,7 @@ from .._messages import as_messages
 from .._options import ChatOptions
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._update_assembler import UpdateAssembler
+from .._url_secrets import hide_in_logs, redact_url, userinfo_to_header
 from ._errors import map_error
 from ._request import MaxTokensParameter, build_request
 from ._response import to_chat_response
@@ -78,7 +79,13 @@ class OpenAIClientBase(BaseChatClient, abc.ABC):
         self.model = model
         self._owns_client = client is None
         self._client = client or _make_client(settings, max_retries)
-        self._service = f"{self._api} at {self._client.base_url}"
+        self._service = f"{self._api} at {self._shown_base_url}"
+        hide_in_logs(str(self._client.base_url), "openai._base_client")
+
+    @property
+    def _shown_base_url(self) -> str:
+        """The base URL as errors and ``repr`` show it: a password in it as ``***``."""
+        return redact_url(str(self._client.base_url))
 
     @property
     def is_openai(self) -> bool:
@@ -224,7 +231,7 @@ class OpenAIChatClient(OpenAIClientBase):
         return StreamAssembler()
 
     def __repr__(self) -> str:
-        return f"OpenAIChatClient(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+        return f"OpenAIChatClient(model={self.model!r}, base_url={self._shown_base_url!r})"
 
 
 def _make_client(settings: dict[str, Any], max_retries: int) -> openai.AsyncOpenAI:
@@ -236,6 +243,13 @@ def _make_client(settings: dict[str, Any], max_retries: int) -> openai.AsyncOpen
         and (settings.get("base_url") or os.environ.get("OPENAI_BASE_URL"))
     ):
         settings["api_key"] = _NO_KEY
+    base_url = settings.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+    if base_url:  # its userinfo sent as the header httpx makes of it, never in the SDK's logs
+        settings["base_url"], headers = userinfo_to_header(
+            str(base_url), settings.get("default_headers")
+        )
+        if headers:
+            settings["default_headers"] = headers
     try:
         return openai.AsyncOpenAI(**settings, max_retries=max_retries)
     except openai.OpenAIError as exc:

@@ -69,5 +69,5 @@ class OpenAIResponsesChatClient(OpenAIClientBase):
     def __repr__(self) -> str:
         return (
             f"OpenAIResponsesChatClient(model={self.model!r}, "
-            f"base_url={str(self._client.base_url)!r}, store={self.store})"
+            f"base_url={self._shown_base_url!r}, store={self.store})"
         )

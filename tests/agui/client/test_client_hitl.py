@@ -118,7 +118,8 @@ async def test_an_approval_is_recognised_by_its_tool_call_whatever_the_reason() 
 
     (request,) = response.input_requests
     assert isinstance(request, ToolApprovalRequestContent)
-    assert request.allow_edits is True  # no schema: nothing says editing is not offered
+    # No schema and no capabilities: nothing offers editing, so an edit would be ignored.
+    assert request.allow_edits is False
 
 
 async def test_an_interrupt_without_a_known_tool_call_becomes_a_question() -> None:

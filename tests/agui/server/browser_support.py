@@ -42,10 +42,16 @@ WAIT_MS = 20_000
 
 @contextmanager
 def open_page(
-    tmp_path: Path, *, width: int = 900, height: int = 800, args: tuple[str, ...] = ()
+    tmp_path: Path,
+    *,
+    width: int = 900,
+    height: int = 800,
+    args: tuple[str, ...] = (),
+    **options: Any,
 ) -> Iterator[Any]:
     """A page of a Chromium with a fresh profile under ``tmp_path`` (``args``: more
-    command-line switches); any JavaScript error the page raises fails the test."""
+    command-line switches; ``options``: more of Playwright's context options, such as
+    ``timezone_id``); any JavaScript error the page raises fails the test."""
     executable = require("chromium", CHROMIUM_HINT)
     try:
         from playwright.sync_api import sync_playwright
@@ -60,6 +66,7 @@ def open_page(
             headless=True,
             args=[*LAUNCH_ARGS, *args],
             viewport={"width": width, "height": height},
+            **options,
         )
         try:
             context.set_default_timeout(WAIT_MS)

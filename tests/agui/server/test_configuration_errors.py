@@ -73,3 +73,27 @@ def test_the_server_says_whether_its_key_is_fixed(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("AGUI_CHAT_SIGNING_KEY", raising=False)
     assert AGUIServer(_model()).fixed_key is False
     assert AGUIServer(_model(), signing_key=KEY, approval_store="memory://").fixed_key is True
+
+
+def test_a_plain_function_is_refused_saying_how_to_wrap_it() -> None:
+    def model(messages: Any, options: Any) -> str:
+        return "hi"
+
+    with pytest.raises(ConfigurationError) as refused:
+        AGUIServer(model)  # type: ignore[arg-type]  # as samples/tour.py writes its model
+    assert str(refused.value) == (
+        "AGUIServer needs a ChatClient, not the function 'model': wrap it, "
+        "AGUIServer(ScriptedChatClient(model)), with ScriptedChatClient from agui_chat.testing "
+        "(it calls model(messages, options) for each reply)"
+    )
+    wrapped = AGUIServer(ScriptedChatClient(model), signing_key=KEY, approval_store="memory://")
+    assert wrapped.pipeline.get_service(ScriptedChatClient) is not None  # the advice works
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [(object(), "an instance of object"), (ScriptedChatClient, "the class ScriptedChatClient")],
+)
+def test_anything_else_that_is_no_chat_client_is_refused_naming_it(given: Any, named: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"needs a ChatClient .*, not {named}: "):
+        AGUIServer(given)

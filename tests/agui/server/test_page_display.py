@@ -1,10 +1,13 @@
 """What the server tells its own page to show (issue 25, DESIGN §3 rule 8): with ``ui=True``
 each interrupt carries the consent engine's display of its call or question, and
 ``POST ?agui_chat=display`` shows any call (read from its JSON text, integers exact), an
-edit's changes and results. The page renders only that text."""
+edit's changes and results. The page renders only that text. Code points that draw as
+nothing are escaped in names, keys and values, and an edit that only recomposes a value or
+adds such a code point is a change a person can see."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -22,6 +25,17 @@ from agui_chat.agui.server._page_display import shown_json
 from agui_chat.testing import ScriptedChatClient
 from agui_server import agui_server
 from agui_streams import SideEffects, scripted, user
+from invisible_characters import (
+    COMPOSED,
+    DECOMPOSED,
+    KEY,
+    LOOK_ALIKE_EDITS,
+    NAME,
+    SHOWN,
+    SHOWN_CALL,
+    SHOWN_NAME,
+    VALUE,
+)
 
 BIG = 9007199254740993
 
@@ -148,3 +162,60 @@ async def test_a_malformed_display_request_is_a_400(body: Any) -> None:
 async def test_without_the_page_there_is_no_display_route() -> None:
     response = await _display(_server({}, ui=False).app, {"calls": []})
     assert response.status_code == 422  # read as a (bad) run input: no display without ui
+
+
+def _changes(call: dict[str, Any]) -> list[tuple[str | None, str | None]]:
+    """An edit's changes as the page shows them: (before, after), ``None`` for no key."""
+    return [
+        (c["before"] and c["before"]["text"], c["after"] and c["after"]["text"])
+        for c in call["changes"]
+    ]
+
+
+async def test_a_name_key_and_value_holding_what_draws_as_nothing_show_each_escaped() -> None:
+    app = _server({}).app
+    ask = {"name": NAME, "arguments": json.dumps({KEY: VALUE})}
+    (call,) = (await _display(app, {"calls": [ask]})).json()["calls"]
+    assert call["call"]["text"] == SHOWN_CALL
+    assert call["tool"]["text"] == SHOWN_NAME
+    (text,) = (await _display(app, {"texts": [VALUE]})).json()["texts"]
+    assert text["text"] == f"notes.txt{SHOWN}"
+
+
+@pytest.mark.parametrize("edit", LOOK_ALIKE_EDITS)
+async def test_an_edit_that_only_recomposes_or_adds_an_invisible_code_point_is_a_visible_change(
+    edit: str,
+) -> None:
+    proposed, edited, change = LOOK_ALIKE_EDITS[edit]
+    ask = {
+        "name": "delete_record",
+        "before": json.dumps({"record_id": 1, "path": proposed}),
+        "arguments": json.dumps({"record_id": 1, "path": edited}),
+    }
+    (call,) = (await _display(_server({}).app, {"calls": [ask]})).json()["calls"]
+    assert _changes(call) == [change]
+
+
+async def test_a_key_renamed_to_its_decomposed_spelling_shows_the_two_keys_apart() -> None:
+    ask = {
+        "name": "delete_record",
+        "before": json.dumps({COMPOSED: 1}),
+        "arguments": json.dumps({DECOMPOSED: 1}),
+    }
+    (call,) = (await _display(_server({}).app, {"calls": [ask]})).json()["calls"]
+    assert _changes(call) == [
+        ('"caf\\xe9.txt"=1', None),
+        (None, '"cafe\\u0301.txt"=1'),
+    ]
+
+
+async def test_an_edit_lists_what_the_tool_would_receive_differently_and_nothing_else() -> None:
+    """``1`` and ``1.0`` differ at any depth (a nested one used to pass unlisted: the two are
+    equal in Python); an object whose keys only moved does not."""
+    ask = {
+        "name": "delete_record",
+        "before": '{"a": {"n": 1}, "b": {"x": 1, "y": 2}}',
+        "arguments": '{"a": {"n": 1.0}, "b": {"y": 2, "x": 1}}',
+    }
+    (call,) = (await _display(_server({}).app, {"calls": [ask]})).json()["calls"]
+    assert _changes(call) == [('a={"n": 1}', 'a={"n": 1.0}')]

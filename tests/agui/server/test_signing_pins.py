@@ -132,7 +132,10 @@ def test_a_too_short_key_is_refused_naming_the_minimum() -> None:
     """The error a misconfigured server shows names the rule exactly."""
     with pytest.raises(ConfigurationError) as refused:
         InterruptSigner("short")
-    assert str(refused.value) == "the signing key must be at least 16 bytes, not 5"
+    assert str(refused.value) == (
+        "the signing key must be at least 16 bytes, not 5; make one with "
+        "python -c 'import secrets; print(secrets.token_hex(32))'"
+    )
     assert isinstance(refused.value, ValueError)  # existing ``except ValueError`` still works
 
 

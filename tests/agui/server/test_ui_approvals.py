@@ -225,3 +225,16 @@ def test_an_expired_approval_can_only_be_rejected(tmp_path: Path) -> None:
         assert status == "Expired before it was approved — it did not run."
     assert tools.count("delete_file") == 0
     assert app.resumes()[0][0]["status"] == "cancelled"
+
+
+def test_the_call_waiting_in_the_conversation_names_its_tool(tmp_path: Path) -> None:
+    tools, model = SideEffects(), _tidy()
+    with serve(_app(model, tools)) as url, open_page(tmp_path) as page:
+        ready(page, url)
+        say(page, "Please tidy up")
+        _card(page)
+        waiting = page.locator(".tool[data-state=waiting]")
+        waiting.locator(".tool-name", has_text="delete_file").wait_for()
+        assert waiting.locator(".tool-name").inner_text() == "Tool call: delete_file"
+        assert waiting.locator(".tool-status").inner_text() == "Waiting for your approval"
+        assert tools.count("delete_file") == 0

@@ -29,7 +29,10 @@ XSS = "<img src=x onerror=window.__xss=1>"
 #: Characters to hold the page's twin to the Python display function: C0, DEL, C1, Latin-1,
 #: Arabic with its letter mark, general punctuation (bidi controls, separators, invisible
 #: operators), the BOM, specials, private use, an unassigned code point, a lone surrogate,
-#: an emoji, tag characters and a private-use plane.
+#: an emoji, tag characters and a private-use plane; and every code point that draws as
+#: nothing (Unicode's Default_Ignorable_Code_Point) with its neighbours: the combining
+#: grapheme joiner, Hangul fillers, Khmer and Mongolian signs, variation selectors, shorthand
+#: and musical format controls, the whole tag and supplementary variation selector block.
 SAMPLE = "".join(
     [
         *map(chr, range(0x00, 0x300)),
@@ -37,6 +40,17 @@ SAMPLE = "".join(
         *map(chr, range(0x2000, 0x2070)),
         "\ufeff\ufff9\ufffa\ufffb\ufffc\ufffd\ue000\uf8ff\u0378\ud800",
         "\U0001f600\U000e0001\U000e0041\U0010fffd",
+        *map(chr, range(0x340, 0x360)),
+        *map(chr, range(0x1150, 0x1170)),
+        *map(chr, range(0x17B0, 0x17C0)),
+        *map(chr, range(0x1800, 0x1812)),
+        *map(chr, range(0x3160, 0x3170)),
+        *map(chr, range(0xFDF0, 0xFE11)),
+        *map(chr, range(0xFF9E, 0xFFA2)),
+        *map(chr, range(0xFFF0, 0xFFF9)),
+        *map(chr, range(0x1BC9C, 0x1BCA5)),
+        *map(chr, range(0x1D170, 0x1D17E)),
+        *map(chr, range(0xE0000, 0xE1000)),
     ]
 )
 
@@ -180,6 +194,8 @@ def test_the_page_escapes_exactly_what_the_display_function_escapes(tmp_path: Pa
         shown = node.evaluate("n => n.textContent")
     assert shown == visible(SAMPLE, multiline=True)
     assert "\\u202e" in shown and "\\x9b" in shown and "\\ud800" in shown and "\U0001f600" in shown
+    assert "\\u034f" in shown and "\\u3164" in shown and "\\ufe0f" in shown
+    assert "\\U000e0100" in shown and "\u1810" in shown  # a Mongolian digit stays
 
 
 def test_a_run_error_s_message_and_code_are_one_escaped_line_cut_with_the_whole_a_click_away(

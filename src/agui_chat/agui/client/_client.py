@@ -76,7 +76,11 @@ class AGUIChatClient(BaseChatClient):
     waiting out its lease), honouring the wait; ``ResumeRetryError`` once they are spent.
     Warnings go to the ``agui_chat.agui`` logger and ``on_warning``.
     ``peer_max_version``, ``accept_foreign_thread_ids`` and ``dialect``: see
-    ``docs/interop.md``. A given ``http_client`` is left open.
+    ``docs/interop.md``. ``peer_capabilities``: the peer's AG-UI ``AgentCapabilities`` (a
+    JSON object, as the application retrieved them: AG-UI leaves retrieval to each server);
+    its ``humanInTheLoop.approveWithEdits`` lets the person edit approvals whose interrupt
+    carries no ``responseSchema`` (otherwise only a schema naming ``editedArgs`` does). A
+    given ``http_client`` is left open.
     """
 
     def __init__(
@@ -93,12 +97,14 @@ class AGUIChatClient(BaseChatClient):
         raise_on_run_error: bool = True,
         accept_foreign_thread_ids: bool = False,
         dialect: str | Iterable[str] | None = None,
+        peer_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self._transport = AGUITransport(endpoint, http_client, headers, timeout, max_retries)
         self.on_warning = on_warning
         self.peer_max_version = peer_max_version
         self.raise_on_run_error = bool(raise_on_run_error)
         self.accept_foreign_thread_ids = bool(accept_foreign_thread_ids)
+        self.peer_capabilities = peer_capabilities
         self._dialects = check_dialect(dialect)
         self._dialects_used: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._states: OrderedDict[str, Any] = OrderedDict()
@@ -210,7 +216,7 @@ class _RunClient(BaseChatClient):
         thread_id = _thread_for(history, options)
         run_id = f"run_{uuid.uuid4().hex}"
         dialect_used = functools.partial(owner._dialect_used, thread_id)
-        resume, command_resume = outgoing_resume(history, owner._dialects, dialect_used)
+        answers = outgoing_resume(history, owner._dialects, dialect_used)
         state = _state_for(history, extra, owner.state_of(thread_id))
         pipeline = AGUIEventPipeline(
             thread_id=thread_id,
@@ -224,15 +230,11 @@ class _RunClient(BaseChatClient):
             thread_id=thread_id,
             run_id=run_id,
             state=state,
-            resume=resume,
+            resume=answers.resume,
             peer_max_version=owner.peer_max_version,
             warn=pipeline.warn,
         )
-        if command_resume is not None:
-            forwarded = run_input["forwardedProps"]
-            command = forwarded.get("command")
-            command = {**(command if isinstance(command, dict) else {}), "resume": command_resume}
-            run_input["forwardedProps"] = {**forwarded, "command": command}
+        answers.add_to(run_input)
         trace_headers = span.start(thread_id, run_id) if span is not None else None
         stream = await owner._transport.open(run_input, trace_headers)
         mapper = UpdateMapper(
@@ -243,8 +245,11 @@ class _RunClient(BaseChatClient):
             state=state,
             sent_messages=run_input["messages"],
             on_warning=owner.on_warning,
+            peer_capabilities=owner.peer_capabilities,
         )
-        reader = DialectReader(owner._dialects, dialect_used, mapper.find_call)
+        reader = DialectReader(
+            owner._dialects, dialect_used, mapper.find_call, mapper.unanswered_calls
+        )
         watched = reader.WATCHED
         feed = pipeline.feed
         update = mapper.update

@@ -3,7 +3,10 @@
 ``"langgraph"``: ag-ui-langgraph's default pause (``CUSTOM`` ``on_interrupt`` events and an
 outcome-less ``RUN_FINISHED``), answered through ``forwardedProps.command.resume``;
 ``"langchain-hitl"``: ``HumanInTheLoopMiddleware``'s interrupts, read as approvals and
-answered with its decisions. Each is used when the peer speaks it, and said once per thread.
+answered with its decisions; ``"adk"``: Google ADK's tool confirmation (a call to
+``adk_request_confirmation``, through ag-ui-adk), read as an approval of the call it confirms
+and, in ag-ui-adk's default configuration, answered with the tool message ADK expects. Each
+is used when the peer speaks it, and said once per thread.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._contents import FunctionCallContent, ToolCallContent
 from ..._exceptions import InvalidResponseError, ProtocolError
@@ -24,10 +27,12 @@ from ._updates import INTERRUPT_KEY
 
 AGUI = "agui"
 LANGGRAPH = "langgraph"
-DIALECTS = (AGUI, LANGGRAPH, LANGCHAIN_HITL)
+ADK = "adk"
+DIALECTS = (AGUI, LANGGRAPH, LANGCHAIN_HITL, ADK)
 
 Warn = Callable[[str, str], None]  # (dialect, what it does), once per thread
 FindCall = Callable[[str | None, str, Any], FunctionCallContent | None]
+UnansweredCalls = Callable[[str], list[FunctionCallContent]]  # a run's calls of a name, no result
 Event = dict[str, Any]
 
 _READS = {
@@ -41,13 +46,26 @@ _READS = {
         "out as its approve / reject / edit decisions (dialect 'langchain-hitl'; pass "
         "dialect='agui' to turn it off)"
     ),
+    ADK: (
+        "reading ag-ui-adk's pause (a call to ADK's adk_request_confirmation left pending, "
+        "RUN_FINISHED without an interrupt outcome) as an approval of the call it confirms; "
+        'answers go out as ADK\'s tool message {"confirmed": true|false} for that call '
+        "(dialect 'adk'; pass dialect='agui' to turn it off)"
+    ),
 }
+#: Said when ag-ui-adk reports its confirmation as an AG-UI 1.0 interrupt (its
+#: ``emit_interrupt_outcome=True``): the answer goes out as ``resume``, only the call differs.
+_ADK_CONFIRMS = (
+    "showing the call each ADK tool confirmation confirms (metadata.adk.originalFunctionCall), "
+    "not the adk_request_confirmation call its interrupt names (dialect 'adk'; pass "
+    "dialect='agui' to turn it off)"
+)
 
 
 def check_dialect(dialect: str | Iterable[str] | None) -> frozenset[str]:
     """The dialects a client may use besides AG-UI 1.0, from its ``dialect`` option."""
     if dialect is None:
-        return frozenset({LANGGRAPH, LANGCHAIN_HITL})
+        return frozenset({LANGGRAPH, LANGCHAIN_HITL, ADK})
     names = [dialect] if isinstance(dialect, str) else list(dialect)
     if not names or not set(names) <= set(DIALECTS):
         raise ValueError(
@@ -63,18 +81,28 @@ class DialectReader:
 
     WATCHED = frozenset({"RUN_STARTED", "RUN_ERROR", "RUN_FINISHED", "CUSTOM"})
 
-    def __init__(self, enabled: frozenset[str], warn: Warn, find_call: FindCall) -> None:
+    def __init__(
+        self,
+        enabled: frozenset[str],
+        warn: Warn,
+        find_call: FindCall,
+        unanswered_calls: UnansweredCalls,
+    ) -> None:
         self._enabled = enabled
         self._warn = warn
         self._find_call = find_call
+        self._unanswered_calls = unanswered_calls
         self._legacy = LangGraphLegacyReader() if LANGGRAPH in enabled else None
-        self._rewritten = False
+        self._rewritten: str | None = None  # the dialect that rewrote the last event
 
     def event(self, event: dict[str, Any]) -> dict[str, Any]:
         rewritten = self._legacy.read(event) if self._legacy is not None else None
-        self._rewritten = rewritten is not None
-        if rewritten is not None:
-            self._warn(LANGGRAPH, _READS[LANGGRAPH])
+        self._rewritten = LANGGRAPH if rewritten is not None else None
+        if rewritten is None and ADK in self._enabled and event["type"] == "RUN_FINISHED":
+            rewritten = adk_pause(event, self._unanswered_calls(ADK_CONFIRMATION_TOOL))
+            self._rewritten = ADK if rewritten is not None else None
+        if self._rewritten is not None:
+            self._warn(self._rewritten, _READS[self._rewritten])
         return rewritten or event
 
     def update(self, update: ChatResponseUpdate) -> ChatResponseUpdate:
@@ -92,13 +120,18 @@ class DialectReader:
     def _read(self, request: InputRequestContent) -> list[InputRequestContent]:
         props = dict(request.additional_properties or {})
         interrupt = props[INTERRUPT_KEY]  # set by the update mapper
-        used = [LANGGRAPH] if self._rewritten else []
+        used = [self._rewritten] if self._rewritten is not None else []
         out: list[InputRequestContent] = [request]
         value = hitl_value(interrupt) if LANGCHAIN_HITL in self._enabled else None
+        confirmed = adk_confirmed_call(interrupt) if ADK in self._enabled else None
         if value is not None:
             used.append(LANGCHAIN_HITL)
             self._warn(LANGCHAIN_HITL, _READS[LANGCHAIN_HITL])
             out = list(approvals_for(interrupt, value, self._find_call, props))
+        elif confirmed is not None and isinstance(request, ToolApprovalRequestContent):
+            if ADK not in used:  # its 1.0 outcome: answered as any, through resume
+                self._warn(ADK, _ADK_CONFIRMS)
+            out = [approval_of_confirmed_call(request, confirmed, self._find_call)]
         for content in out if used else ():
             content.additional_properties = {
                 **(content.additional_properties or {}),
@@ -107,12 +140,48 @@ class DialectReader:
         return out
 
 
+class Outgoing(NamedTuple):
+    """How the next run answers a paused one: AG-UI ``resume`` entries, LangGraph's
+    ``forwardedProps.command.resume`` value, or tool messages to add to the history (ADK's
+    answers to its tool confirmations); what is not used is ``None`` (or empty)."""
+
+    resume: list[dict[str, Any]] | None
+    command_resume: Any
+    tool_messages: list[dict[str, Any]]
+
+    def add_to(self, run_input: dict[str, Any]) -> None:
+        """Put the answers that are not ``resume`` entries into ``run_input``."""
+        if self.command_resume is not None:
+            forwarded = run_input["forwardedProps"]
+            command = forwarded.get("command")
+            command = {**(command if isinstance(command, dict) else {})}
+            command["resume"] = self.command_resume
+            run_input["forwardedProps"] = {**forwarded, "command": command}
+        if self.tool_messages:
+            run_input["messages"] = with_tool_messages(run_input["messages"], self.tool_messages)
+
+
 def outgoing_resume(
     history: Sequence[ChatMessage], enabled: frozenset[str], warn: Warn
-) -> tuple[list[dict[str, Any]] | None, Any]:
-    """``(resume, command_resume)`` for the next run, checked as for any peer: the AG-UI
-    ``resume`` entries, or LangGraph's ``forwardedProps.command.resume``; the other ``None``."""
+) -> Outgoing:
+    """The answers to the paused run, checked as for any peer, in the convention each of its
+    requests was read in."""
     pairs = resume_entries(history)
+    tool_messages = [
+        adk_answer(request, entry) for request, entry in pairs if ADK in _dialects_of(request)
+    ]
+    if tool_messages:
+        warn(ADK, _READS[ADK])
+        pairs = [(r, e) for r, e in pairs if ADK not in _dialects_of(r)]
+    resume, command_resume = _resume_or_command(pairs, enabled, warn)
+    return Outgoing(resume, command_resume, tool_messages)
+
+
+def _resume_or_command(
+    pairs: list[tuple[InputRequestContent, dict[str, Any]]], enabled: frozenset[str], warn: Warn
+) -> tuple[list[dict[str, Any]] | None, Any]:
+    """``(resume, command_resume)``: the AG-UI ``resume`` entries, or LangGraph's
+    ``forwardedProps.command.resume``; the other ``None``."""
     entries = [entry for _, entry in pairs] or None
     if entries is None or not enabled:
         return entries, None
@@ -426,3 +495,129 @@ def _given_decision(
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+# ---------------------------------------------------------------- Google ADK (ag-ui-adk)
+
+#: ADK's own long-running tool that pauses a run for a tool confirmation.
+ADK_CONFIRMATION_TOOL = "adk_request_confirmation"
+
+
+def adk_pause(event: Event, confirmations: list[FunctionCallContent]) -> Event | None:
+    """ag-ui-adk's default pause as the AG-UI 1.0 interrupt outcome it leaves out: a run that
+    ends without one (or as a plain success) while ``confirmations`` (its calls to
+    ``adk_request_confirmation``) have no result. Each interrupt is the one ag-ui-adk itself
+    sends with ``emit_interrupt_outcome=True`` (id and ``toolCallId``: the confirmation call's),
+    so both configurations are read alike; ``None`` when there is nothing to rewrite."""
+    outcome = event.get("outcome")
+    if not confirmations or (outcome is not None and outcome.get("type") != "success"):
+        return None
+    interrupts = []
+    for call in confirmations:
+        arguments = call.arguments or {}
+        confirmation = arguments.get("toolConfirmation")
+        hint = confirmation.get("hint") if isinstance(confirmation, Mapping) else None
+        interrupt: dict[str, Any] = {
+            "id": call.call_id,
+            "reason": "confirmation",
+            "toolCallId": call.call_id,
+            "metadata": {
+                "adk": {
+                    "originalFunctionCall": arguments.get("originalFunctionCall"),
+                    "toolConfirmation": confirmation,
+                }
+            },
+        }
+        if isinstance(hint, str) and hint:
+            interrupt["message"] = hint
+        interrupts.append(interrupt)
+    return {**event, "outcome": {"type": "interrupt", "interrupts": interrupts}}
+
+
+def adk_confirmed_call(interrupt: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """``(call id, name, arguments)`` of the call an ADK confirmation interrupt confirms (its
+    ``metadata.adk.originalFunctionCall``), if it names one."""
+    metadata = interrupt.get("metadata")
+    adk = metadata.get("adk") if isinstance(metadata, Mapping) else None
+    call = adk.get("originalFunctionCall") if isinstance(adk, Mapping) else None
+    if not isinstance(call, Mapping):
+        return None
+    call_id, name, arguments = call.get("id"), call.get("name"), call.get("args", {})
+    if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
+        return None
+    if not isinstance(arguments, Mapping):
+        return None
+    return call_id, name, dict(arguments)
+
+
+def approval_of_confirmed_call(
+    request: ToolApprovalRequestContent,
+    confirmed: tuple[str, str, dict[str, Any]],
+    find_call: FindCall,
+) -> ToolApprovalRequestContent:
+    """``request`` naming the call that runs once approved, not ADK's
+    ``adk_request_confirmation`` wrapper: the call the stream showed under that id when it
+    is that very call, else the call as ADK holds it (a ``ToolCallContent``: the peer's)."""
+    call_id, name, arguments = confirmed
+    seen = find_call(call_id, name, None)
+    shown: ToolCallContent = (
+        seen
+        if seen is not None and seen.name == name and (seen.arguments or {}) == arguments
+        else ToolCallContent(call_id, name, arguments)
+    )
+    return ToolApprovalRequestContent(
+        request.request_id,
+        shown,
+        message=request.message,
+        allow_edits=request.allow_edits,
+        expires_at=request.expires_at,
+        additional_properties=request.additional_properties,
+    )
+
+
+def adk_answer(request: InputRequestContent, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """ADK's own answer to its tool confirmation, for a checked resume ``entry``: a tool
+    message for the ``adk_request_confirmation`` call, ``{"confirmed": true|false}`` (a
+    rejection's reason in ADK's ``payload``; a cancel is a refusal). Its id is the
+    interrupt's, so the same answer sent again is the same message."""
+    rid = request.request_id
+    answer: dict[str, Any] = {"confirmed": False}
+    if entry.get("status") == "resolved":
+        payload = read_approval_payload(
+            entry.get("payload"), where=f"answer to {rid!r}", request_ids=[rid]
+        )
+        if payload.edited_args is not None:
+            raise InvalidResponseError(
+                f"answer to {rid!r}: ADK's tool confirmation carries no edited arguments; "
+                "approve or reject the call as it is",
+                request_ids=[rid],
+            )
+        answer = {"confirmed": payload.approved}
+        if payload.reason:
+            answer["payload"] = {"reason": payload.reason}
+    call_id = _interrupt_of(request).get("toolCallId")
+    return {
+        "id": f"{rid}-confirmation",
+        "role": "tool",
+        "toolCallId": call_id if isinstance(call_id, str) else rid,
+        "content": json.dumps(answer, separators=(",", ":")),
+    }
+
+
+def with_tool_messages(
+    messages: list[dict[str, Any]], answers: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``messages`` with each tool message of ``answers`` right after the assistant message
+    that made its call (and the results already there), else at the end."""
+    out = list(messages)
+    for answer in answers:
+        at = len(out)
+        for index, message in enumerate(out):
+            calls = message.get("toolCalls") or ()
+            if any(c.get("id") == answer["toolCallId"] for c in calls):
+                at = index + 1
+                while at < len(out) and out[at].get("role") == "tool":
+                    at += 1
+                break
+        out.insert(at, answer)
+    return out

@@ -28,6 +28,8 @@ from ..._exceptions import (
     TransientError,
     TransportError,
 )
+from ..._network_failure import network_failure
+from ..._url_secrets import hide_in_logs, redact_url, userinfo_to_header
 from ...middleware._retry import backoff_delay, parse_retry_after
 from ._sse import SSEDecoder
 
@@ -97,6 +99,9 @@ class AGUITransport:
         if max_retries < 0:
             raise ValueError("max_retries must be an int >= 0")
         self.endpoint = endpoint
+        # Its userinfo goes as the header httpx would make of it: never in httpx's log lines.
+        self._url, headers = userinfo_to_header(endpoint, headers)
+        hide_in_logs(self._url)  # a key in its query
         self.max_retries = max_retries
         self._timeout = timeout
         self._owns_client = http_client is None
@@ -142,15 +147,9 @@ class AGUITransport:
     async def _attempt(
         self, content: bytes, extra_headers: Mapping[str, str] | None = None
     ) -> EventStream:
-        request = self.http_client.build_request(
-            "POST",
-            self.endpoint,
-            content=content,
-            headers={**self._headers, **extra_headers} if extra_headers else self._headers,
-            timeout=self._timeout,
-        )
+        headers = {**self._headers, **extra_headers} if extra_headers else self._headers
         try:
-            response = await self.http_client.send(request, stream=True)
+            response = await self._post(content, headers)
             try:
                 await _check_status(response)
                 _check_media_type(response)
@@ -170,6 +169,29 @@ class AGUITransport:
         except httpx.TransportError as exc:
             raise map_transport_error(exc, after_first_event=False) from exc
 
+    async def _post(self, content: bytes, headers: Mapping[str, str]) -> httpx.Response:
+        """POST to the endpoint and open the answer. A redirect to the same URL with a
+        trailing slash, on the same origin, is followed once and kept as the endpoint: that
+        is how Starlette and FastAPI answer ``/agent`` for an app mounted at ``/agent``. Any
+        other redirect is left for the status check to report (another origin never gets the
+        body or the headers)."""
+        for followed in (False, True):
+            request = self.http_client.build_request(
+                "POST", self._url, content=content, headers=headers, timeout=self._timeout
+            )
+            response = await self.http_client.send(request, stream=True)
+            target = slash_redirect(response)
+            if target is None or followed:
+                break
+            await response.aclose()
+            logger.info(
+                "the AG-UI endpoint %s redirects to %s; using that URL from now on",
+                redact_url(str(request.url)),
+                redact_url(target),
+            )
+            self.endpoint = self._url = target
+        return response
+
     def _backoff(self, attempt: int, failure: TransientError) -> float:
         return backoff_delay(
             attempt,
@@ -182,18 +204,42 @@ class AGUITransport:
     def _log_retry(self, attempt: int, failure: TransientError) -> None:
         logger.info(
             "AG-UI request to %s failed before the first event (%s); retrying (attempt %d of %d)",
-            self.endpoint,
+            redact_url(self.endpoint),
             failure,
             attempt + 1,
             self.max_retries + 1,
         )
 
 
+def slash_redirect(response: httpx.Response) -> str | None:
+    """The URL a ``307`` / ``308`` (which keep the method and the body) sends the request
+    to, when it is the request's own URL with a trailing slash on the same scheme, host and
+    port; else ``None``."""
+    location = response.headers.get("Location")
+    if response.status_code not in (307, 308) or not location:
+        return None
+    sent = response.request.url
+    try:
+        target = sent.join(location)
+    except httpx.InvalidURL:
+        return None
+    same_origin = (target.scheme, target.host, target.port) == (sent.scheme, sent.host, sent.port)
+    if same_origin and target.path == sent.path + "/" and target.query == sent.query:
+        return str(target)
+    return None
+
+
 def map_transport_error(exc: httpx.TransportError, *, after_first_event: bool) -> TransportError:
-    """Our ``TransportError`` (or subclass) for an httpx network failure, saying when."""
+    """Our ``TransportError`` (or subclass) for an httpx network failure, saying when (and,
+    for a connection that failed, where, why and what to do)."""
     when = "while reading the event stream" if after_first_event else "before the first event"
     if isinstance(exc, httpx.ConnectError):
-        return ConnectError(f"could not connect to the AG-UI endpoint: {exc}")
+        try:
+            where = f" {redact_url(str(exc.request.url))}"
+        except RuntimeError:  # an error raised without its request
+            where = ""
+        why = network_failure(exc, advice=True) or str(exc)
+        return ConnectError(f"could not connect to the AG-UI endpoint{where}: {why}")
     if isinstance(exc, httpx.TimeoutException):
         return ServiceTimeoutError(f"the AG-UI endpoint timed out {when}: {exc}")
     return TransportError(f"the connection to the AG-UI endpoint broke {when}: {exc!r}")
@@ -207,7 +253,18 @@ async def _check_status(response: httpx.Response) -> None:
     status = response.status_code
     preview = body if len(body) <= _BODY_PREVIEW else body[:_BODY_PREVIEW] + "…"
     message = f"AG-UI endpoint answered HTTP {status} {response.reason_phrase}".rstrip()
-    if preview:
+    location = response.headers.get("Location") if 300 <= status < 400 else None
+    if location:
+        # Only a redirect to the same URL with a slash is followed: say where this one goes.
+        shown = redact_url(location)
+        shown = shown if len(shown) <= _BODY_PREVIEW else shown[:_BODY_PREVIEW] + "…"
+        message = (
+            f"AG-UI endpoint {redact_url(str(response.request.url))} answered HTTP {status} "
+            f"{response.reason_phrase}, a redirect to {shown}, not followed (only the same URL "
+            "with a trailing slash on the same origin is): use that URL as the endpoint if it "
+            "is the agent's"
+        )
+    elif preview:
         message += f": {preview}"
     retry_after = parse_retry_after(response.headers.get("Retry-After"))
     raise _STATUS_ERRORS.get(status, HTTPStatusError)(

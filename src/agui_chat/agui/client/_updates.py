@@ -68,7 +68,9 @@ class UpdateMapper:
 
     Only calls to ``client_tools`` (the caller's own) that a run leaves pending stay
     runnable; the others are marked ``informational_only``, in place once the run ends, so
-    the tool loop does not run them. ``history_calls`` serve approvals of earlier calls.
+    the tool loop does not run them. ``history_calls`` serve approvals of earlier calls;
+    ``peer_capabilities`` (the peer's AG-UI capabilities) may offer edits to approvals whose
+    interrupt carries no schema.
     """
 
     def __init__(
@@ -81,8 +83,10 @@ class UpdateMapper:
         state: Any = None,
         sent_messages: Sequence[Mapping[str, Any]] = (),
         on_warning: Callable[[str], None] | None = None,
+        peer_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self._peer_capabilities = peer_capabilities
         self._sent_messages = sent_messages
         self._on_warning = on_warning
         self.client_tools = client_tools
@@ -322,6 +326,17 @@ class UpdateMapper:
             if c.name in self.client_tools and c.call_id not in self._run_results
         }
 
+    def unanswered_calls(self, name: str) -> list[FunctionCallContent]:
+        """This run's calls to ``name`` that no ``TOOL_CALL_RESULT`` of the run answered (none
+        when ``name`` is one of the caller's own tools: those calls are the caller's to run)."""
+        if name in self.client_tools:
+            return []
+        return [
+            c
+            for c in self._run_calls.values()
+            if c.name == name and c.call_id not in self._run_results
+        ]
+
     def _settle_calls(self, pending: set[str]) -> None:
         for content in self._run_calls.values():
             content.informational_only = content.call_id not in pending
@@ -359,7 +374,9 @@ class UpdateMapper:
                 interrupt["id"],
                 call,
                 message=interrupt.get("message"),
-                allow_edits=offers_edits(schema) if schema is not None else True,
+                # Only an edit the peer offers is sent: one it never offered would be ignored
+                # and the unedited call run.
+                allow_edits=offers_edits(schema, self._peer_capabilities),
                 expires_at=expires_at,
                 additional_properties=props,
             )

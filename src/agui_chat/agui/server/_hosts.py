@@ -1,10 +1,12 @@
 """Which ``Host`` (and ``Origin``) names a server answers: the guard against DNS rebinding
 (DESIGN §4), where a page of ``evil.example`` re-points its name at 127.0.0.1 and talks to
-the agent as if it were its own origin."""
+the agent as if it were its own origin. A request with two ``Host`` (or two ``Origin``)
+headers is malformed: servers and proxies read different ones, so it is refused outright."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from starlette.responses import PlainTextResponse
@@ -14,6 +16,17 @@ from ..._exceptions import ConfigurationError
 
 #: The names a server answers by default: this machine's loopback names, on any port.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request is refused (``str()`` of it), and with which status."""
+
+    status: int
+    why: str
+
+    def __str__(self) -> str:
+        return self.why
 
 
 class HostGuard:
@@ -43,25 +56,36 @@ class HostGuard:
             self.any or (parsed[0], None) in self.names or parsed in self.names
         )
 
-    def refusal(self, scope: Scope) -> str | None:
-        """Why the request is refused, or ``None`` when its ``Host`` and ``Origin`` (each
-        when present) are allowed."""
-        headers = {k.lower(): v for k, v in scope.get("headers") or []}
+    def refusal(self, scope: Scope) -> Refusal | None:
+        """Why the request is refused, or ``None`` when it has at most one ``Host`` and one
+        ``Origin``, each allowed when present."""
+        pairs = [(k.lower(), v) for k, v in scope.get("headers") or []]
+        for name in ("Host", "Origin"):
+            # The check would read one, the router, the app or a proxy another (Starlette
+            # and most proxies the first): a second one is refused, never chosen between.
+            if sum(k == name.lower().encode() for k, _ in pairs) > 1:
+                return Refusal(400, f"the request has more than one {name} header")
+        headers = dict(pairs)
         host = headers.get(b"host")  # absent only outside browsers (HTTP/1.0, raw ASGI)
         if host is not None and not self.allows(host.decode("latin-1")):
-            return f"this server does not answer the host name {host.decode('latin-1')!r}"
+            why = f"this server does not answer the host name {host.decode('latin-1')!r}"
+            return Refusal(403, why)
         origin = headers.get(b"origin")
         if origin is not None and not self.any:
             text = origin.decode("latin-1")
             scheme, _, authority = text.partition("://")
             if scheme not in ("http", "https") or not self.allows(authority):
-                return f"this server does not answer pages of the origin {text!r}"
+                return Refusal(403, f"this server does not answer pages of the origin {text!r}")
         return None
 
-    async def refuse(self, why: str, scope: Scope, receive: Receive, send: Send) -> None:
-        """403 with a body that says what to change; nothing was run."""
+    async def refuse(self, refused: Refusal, scope: Scope, receive: Receive, send: Send) -> None:
+        """The refusal's status with a body that says what to change; nothing was run."""
+        if refused.status == 400:
+            body = f"400 Bad Request: {refused}. Nothing was run. Send one of each.\n"
+            await PlainTextResponse(body, status_code=400)(scope, receive, send)
+            return
         body = (
-            f"403 Forbidden: {why}. Nothing was run. The server answers only the host names "
+            f"403 Forbidden: {refused}. Nothing was run. The server answers only the host names "
             "it was given (AGUIServer(allowed_hosts=[...]), agui-chat serve --allowed-host "
             "NAME); by default only this machine's loopback names (localhost, 127.0.0.1, "
             "[::1]), which guards against DNS rebinding.\n"

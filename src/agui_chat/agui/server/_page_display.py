@@ -6,7 +6,8 @@ The page sends ``{"calls": [{"name", "arguments", "before"?}], "texts": [...]}``
 ``arguments`` (and ``before``) the JSON text as the page holds it, so a large integer is read
 here exactly as it runs; the answer is ``{"calls": [{"call", "tool", "changes"?}],
 "texts": [...]}``, each shown value ``{"text", "full", "omitted"}``, each change
-``{"before", "after"}`` (the shown ``key=value``, ``null`` for a key that is not there).
+``{"before", "after"}`` (the shown ``key=value``, ``null`` for a key that is not there; two
+that would look alike show where they differ escaped).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..._display import Shown, shown_arguments, shown_call, shown_text
+from ..._display import Shown, shown_call, shown_changes, shown_text
 from ._body import parse_json, read_body
 from ._from_wire import InputError
 
@@ -60,12 +61,7 @@ def _call(ask: Any) -> dict[str, Any]:
     if after is not None and "before" in ask:
         before = _arguments(ask["before"]) or {}
         out["changes"] = [
-            {"before": _one(before, key), "after": _one(after, key)}
-            for key in [*before, *(k for k in after if k not in before)]
-            if key not in before
-            or key not in after
-            or before[key] != after[key]
-            or type(before[key]) is not type(after[key])
+            {"before": _one(old), "after": _one(new)} for old, new in shown_changes(before, after)
         ]
     return out
 
@@ -81,10 +77,8 @@ def _arguments(text: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _one(arguments: dict[str, Any], key: str) -> dict[str, Any] | None:
-    if key not in arguments:
-        return None
-    return shown_json(shown_text(shown_arguments({key: arguments[key]}), multiline=False))
+def _one(shown: str | None) -> dict[str, Any] | None:
+    return None if shown is None else shown_json(shown_text(shown, multiline=False))
 
 
 def shown_json(shown: Shown) -> dict[str, Any]:

@@ -9,9 +9,12 @@ applied to the parsed body before anything reads it, each named in a DEBUG line.
   ``messageId`` (the seal); for its requests the approval store remembers the results issued
   for gated calls, and a later unsealed one is taken only if remembered (``_client_results``).
 - ``copilotkit-resume-echo``: CopilotKit's ``useInterrupt`` writes a tool message echoing the
-  payload beside its ``resume``; the resume check drops it (``ResumeEchoLog`` logs it).
-- ``strict-pre-1.0-client`` (opt-in, ``AGUIServer(strict_pre_1_0_clients=True)``): outcomes
-  a pinned ``@ag-ui/core`` 0.0.x accepts (the encoder applies it).
+  payload beside its ``resume``; the resume check drops it (``ResumeEchoLog`` logs it). It
+  then keeps that echo in place of the server's result on later runs: the store keeps the
+  call's result under the echo, and a later run's echo is replaced by it (``_client_results``).
+- ``strict-pre-1.0-client``: outcomes a pinned ``@ag-ui/core`` 0.0.x accepts (the encoder
+  applies it), for a request without ``protocolVersion`` (which a 1.0 client must send) or,
+  with ``AGUIServer(strict_pre_1_0_clients=True)``, for every request.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ AGENT_FRAMEWORK_UNSEALED_RESULTS = "agent-framework-unsealed-results"
 ISSUED_RESULT_RETENTION = timedelta(days=30)
 
 _TOP_LEVEL = (("thread_id", "threadId"), ("run_id", "runId"))
+
+#: How many threads a server remembers having logged a rule for (then it starts again).
+_MAX_THREADS = 4096
 
 _log = logging.getLogger("agui_chat.agui")
 
@@ -71,43 +77,77 @@ def apply_client_rules(data: dict[str, Any]) -> None:
         )
 
 
-#: The name of the rule ``AGUIServer(strict_pre_1_0_clients=True)`` turns on.
+#: The name of the rule for clients before AG-UI 1.0 (``AGUIServer(strict_pre_1_0_clients=)``).
 STRICT_PRE_1_0_CLIENT = "strict-pre-1.0-client"
 
 
-def note_strict_pre_1_0(on: bool) -> bool:
-    """Log (INFO) that rule ``strict-pre-1.0-client`` is on; returns ``on``."""
-    if on:
+def note_strict_pre_1_0(on: bool | None) -> bool | None:
+    """Log (INFO) that rule ``strict-pre-1.0-client`` is on for every request, or off for
+    every one; returns ``on`` (``None``: by each request's ``protocolVersion``)."""
+    if on is not None:
         _log.info(
-            "compatibility rule %s on: run outcomes leave out pendingToolCallIds and the "
-            "cancelled outcome (for clients pinned to @ag-ui/core 0.0.x)",
+            "compatibility rule %s %s: run outcomes %s pendingToolCallIds and the cancelled "
+            "outcome, whatever protocolVersion a request names",
             STRICT_PRE_1_0_CLIENT,
+            "on" if on else "off",
+            "leave out" if on else "keep",
         )
-    return bool(on)
+    return None if on is None else bool(on)
+
+
+class OncePerThread:
+    """Whether a thread is seen for the first time (a bounded memory: past
+    :data:`_MAX_THREADS` it starts again), so a rule is logged once per thread."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def first(self, thread_id: str) -> bool:
+        if thread_id in self._seen:
+            return False
+        if len(self._seen) >= _MAX_THREADS:
+            self._seen.clear()
+        self._seen.add(thread_id)
+        return True
+
+
+def serves_pre_1_0(
+    on: bool | None, protocol_version: str | None, thread_id: str, seen: OncePerThread
+) -> bool:
+    """Whether rule ``strict-pre-1.0-client`` shapes a request's outcomes: as configured
+    (``on``), else when it names no ``protocolVersion``: a 1.0 client must name it unless it
+    takes the server for an older one, so either way it reads outcomes as 0.x defines them (a
+    success without ``pendingToolCallIds``, which 1.0 derives from the events, and no
+    cancelled outcome). Logged (INFO) the first time on a thread: a request that names no
+    version is a client that reads 0.x outcomes, so nothing is lost either way."""
+    if on is not None:
+        return on
+    if protocol_version is not None:
+        return False
+    if seen.first(thread_id):
+        _log.info(
+            "compatibility rule %s on thread %r: the request names no protocolVersion (a "
+            "client before AG-UI 1.0, such as CopilotKit 1.74), so its run outcomes leave out "
+            "pendingToolCallIds and the cancelled outcome",
+            STRICT_PRE_1_0_CLIENT,
+            thread_id,
+        )
+    return True
 
 
 #: The name of the rule for the tool message CopilotKit's ``useInterrupt`` writes beside its
 #: ``resume`` (``{role: "tool", toolCallId, content: JSON.stringify(payload)}``).
 COPILOTKIT_RESUME_ECHO = "copilotkit-resume-echo"
 
-#: How many threads a server remembers having logged a rule for (then it starts again).
-_MAX_THREADS = 4096
 
-
-class ResumeEchoLog:
+class ResumeEchoLog(OncePerThread):
     """The log of rule ``copilotkit-resume-echo``: a tool message the client wrote for a call
     that a verified resume entry answers is dropped; the server's own answer stands. Logged
-    the first time it applies on a thread (a bounded memory)."""
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
+    the first time it applies on a thread."""
 
     def note(self, thread_id: str, calls: str) -> None:
-        if thread_id in self._seen:
+        if not self.first(thread_id):
             return
-        if len(self._seen) >= _MAX_THREADS:
-            self._seen.clear()
-        self._seen.add(thread_id)
         _log.warning(
             "compatibility rule %s on thread %r: dropped the tool message(s) the client wrote "
             "for a call its resume answers (the server's own result, or rejection, is what the "

@@ -8,10 +8,11 @@ answers come back. Authentication is the host application's (``_mount.py``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Set
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
 from datetime import timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from ..._exceptions import (
     DuplicateToolError,
     ToolError,
 )
+from ..._messages import ChatMessage
 from ..._options import ChatOptions
 from ..._streams import close_stream
 from ..._tool_registry import ADDITIONAL_TOOLS, ToolRegistry, ToolSource
@@ -40,7 +42,7 @@ from ...middleware import FunctionInvokingChatClient
 from ...stores import ApprovalStore
 from ._body import parse_json, read_body
 from ._claims import CLAIM_LEASE, Claims, open_store
-from ._client_results import check_client_results
+from ._client_results import check_client_results, remember_echo
 from ._encode import RunEncoder, known_call_ids
 from ._from_wire import (
     InputError,
@@ -55,8 +57,10 @@ from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
 from ._peer_compat import (
     ISSUED_RESULT_RETENTION,
+    OncePerThread,
     ResumeEchoLog,
     note_strict_pre_1_0,
+    serves_pre_1_0,
     speaks_agent_framework,
 )
 from ._resume_check import (
@@ -69,7 +73,7 @@ from ._resume_check import (
     verify_resume,
 )
 from ._run_context import AGUIRunContext, activate
-from ._signing import InterruptSigner
+from ._signing import MAKE_A_KEY, InterruptSigner
 from ._tracing import traced_run
 from ._ui import page
 
@@ -124,7 +128,9 @@ class AGUIServer:
       something that checks the name itself).
     - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md): outcomes
       a client pinned to ``@ag-ui/core`` 0.0.x takes (CopilotKit 1.74): no
-      ``pendingToolCallIds``, no cancelled outcome. Off by default (1.0 clients need both).
+      ``pendingToolCallIds``, no cancelled outcome. ``None`` (the default): for a request
+      that names no ``protocolVersion`` (a 1.0 client names it); ``True``: for every
+      request; ``False``: for none.
     """
 
     def __init__(
@@ -143,7 +149,7 @@ class AGUIServer:
         function_invocation: Mapping[str, Any] | None = None,
         ui: bool = False,
         allowed_hosts: Iterable[str] | None = None,
-        strict_pre_1_0_clients: bool = False,
+        strict_pre_1_0_clients: bool | None = None,
     ) -> None:
         self.allowed_hosts = HostGuard(allowed_hosts)
         self.tools = list(tools)
@@ -151,6 +157,7 @@ class AGUIServer:
             raise ConfigurationError("max_body_bytes, body_timeout, keepalive_seconds must be > 0")
         if claim_lease.total_seconds() <= 0:
             raise ConfigurationError("claim_lease must be positive")
+        _check_chat_client(chat_client)
         self.pipeline: ChatClient = chat_client
         invoker = chat_client.get_service(FunctionInvokingChatClient)
         if invoker is None:
@@ -179,9 +186,11 @@ class AGUIServer:
             self._signer = InterruptSigner(key, audience=self.audience)
         else:
             _log.warning(
-                "AGUIServer has no signing key (pass signing_key or set %s): using a random one, "
-                "so pending approvals will not survive a restart or span several workers",
+                "AGUIServer has no signing key (pass signing_key or set %s, at least 16 bytes; "
+                "make one with %s): using a random one, so pending approvals will not survive a "
+                "restart or span several workers",
                 SIGNING_KEY_ENV,
+                MAKE_A_KEY,
             )
             self._signer = InterruptSigner.ephemeral(audience=self.audience)
         if given:
@@ -189,13 +198,14 @@ class AGUIServer:
         self._epoch_retry_at = float("-inf")
         self._echo_log = ResumeEchoLog()
         self.strict_pre_1_0_clients = note_strict_pre_1_0(strict_pre_1_0_clients)
+        self._pre_1_0_threads = OncePerThread()
         self.ui = bool(ui)
         if self.ui:
             page()  # a page missing from the installation fails here, not on the first GET
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send, self._load_epoch)
+            await _lifespan(receive, send, functools.partial(self._load_epoch, starting=True))
             if self._owns_store:
                 await self.approval_store.aclose()
             return
@@ -224,16 +234,31 @@ class AGUIServer:
             return
         await self._stream(run, receive, send)
 
-    async def _load_epoch(self) -> None:
+    async def _load_epoch(self, *, starting: bool = False) -> None:
         """Read the store's epoch (it goes into every token), at most every 10 seconds while
-        the store cannot be reached; a store refusing its configuration (``strict``) raises."""
+        the store cannot be reached, saying so with the store's (redacted) name. A store that
+        refuses this server (``ApprovalStoreMisconfiguredError``: permissions, a Redis that may
+        lose keys under ``strict``) fails the server's ``starting`` up: a deployment error is
+        said at deployment. One that is down lets the server start: its pauses carry the time
+        they were issued, and their answers run once the store is back with its records."""
         now = asyncio.get_running_loop().time()
-        if self.approval_store.known_epoch is None and now >= self._epoch_retry_at:
-            self._epoch_retry_at = now + 10
-            try:
-                await self.approval_store.epoch()
-            except ApprovalStoreUnavailableError:
-                _log.warning("the approval store cannot be reached to read its epoch")
+        store = self.approval_store
+        if store.known_epoch is not None or now < self._epoch_retry_at:
+            return
+        self._epoch_retry_at = now + 10
+        try:
+            await store.epoch()
+        except ApprovalStoreUnavailableError as exc:
+            _log.warning(
+                "the approval store %r cannot be reached (%s); pauses are still offered, and "
+                "their answers run once it is back",
+                store,
+                exc,
+            )
+        except ApprovalStoreError as exc:
+            if starting:
+                raise
+            _log.error("the approval store %r refuses this server: %s", store, exc)
 
     async def _accept(self, request: Request) -> _Run:
         """The request as a run; every refusal is an ``InputError`` (no stream)."""
@@ -279,7 +304,7 @@ class AGUIServer:
         outbox = run.outbox
         if not run.input.resume and run.failure is None:  # a resume checks them with its answers
             try:
-                await run.check_results()
+                run.messages = await run.check_results(run.messages)
             except ResumeRejected as exc:
                 run.failure = exc  # refused before the run: RUN_ERROR alone
         # A new run (no resume to check, no failure) starts at once: its head and RUN_STARTED
@@ -371,7 +396,8 @@ class AGUIServer:
         checked = await check_resume(run.answers, run.messages, run.functions, run.check_results)
         lease = self.claim_lease
         if checked.echoed:
-            self._echo_log.note(run.input.thread_id, ", ".join(checked.echoed))
+            self._echo_log.note(run.input.thread_id, ", ".join(sorted(checked.echoed)))
+        run.echoed = checked.echoed
         claims = run.claims = await Claims.take(self.approval_store, checked.answers, lease)
         outbox.push(encoder.start())  # a new run's RUN_STARTED went out with the head
         for answer, result in claims.replayed:
@@ -394,15 +420,22 @@ class AGUIServer:
 
     async def _keep_results(self, contents: Iterable[Any], claims: Claims, run: _Run) -> None:
         """Record the result of each claimed call for a replay (finished even if the client
-        leaves meanwhile), and that it was issued (``agent-framework-unsealed-results``)."""
+        leaves meanwhile), that it was issued (``agent-framework-unsealed-results``), and that
+        the text the client wrote beside its answer stands for it (``copilotkit-resume-echo``)."""
+        thread_id, signer, store = run.input.thread_id, run.signer, run.store
         for content in contents:
             if isinstance(content, FunctionResultContent) and content.call_id in claims.claimed:
-                call_id, store = content.call_id, run.store
+                call_id = content.call_id
                 result = run.encoder.results[call_id]
-                also: list[Awaitable[object]] = []
+                until = _rules.clock() + ISSUED_RESULT_RETENTION.total_seconds()
+                also: list[Awaitable[object]] = [
+                    remember_echo(
+                        store, signer.echo_key(thread_id, call_id, echo), result, expires_at=until
+                    )
+                    for echo in run.echoed.get(call_id, ())
+                ]
                 if run.remembers_results:
-                    issued = run.signer.issued_result_key(run.input.thread_id, call_id, result)
-                    until = _rules.clock() + ISSUED_RESULT_RETENTION.total_seconds()
+                    issued = signer.issued_result_key(thread_id, call_id, result)
                     also.append(store.claim(issued, expires_at=until))
                 await claims.keep_result(call_id, result, *also)
 
@@ -442,13 +475,15 @@ class _Run:
             response_format=forwarded_response_format(run_input.forwarded_props),
             additional_properties={"agui_input": run_input},
         )
-        self.messages = to_chat_messages(run_input)
+        self.messages: Sequence[ChatMessage] = to_chat_messages(run_input)
         self.headers: list[tuple[bytes, bytes]] = scope.get("headers") or []  # trace context
         self.retry_after: int | None = None  # a refusal's wait, for the Retry-After header
         self.outbox = Outbox()
         self.store = server.approval_store
         #: Whether results issued in this run are remembered (``agent-framework-unsealed-results``).
         self.remembers_results = remembers_results
+        #: The texts the client wrote beside its answers, by call id (``copilotkit-resume-echo``).
+        self.echoed: dict[str, list[str]] = {}
         issuer = InterruptIssuer(
             self.signer,
             run_input.thread_id,
@@ -461,18 +496,59 @@ class _Run:
             run_input,
             issuer,
             client_tools=frozenset(t.name for t in declared),
-            pre_1_0=server.strict_pre_1_0_clients,
+            pre_1_0=serves_pre_1_0(
+                server.strict_pre_1_0_clients,
+                run_input.protocol_version,
+                run_input.thread_id,
+                server._pre_1_0_threads,
+            ),
         )
         self.context = AGUIRunContext(
             run_input, lambda event: self.outbox.push(self.encoder.event(event))
         )
 
-    def check_results(self, answered: Set[str] = frozenset()) -> Awaitable[None]:
-        """Refuse a result in the history that this server did not write (``answered``: the
-        call ids the resume answers; ``_client_results``)."""
+    def check_results(
+        self, messages: Sequence[ChatMessage], answered: Set[str] = frozenset()
+    ) -> Awaitable[Sequence[ChatMessage]]:
+        """``messages`` as the model may see them: a result in it that this server did not
+        write refused, an echo of an answer replaced by its result (``answered``: the call ids
+        the resume answers; ``_client_results``)."""
         return check_client_results(
-            self.messages, self.input.thread_id, self.signer, self.functions, self.store, answered
+            messages,
+            self.input.thread_id,
+            self.signer,
+            self.functions,
+            self.store,
+            answered,
+            agent_framework=self.remembers_results,
         )
+
+
+def _check_chat_client(chat_client: object) -> None:
+    """``ConfigurationError`` unless ``chat_client`` is a ``ChatClient``: a plain function (a
+    stand-in model, as the samples write one) is refused here, saying how to wrap it, rather
+    than failing later on a missing method."""
+    is_class = isinstance(chat_client, type)  # a class has the methods too
+    if not is_class and isinstance(chat_client, ChatClient):
+        return
+    if not is_class and callable(chat_client):
+        name = getattr(chat_client, "__name__", "")
+        name = name if name.isidentifier() else "model"  # a lambda is "<lambda>"
+        raise ConfigurationError(
+            f"AGUIServer needs a ChatClient, not the function {name!r}: wrap it, "
+            f"AGUIServer(ScriptedChatClient({name})), with ScriptedChatClient from "
+            f"agui_chat.testing (it calls {name}(messages, options) for each reply)"
+        )
+    what = (
+        f"the class {chat_client.__name__}"
+        if isinstance(chat_client, type)
+        else f"an instance of {type(chat_client).__name__}"
+    )
+    raise ConfigurationError(
+        f"AGUIServer needs a ChatClient (get_response, get_streaming_response, get_service), "
+        f"not {what}: pass an instance of one, such as OpenAIChatClient(model), or "
+        "ScriptedChatClient(function) from agui_chat.testing"
+    )
 
 
 def default_audience(functions: Iterable[str], path: str = "/") -> str:
@@ -519,7 +595,7 @@ async def _lifespan(receive: Receive, send: Send, startup: Callable[[], Awaitabl
         if message["type"] == "lifespan.startup":
             try:
                 await startup()
-            except ApprovalStoreError as exc:  # a store refusing its configuration
+            except ApprovalStoreError as exc:  # a store that refuses this server
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
             await send({"type": "lifespan.startup.complete"})
