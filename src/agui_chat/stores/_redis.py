@@ -159,6 +159,10 @@ class RedisApprovalStore(ApprovalStore):
         super().__init__(clock=clock)
         self.strict = strict
         self._checked = False
+        #: The longest value Redis takes (its ``proto-max-bulk-len``, read with the checks
+        #: below): a longer one is refused here, since Redis answers it by closing the
+        #: connection, which would read as an outage.
+        self._max_value = _DEFAULT_MAX_VALUE
         self._owns_client = isinstance(url_or_client, str)  # a client lent is yours to close
         if isinstance(url_or_client, str):
             self.url = redact_url(url_or_client)
@@ -212,9 +216,11 @@ class RedisApprovalStore(ApprovalStore):
         on, and nothing evicted (``noeviction``, or no memory limit)."""
         try:
             config: dict[Any, Any] = {}
-            for name in ("appendonly", "maxmemory-policy", "maxmemory"):
+            for name in ("appendonly", "maxmemory-policy", "maxmemory", "proto-max-bulk-len"):
                 config.update(await self._call(self._client.config_get(name)))
             found = {_text(k): _text(v) for k, v in config.items()}
+            limit = found.get("proto-max-bulk-len", "")
+            self._max_value = int(limit) if limit.isdigit() else self._max_value
         except ApprovalStoreError as exc:
             if not isinstance(exc.__cause__, _ResponseError):
                 raise
@@ -277,7 +283,12 @@ class RedisApprovalStore(ApprovalStore):
 
     async def record_result(self, key: str, result: str) -> None:
         name = self._prefix + key
-        value = "d:" + result_to_text(result)
+        value = ("d:" + result_to_text(result)).encode("utf-8")
+        if len(value) > self._max_value:
+            raise ApprovalStoreValueError(
+                f"the approval store {self.url} cannot hold a result of {len(value)} bytes: "
+                f"Redis takes at most {self._max_value} (proto-max-bulk-len)"
+            )
         await self._call(self._client.set(name, value, xx=True, keepttl=True))
 
     async def record(self, key: str) -> ClaimRecord | None:
@@ -294,6 +305,10 @@ class RedisApprovalStore(ApprovalStore):
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+#: Redis's default ``proto-max-bulk-len`` (512 MiB), when its configuration cannot be read.
+_DEFAULT_MAX_VALUE = 512 * 1024 * 1024
 
 
 def _error(exc: BaseException) -> type[ApprovalStoreError]:
