@@ -1,17 +1,20 @@
 """How ``PostgresApprovalStore`` takes its settings: a table name PostgreSQL can hold with its
 ``_meta`` companion (at most 58 characters, so the companion fits PostgreSQL's 63) in the
-schema given, a pool of ``max_connections`` (10 by default, at least 1) that is made without
-connecting (the store may be made before any event loop runs), and a URL it cannot read
-refused saying what to give. Against a real PostgreSQL on 127.0.0.1 where a table is made."""
+schema given; a pool of ``max_connections`` (10 by default, at least 1), made without
+connecting (the store may be made before any event loop runs), autocommitting, connecting
+within the timeout and named in psycopg's own logs by the URL without its password; a URL it
+cannot read refused saying what to give. Against a real PostgreSQL on 127.0.0.1 where a table
+is made."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import psycopg
 import pytest
 
-from agui_chat import ConfigurationError
+from agui_chat import ApprovalStoreUnavailableError, ConfigurationError
 from agui_chat.stores import PostgresApprovalStore
 from postgres_server import PostgresServer
 
@@ -69,13 +72,40 @@ def test_a_table_that_is_not_a_string_is_refused_as_configuration() -> None:
 
 
 def test_the_pool_holds_ten_connections_unless_told_and_at_least_one() -> None:
-    """Made outside any event loop, as a synchronous setup does: nothing connects yet."""
-    assert PostgresApprovalStore(CLOSED)._pool.max_size == 10
+    """Made outside any event loop, as a synchronous setup does: nothing connects yet, and
+    an idle store keeps one connection open."""
+    default = PostgresApprovalStore(CLOSED)
+    assert (default._pool.min_size, default._pool.max_size) == (1, 10)
     assert PostgresApprovalStore(CLOSED, max_connections=1)._pool.max_size == 1
     for wrong in ({"max_connections": 0}, {"timeout": 0.0}, {"timeout": -1.0}):
         with pytest.raises(ConfigurationError) as refused:
             PostgresApprovalStore(CLOSED, **wrong)  # type: ignore[arg-type]
         assert str(refused.value) == "timeout must be positive and max_connections at least 1"
+
+
+@pytest.mark.parametrize(("timeout", "seconds"), [(0.5, 2), (2.0, 2), (3.5, 4)])
+def test_each_connection_commits_every_statement_and_connects_within_the_timeout(
+    timeout: float, seconds: int
+) -> None:
+    """libpq's ``connect_timeout`` counts whole seconds and treats less than 2 as 2."""
+    store = PostgresApprovalStore(CLOSED, timeout=timeout)
+    assert store._pool.kwargs == {"autocommit": True, "connect_timeout": seconds}
+
+
+async def test_the_pools_own_log_lines_name_the_store_without_its_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """psycopg's pool logs each failed connection under the pool's name: the store's URL."""
+    store = PostgresApprovalStore("postgresql://agui:pw-LEAK@127.0.0.1:1/postgres", timeout=0.5)
+    with caplog.at_level(logging.WARNING, logger="psycopg.pool"):
+        with pytest.raises(ApprovalStoreUnavailableError):
+            await store.claim("k", expires_at=None)
+        await store.aclose()
+    logged = [r.getMessage() for r in caplog.records if r.name == "psycopg.pool"]
+    assert logged, "the pool logged no failed connection"
+    named = "error connecting in 'agui_chat approvals postgresql://agui:***@127.0.0.1:1/postgres'"
+    assert all(line.startswith(named) for line in logged), logged
+    assert not [line for line in logged if "pw-LEAK" in line]
 
 
 def test_a_url_it_cannot_read_is_refused_saying_what_to_give() -> None:
