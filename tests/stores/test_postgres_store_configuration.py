@@ -1,10 +1,10 @@
 """How ``PostgresApprovalStore`` takes its settings: a table name PostgreSQL can hold with its
 ``_meta`` companion (at most 58 characters, so the companion fits PostgreSQL's 63) in the
-schema given; a pool of ``max_connections`` (10 by default, at least 1), made without
-connecting (the store may be made before any event loop runs), autocommitting, connecting
-within the timeout and named in psycopg's own logs by the URL without its password; a URL it
-cannot read refused saying what to give. Against a real PostgreSQL on 127.0.0.1 where a table
-is made."""
+schema given, where a role granted only reads and writes on tables made for it works; a
+pool of ``max_connections`` (10 by default, at least 1), made without connecting (the store
+may be made before any event loop runs), autocommitting, connecting within the timeout and
+named in psycopg's own logs by the URL without its password; a URL it cannot read refused
+saying what to give. Against a real PostgreSQL on 127.0.0.1 where a table is made."""
 
 from __future__ import annotations
 
@@ -53,6 +53,34 @@ async def test_a_schema_qualified_table_keeps_its_epoch_in_the_same_schema(
     await store.aclose()
     assert await tables_in(postgres_server, schema, name) == {name, f"{name}_meta"}
     assert await tables_in(postgres_server, "public", name) == set()
+
+
+async def test_a_role_granted_only_what_it_uses_works_on_a_schema_qualified_table(
+    postgres_server: PostgresServer,
+) -> None:
+    """The tables made beforehand by an administrator in a schema of their own, the server's
+    role granted the schema's use and the rows' reads and writes, never the right to create:
+    the store finds its tables there and creates nothing."""
+    schema, name = f"s_{uuid.uuid4().hex[:8]}", f"t_{uuid.uuid4().hex[:8]}"
+    role, password = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    async with await psycopg.AsyncConnection.connect(postgres_server.url, autocommit=True) as db:
+        await db.execute(f"CREATE SCHEMA {schema}")
+        made = PostgresApprovalStore(postgres_server.url, table=f"{schema}.{name}")
+        await made.epoch()
+        await made.aclose()
+        await db.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        await db.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        await db.execute(
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.{name}, {schema}.{name}_meta "
+            f"TO {role}"
+        )
+    url = f"postgresql://{role}:{password}@127.0.0.1:{postgres_server.port}/postgres"
+    store = PostgresApprovalStore(url, table=f"{schema}.{name}")
+    assert await store.claim("k", expires_at=None, owner="a")
+    assert await store.mark_started("k", owner="a")
+    await store.record_result("k", "done")
+    assert await store.get_result("k") == "done"
+    await store.aclose()
 
 
 @pytest.mark.parametrize("table", ["1schema.approvals", "my schema.approvals", ".approvals"])
