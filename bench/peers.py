@@ -21,6 +21,9 @@ Each figure is printed as a ratio to the best peer's. Budget (DESIGN §6): the f
 most 0.5x the best peer's time; a durable approval round trip at most 0.5x. The peers come
 from ``make test-deps`` (mk/interop.mk installs them into the cache); a peer that is missing
 is left out, and said so.
+
+What governance (the audit trail and grants) costs ours, on vs off, is not measured here but
+in bench/stores.py ((trips) and (governance)): bench/README.md says why.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Approval stores: what a durable store costs, side by side with memory and with the
 disk's own flush in one run.
 
-    python bench/stores.py          # full sizes (~30 s)
+    python bench/stores.py          # full sizes (~75 s)
     python bench/stores.py --quick  # tiny sizes: proves it still runs
 
 (flush)   one ``fdatasync`` of an 8 KiB write to this disk after 2 ms idle, median: what a
@@ -39,6 +39,26 @@ disk's own flush in one run.
           also the floor's ratio, (memory's resume + the floor) / memory's resume, median
           over the pairs. (Memory's own three calls, about 0.01 ms, are not taken off.)
 (flushes) the durable flushes one resume makes, counted over N resumes run back to back
+(trips)   the store round trips governance costs, per store: the calls of the store
+          object's primitives (``_claim``, ``_mark_started``, ``_record_result``, ``renew``,
+          ``release``, ``record``, ``_epoch``, ``_append``, ``_audit_head``,
+          ``_audit_entries``, ``_grants``, ``_put_grant``, ``revoke_grant``: each one Redis
+          command or script, one PostgreSQL transaction, one hop to SQLite's thread), wrapped
+          with counters on the instance, made by one request over HTTP: a resume (the POST
+          that carries the approval; its pause not counted) after an uncounted one, and that
+          first resume too (the store object has not read the chain's head yet); a run that
+          does not pause (a plain tool) after an uncounted one; each with governance on (the
+          store as made) and off (the same store class's subclass whose ``keeps_governance``
+          is False: the server keeps no audit trail or grants with it), each behind a server
+          of its own; and, on only, a run of a gated ``allow_remember=True`` tool that a grant
+          (kept before, for the thread) covers, so it runs without pausing, after an
+          uncounted one. Printed: on, off and the difference, and which primitives were called
+(governance) the time of the same resume and of the same run that does not pause with
+          governance on vs off, paired and alternated as (resume), medians, and the median
+          over the pairs of the difference and of the ratio, on the clock and in this
+          process's CPU time (``time.process_time``: the client, uvicorn, the server and
+          SQLite's thread, not a Redis or PostgreSQL server; a busy machine moves it far less
+          than the clock). No budget: the trips are governance's
 
 Budgets (DESIGN §6, issue 40): a claim costs at most 1 ms on loopback Redis and 2 ms on
 SQLite (median). A resume with SQLite FULL or PostgreSQL costs at most memory's + one flush
@@ -46,7 +66,12 @@ of this disk + 0.5 ms (the median of the per-pair differences against the median
 among its pairs) and makes exactly one durable flush; a resume with Redis costs at most
 1.3x memory's (median of the per-pair ratios). SQLite NORMAL and memory's A/A pair have no
 budget: printed for reference. A budget the floor is above is printed as "budget below the
-floor": it is still not met (the run exits 1), and the figure says why.
+floor": it is still not met (the run exits 1), and the figure says why. Governance (DESIGN:
+"the audit record and the grant check add at most one store round trip to a resume (zero
+when the record can share the claim's write) and nothing to a run that does not pause"),
+for every store: a resume's round trips with governance on less those with it off at most
+1 (the first resume and a later one alike), a run's that does not pause exactly 0. Those
+are counts, not times: a run, ``--quick`` too, exits 1 when one is not met.
 
 How the flushes are counted, and why so:
 
@@ -78,13 +103,15 @@ How the flushes are counted, and why so:
 Redis needs ``redis-server`` on PATH (started here on a free port of 127.0.0.1, no
 persistence, so it makes no flush); PostgreSQL needs Debian's ``postgresql`` (a throwaway
 cluster here, as the ``postgres`` user when run as root, ``fsync`` on as in production). A
-full run exits 1 when a budget is not met.
+full run exits 1 when a budget is not met (a quick one only when a round-trip count is not).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import functools
 import glob
 import itertools
 import json
@@ -103,15 +130,17 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
 from agui_chat import FunctionCallContent, FunctionResultContent, ai_function, approval_required
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import ApprovalStore, InMemoryApprovalStore, SQLiteApprovalStore
+from agui_chat.stores import ApprovalStore, Grant, InMemoryApprovalStore, SQLiteApprovalStore
 from agui_chat.testing import ScriptedChatClient
 
 KEY = b"bench-signing-key-32-bytes-long!"
@@ -228,26 +257,50 @@ def postgres_server() -> Iterator[str | None]:
             process.wait(timeout=30)
 
 
+@functools.cache
+def ungoverned(kind: type[ApprovalStore]) -> type[ApprovalStore]:
+    """A subclass of the store class ``kind`` whose ``keeps_governance`` is False: the same
+    store, its claims' code and tables unchanged, that the server keeps no audit trail or
+    grants with (as with a store of your own written before them)."""
+
+    def keeps_governance(self: ApprovalStore) -> bool:
+        return False
+
+    return type(
+        f"Ungoverned{kind.__name__}", (kind,), {"keeps_governance": property(keeps_governance)}
+    )
+
+
 def stores(
-    directory: Path, redis_url: str | None, postgres_url: str | None = None
+    directory: Path,
+    redis_url: str | None,
+    postgres_url: str | None = None,
+    *,
+    governed: bool = True,
 ) -> dict[str, Callable[[], ApprovalStore]]:
+    """Each store benchmarked, by name: as it is, or (``governed=False``) its
+    :func:`ungoverned` subclass."""
+
+    def kind(store: type[ApprovalStore]) -> Any:
+        return store if governed else ungoverned(store)
+
     made: dict[str, Callable[[], ApprovalStore]] = {
-        "memory": InMemoryApprovalStore,
-        "sqlite (FULL)": lambda: SQLiteApprovalStore(
+        "memory": kind(InMemoryApprovalStore),
+        "sqlite (FULL)": lambda: kind(SQLiteApprovalStore)(
             directory / f"{secrets.token_hex(4)}.db", synchronous="FULL"
         ),
-        "sqlite (NORMAL)": lambda: SQLiteApprovalStore(
+        "sqlite (NORMAL)": lambda: kind(SQLiteApprovalStore)(
             directory / f"{secrets.token_hex(4)}.db", synchronous="NORMAL"
         ),
     }
     if redis_url is not None:
         from agui_chat.stores import RedisApprovalStore
 
-        made["redis"] = lambda: RedisApprovalStore(redis_url)
+        made["redis"] = lambda: kind(RedisApprovalStore)(redis_url)
     if postgres_url is not None:
         from agui_chat.stores import PostgresApprovalStore
 
-        made["postgres"] = lambda: PostgresApprovalStore(
+        made["postgres"] = lambda: kind(PostgresApprovalStore)(
             postgres_url, table=f"bench_{secrets.token_hex(4)}"
         )
     return made
@@ -312,21 +365,43 @@ def _events(content: bytes) -> list[dict[str, Any]]:
     return [json.loads(line[6:]) for line in content.split(b"\n") if line.startswith(b"data: ")]
 
 
-async def one_resume(client: httpx.AsyncClient) -> float:
-    """Seconds of one resume round trip (the pause before it is not timed)."""
+async def paused(client: httpx.AsyncClient) -> dict[str, Any]:
+    """Run until ``delete_file`` pauses for approval: the body of the resume that approves it."""
     user = {"id": "u1", "role": "user", "content": "delete a.txt"}
-    paused = _events((await client.post("/", json=_body("r1", [user]))).content)
-    interrupt = paused[-1]["outcome"]["interrupts"][0]
+    events = _events((await client.post("/", json=_body("r1", [user]))).content)
+    interrupt = events[-1]["outcome"]["interrupts"][0]
     call = {"id": "c1", "type": "function", "function": {"name": "delete_file",
             "arguments": json.dumps({"path": "a.txt"})}}  # fmt: skip
     history = [user, {"id": "a1", "role": "assistant", "toolCalls": [call]}]
     answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
-    body = _body("r2", history, resume=[answer])
-    start = time.perf_counter()
+    return _body("r2", history, resume=[answer])
+
+
+class Took(NamedTuple):
+    """Seconds of one request: on the clock, and of this process's CPU (every thread's:
+    the client's, uvicorn's and the server's, SQLite's executor; not a Redis or PostgreSQL
+    server's), which a busy machine moves far less."""
+
+    wall: float
+    cpu: float
+
+
+async def ran(client: httpx.AsyncClient, body: dict[str, Any]) -> Took:
+    """A run that runs its tool without pausing (a resume, a plain tool, a call a grant
+    covers): the POST of ``body`` until its stream ends, timed, then checked."""
+    cpu, start = time.process_time(), time.perf_counter()
     response = await client.post("/", json=body)
-    elapsed = time.perf_counter() - start
-    assert _events(response.content)[-1]["type"] == "RUN_FINISHED", response.text
-    return elapsed
+    took = Took(time.perf_counter() - start, time.process_time() - cpu)
+    events = _events(response.content)
+    assert events[-1]["type"] == "RUN_FINISHED", response.text
+    assert events[-1]["outcome"]["type"] == "success", response.text
+    assert any(e["type"] == "TOOL_CALL_RESULT" for e in events), response.text
+    return took
+
+
+async def one_resume(client: httpx.AsyncClient) -> Took:
+    """One resume round trip (the pause before it is not timed)."""
+    return await ran(client, await paused(client))
 
 
 async def _uvicorn(app: Any) -> tuple[Any, asyncio.Task[None], str]:
@@ -343,13 +418,17 @@ async def _uvicorn(app: Any) -> tuple[Any, asyncio.Task[None], str]:
 
 
 class Served:
-    """A store behind its own uvicorn on 127.0.0.1, and a client of it."""
+    """A store behind its own uvicorn on 127.0.0.1 (serving ``app(store)``, the resume's
+    app unless told), and a client of it."""
 
-    def __init__(self, store: ApprovalStore) -> None:
+    def __init__(
+        self, store: ApprovalStore, app: Callable[[ApprovalStore], AGUIServer] = resume_app
+    ) -> None:
         self.store = store
+        self.app = app(store)
 
     async def __aenter__(self) -> httpx.AsyncClient:
-        self._server, self._task, url = await _uvicorn(resume_app(self.store))
+        self._server, self._task, url = await _uvicorn(self.app)
         self._client = httpx.AsyncClient(base_url=url)
         return self._client
 
@@ -560,10 +639,13 @@ class Paired:
     """One store's resume against memory's, over the pairs (milliseconds)."""
 
     ours: list[float]
-    memory: list[float]
+    memory: list[float]  # or what else it was paired with (the same store, governance off)
     flushes: list[float]  # this disk's flush, measured between the pairs
     #: the raw driver's three statements (the floor), a few trios after each pair
     floors: list[list[tuple[float, ...]]] = field(default_factory=list)
+    #: the same batches' medians of this process's CPU time (``Took.cpu``)
+    ours_cpu: list[float] = field(default_factory=list)
+    memory_cpu: list[float] = field(default_factory=list)
 
     @property
     def difference(self) -> float:
@@ -572,6 +654,16 @@ class Paired:
     @property
     def ratio(self) -> float:
         return statistics.median([o / m for o, m in zip(self.ours, self.memory, strict=True)])
+
+    @property
+    def cpu_difference(self) -> float:
+        pairs = zip(self.ours_cpu, self.memory_cpu, strict=True)
+        return statistics.median([o - m for o, m in pairs])
+
+    @property
+    def cpu_ratio(self) -> float:
+        pairs = zip(self.ours_cpu, self.memory_cpu, strict=True)
+        return statistics.median([o / m for o, m in pairs])
 
     @property
     def flush(self) -> float:
@@ -600,29 +692,39 @@ async def resume_pairs(
     make: Callable[[], ApprovalStore],
     pairs: int,
     per_pair: int,
-    flush: Callable[[int], list[float]],
+    flush: Callable[[int], list[float]] | None,
     floor: Sampler | None = None,
     per_floor: int = 0,
+    *,
+    against: Callable[[], ApprovalStore] = InMemoryApprovalStore,
+    app: Callable[[ApprovalStore], AGUIServer] = resume_app,
+    timed: Callable[[httpx.AsyncClient], Awaitable[Took]] = one_resume,
 ) -> Paired:
-    """``pairs`` pairs of a batch of ``per_pair`` resumes with the store and with memory,
-    which goes first alternating; each batch's median, and a few flushes of the disk after
-    each pair, and ``per_floor`` trios of the raw driver's statements (``floor``) too."""
+    """``pairs`` pairs of a batch of ``per_pair`` resumes (``timed``) with the store and with
+    memory (``against``: another), which goes first alternating; each batch's median (of the
+    CPU time too), and a few flushes of the disk after each pair (unless ``flush`` is None),
+    and ``per_floor`` trios of the raw driver's statements (``floor``) too."""
     paired = Paired([], [], [])
-    async with Served(make()) as ours, Served(InMemoryApprovalStore()) as memory:
+    async with Served(make(), app) as ours, Served(against(), app) as memory:
 
-        async def batch(client: httpx.AsyncClient) -> float:
-            return statistics.median([await one_resume(client) for _ in range(per_pair)]) * 1000
+        async def batch(client: httpx.AsyncClient) -> tuple[float, float]:
+            took = [await timed(client) for _ in range(per_pair)]
+            wall = statistics.median(t.wall for t in took) * 1000
+            return wall, statistics.median(t.cpu for t in took) * 1000
 
         await batch(ours)  # warm-up
         await batch(memory)
         for i in range(pairs):
-            order: list[tuple[list[float], Callable[[], Awaitable[float]]]] = [
-                (paired.ours, lambda: batch(ours)),
-                (paired.memory, lambda: batch(memory)),
+            order = [
+                (paired.ours, paired.ours_cpu, ours),
+                (paired.memory, paired.memory_cpu, memory),
             ]
-            for figures, run in order if i % 2 else reversed(order):
-                figures.append(await run())
-            paired.flushes.extend(flush(3))
+            for figures, cpu, client in order if i % 2 else reversed(order):
+                wall, spent = await batch(client)
+                figures.append(wall)
+                cpu.append(spent)
+            if flush is not None:
+                paired.flushes.extend(flush(3))
             if floor is not None:
                 paired.floors.append(await floor(per_floor))
     return paired
@@ -792,6 +894,221 @@ async def postgres_flushes(url: str, resumes: int) -> PostgresFlushes:
     return PostgresFlushes(after - before, seconds, delay)
 
 
+# -- (trips) and (governance) ----------------------------------------------------------------------
+
+#: A store's primitives: what its base class's methods (``claim``, ``start_audited``,
+#: ``record_result``, ``grants``, ...) come down to, each call one round trip (one Redis
+#: command or script, one PostgreSQL transaction, one hop to SQLite's thread). ``revoke_grant``
+#: is one too, though no run makes it.
+PRIMITIVES = (
+    "_claim", "_mark_started", "_record_result", "renew", "release", "record", "_epoch",
+    "_append", "_audit_head", "_audit_entries", "_grants", "_put_grant", "revoke_grant",
+)  # fmt: skip
+#: Budgets (DESIGN: "the audit record and the grant check add at most one store round trip
+#: to a resume (zero when the record can share the claim's write) and nothing to a run that
+#: does not pause"): the round trips governance adds to each.
+BUDGET_GOVERNED_RESUME_TRIPS = 1
+BUDGET_GOVERNED_RUN_TRIPS = 0
+
+_inside: ContextVar[bool] = ContextVar("bench_store_primitive", default=False)
+
+
+class Trips:
+    """Counts the calls of a store object's primitives (:data:`PRIMITIVES`, wrapped on the
+    instance, so the class and its ``keeps_governance`` are untouched). A primitive called
+    while another of the store's is under way in the same task is part of that one (a store
+    without leases marks "started" by appending) and is not counted again."""
+
+    def __init__(self, store: ApprovalStore) -> None:
+        self.calls: collections.Counter[str] = collections.Counter()
+        for name in PRIMITIVES:
+            method = getattr(store, name, None)
+            if method is not None:
+                setattr(store, name, self._counted(name, method))
+
+    def _counted(self, name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            if _inside.get():
+                return await method(*args, **kwargs)
+            self.calls[name] += 1
+            token = _inside.set(True)
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                _inside.reset(token)
+
+        return counted
+
+    async def of(self, run: Awaitable[object]) -> collections.Counter[str]:
+        """The primitives called while ``run`` (one request, its stream read to the end)
+        lasts, and while anything it left under way settles."""
+        self.calls.clear()
+        await run
+        await asyncio.sleep(0.01)
+        return collections.Counter(self.calls)
+
+
+def governance_app(store: ApprovalStore) -> AGUIServer:
+    """The resume's app with two more tools: ``read_file`` (plain: a run that calls it does
+    not pause) and ``touch_file`` (gated, ``allow_remember=True``: a grant may cover it). The
+    model calls the tool the user's message names, then answers."""
+
+    @approval_required
+    @ai_function
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    @ai_function
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return f"the text of {path}"
+
+    @approval_required(allow_remember=True)
+    @ai_function
+    def touch_file(path: str) -> str:
+        """Touch a file."""
+        return f"touched {path}"
+
+    def model(messages: Any, options: Any) -> Any:
+        last = messages[-1]
+        if any(isinstance(c, FunctionResultContent) for c in last.contents):
+            return "Done."
+        name = next(n for n in ("read", "touch", "delete") if n in last.text) + "_file"
+        return [FunctionCallContent("c1", name, {"path": "a.txt"})]
+
+    return AGUIServer(
+        ScriptedChatClient(model),
+        tools=[delete_file, read_file, touch_file],
+        signing_key=KEY,
+        approval_store=store,
+        audience=f"bench-{secrets.token_hex(4)}",
+    )
+
+
+def _asking(verb: str) -> dict[str, Any]:
+    """The body of a new run whose model calls ``<verb>_file`` (thread ``t1``)."""
+    return _body("r3", [{"id": "u1", "role": "user", "content": f"{verb} a.txt"}])
+
+
+def thread_grant(audience: str, tool: str) -> Grant:
+    """A grant of ``tool`` with any arguments in thread ``t1`` for an hour."""
+    now = datetime.now(timezone.utc)
+    return Grant(
+        id=secrets.token_urlsafe(12), audience=audience, tool=tool, arguments_sha256=None,
+        scope="thread", thread_id="t1", principal_id=None, granted_by=None, created=now,
+        expires=now + timedelta(hours=1),
+    )  # fmt: skip
+
+
+@dataclass
+class Counted:
+    """One store's round trips (primitive calls, by name) per run, governance on and off."""
+
+    resume_on: collections.Counter[str]
+    resume_off: collections.Counter[str]
+    #: the store object's first resume (after its first pause): the chain's head not read yet
+    first_on: collections.Counter[str]
+    first_off: collections.Counter[str]
+    run_on: collections.Counter[str]
+    run_off: collections.Counter[str]
+    covered: collections.Counter[str]  # a gated allow_remember call a grant covers (on only)
+
+    @property
+    def resume_extra(self) -> int:
+        return self.resume_on.total() - self.resume_off.total()
+
+    @property
+    def first_extra(self) -> int:
+        return self.first_on.total() - self.first_off.total()
+
+    @property
+    def run_extra(self) -> int:
+        return self.run_on.total() - self.run_off.total()
+
+    @property
+    def over(self) -> bool:
+        return self.resume_over or self.run_extra > BUDGET_GOVERNED_RUN_TRIPS
+
+    @property
+    def resume_over(self) -> bool:
+        return max(self.resume_extra, self.first_extra) > BUDGET_GOVERNED_RESUME_TRIPS
+
+
+@dataclass
+class _Counts:
+    first: collections.Counter[str]
+    resume: collections.Counter[str]
+    run: collections.Counter[str]
+    covered: collections.Counter[str] | None
+
+
+async def count_trips(store: ApprovalStore) -> _Counts:
+    """The primitives ``store`` is called for by (a) one resume (the POST that carries the
+    approval: the pause before it is not counted), after a first one (also counted: the
+    store object has not read the chain's head yet), (c) one run of a plain tool after one
+    uncounted, (d) with governance on, one run of a gated ``allow_remember`` tool a grant
+    covers (the grant kept before, not counted), after one uncounted. The first pause (not
+    counted) reads the store's epoch, and a store's first call makes its tables."""
+    served = Served(store, governance_app)
+    async with served as client:
+        trips = Trips(store)
+        first = await trips.of(ran(client, await paused(client)))
+        resumed = await trips.of(ran(client, await paused(client)))
+        await ran(client, _asking("read"))
+        plain = await trips.of(ran(client, _asking("read")))
+        covered = None
+        if store.keeps_governance:
+            await store.add_grant(thread_grant(served.app.audience, "touch_file"))
+            await ran(client, _asking("touch"))
+            covered = await trips.of(ran(client, _asking("touch")))
+    return _Counts(first, resumed, plain, covered)
+
+
+async def trips_of(
+    make_on: Callable[[], ApprovalStore], make_off: Callable[[], ApprovalStore]
+) -> Counted:
+    """One store's :class:`Counted`: a store object as made (governance on), then one of its
+    :func:`ungoverned` subclass, each behind a server of its own."""
+    on = await count_trips(make_on())
+    off_store = make_off()
+    assert not off_store.keeps_governance
+    off = await count_trips(off_store)
+    assert on.covered is not None and off.covered is None
+    return Counted(on.resume, off.resume, on.first, off.first, on.run, off.run, on.covered)
+
+
+def _calls(counted: collections.Counter[str]) -> str:
+    """``_claim, _append x2``: the primitives called, in the order of :data:`PRIMITIVES`."""
+    found = [n + (f" x{counted[n]}" if counted[n] > 1 else "") for n in PRIMITIVES if counted[n]]
+    return ", ".join(found) or "none"
+
+
+def trips_lines(name: str, counted: Counted) -> list[str]:
+    """The (trips) lines of one store: the figures and budgets, then what was called."""
+    run_over = counted.run_extra > BUDGET_GOVERNED_RUN_TRIPS
+    return [
+        f"  {name:16} resume: on {counted.resume_on.total()}, off "
+        f"{counted.resume_off.total()}, {counted.resume_extra:+d} (the first: on "
+        f"{counted.first_on.total()}, off {counted.first_off.total()}, "
+        f"{counted.first_extra:+d}) (budget <= +{BUDGET_GOVERNED_RESUME_TRIPS}: "
+        f"{'OVER' if counted.resume_over else 'PASS'}); no pause: on "
+        f"{counted.run_on.total()}, off {counted.run_off.total()}, {counted.run_extra:+d} "
+        f"(budget +{BUDGET_GOVERNED_RUN_TRIPS}: {'OVER' if run_over else 'PASS'}); covered by "
+        f"a grant: {counted.covered.total()}",
+        f"  {'':16} resume on [{_calls(counted.resume_on)}], off [{_calls(counted.resume_off)}]; "
+        f"the first on [{_calls(counted.first_on)}], off [{_calls(counted.first_off)}]; no pause "
+        f"on [{_calls(counted.run_on)}], off [{_calls(counted.run_off)}]; covered "
+        f"[{_calls(counted.covered)}]",
+    ]
+
+
+async def plain_run(client: httpx.AsyncClient) -> Took:
+    """One run that does not pause: the model calls the plain ``read_file``, it runs, the
+    model answers."""
+    return await ran(client, _asking("read"))
+
+
 # -- the run --------------------------------------------------------------------------------------
 
 
@@ -807,6 +1124,7 @@ async def main(quick: bool) -> int:
     logging.getLogger("agui_chat.stores").setLevel(logging.ERROR)
     print(f"CPython {sys.version.split()[0]}, {sys.platform}, {os.cpu_count()} cores, {_load()}")
     failed = False
+    miscounted = False  # a round-trip budget not met: a count, so a quick run fails too
     with (
         tempfile.TemporaryDirectory() as directory,
         flush_probe(Path(directory)) as flush,
@@ -814,6 +1132,7 @@ async def main(quick: bool) -> int:
         postgres_server() as postgres_url,
     ):
         made = stores(Path(directory), redis_url, postgres_url)
+        made_off = stores(Path(directory), redis_url, postgres_url, governed=False)
         raw = floors(Path(directory), redis_url, postgres_url)
         if redis_url is None:
             print("redis-server not found: the Redis figures are skipped")
@@ -890,8 +1209,43 @@ async def main(quick: bool) -> int:
                 f"the WAL writer may add up to {allowance} of them)  "
                 f"budget exactly 1  {'OVER' if over else 'PASS'}"
             )
+
+        print(
+            "\n(trips) store round trips of one run (calls of the store's primitives, counted "
+            "on the store object), each after an uncounted run of the same kind; governance on "
+            "(the store as it is) and off (its subclass whose keeps_governance is False): a "
+            "resume (the POST with the approval), a run that does not pause (a plain tool), and "
+            "a run of a gated allow_remember tool a grant covers (on only: no pause)"
+        )
+        for name, make in made.items():
+            trips = await trips_of(make, made_off[name])
+            miscounted |= trips.over
+            print("\n".join(trips_lines(name, trips)))
+
+        print(
+            f"\n(governance) the same store with governance on vs off (its subclass whose "
+            f"keeps_governance is False), paired, alternated, {pairs} pairs of {per_pair}: "
+            "medians, and the median over the pairs of the difference and the ratio, on the "
+            "clock and in this process's CPU time (client and server; not a Redis or PostgreSQL "
+            "server's); a resume round trip over HTTP, and a run that does not pause (a plain "
+            "tool); no budget: the round trips above are governance's"
+        )
+        for name, make in made.items():
+            for label, timed in (("resume", one_resume), ("no pause", plain_run)):
+                paired = await resume_pairs(
+                    make, pairs, per_pair, None,
+                    against=made_off[name], app=governance_app, timed=timed,
+                )  # fmt: skip
+                print(
+                    f"  {name if label == 'resume' else '':16} {label:8} on "
+                    f"{statistics.median(paired.ours):6.2f} ms vs off "
+                    f"{statistics.median(paired.memory):6.2f} ms: {paired.difference:+6.2f} ms "
+                    f"{paired.ratio:4.2f}x; CPU on {statistics.median(paired.ours_cpu):6.2f} ms "
+                    f"vs off {statistics.median(paired.memory_cpu):6.2f} ms: "
+                    f"{paired.cpu_difference:+6.2f} ms {paired.cpu_ratio:4.2f}x"
+                )
     print(f"\n{_load()}")
-    return 1 if failed and not quick else 0
+    return 1 if (failed and not quick) or miscounted else 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """CI proves bench/stores.py still runs (its timings are not asserted: see bench/README.md),
-and checks the one figure of it that is a count, not a time: the durable flushes a SQLite
-store makes per resume (counted under strace, when it is installed)."""
+and checks the figures of it that are counts, not times: the durable flushes a SQLite store
+makes per resume (counted under strace, when it is installed), and the store round trips
+governance adds to a resume and to a run that does not pause (every store present)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ def test_the_store_benchmark_runs_in_quick_mode() -> None:
     )
     assert out.returncode == 0, out.stdout + out.stderr
     for figure in (
-        "(flush)", "(claim)", "(resume)", "(floor)", "(flushes)", "sqlite (NORMAL)", "memory"
+        "(flush)", "(claim)", "(resume)", "(floor)", "(flushes)", "(trips)", "(governance)",
+        "sqlite (NORMAL)", "memory",
     ):  # fmt: skip
         assert figure in out.stdout, out.stdout
+    check_trips(out.stdout)
     # The raw driver's floor of each durable store measured (SQLite always; Redis and
     # PostgreSQL when installed), with its split and its budget's place against it: the
     # figures are not judged, only that they are there, add up, and the floor is a time.
@@ -52,3 +55,38 @@ def test_the_store_benchmark_runs_in_quick_mode() -> None:
             rf"sqlite \({mode}\)\s+(\d+\.\d\d) flushes per resume at commit", out.stdout
         )
         assert found is not None and found[1] == count, out.stdout
+
+
+def check_trips(stdout: str) -> None:
+    """Every store's (trips) line: governance adds at most one round trip to a resume (the
+    first one, which reads the chain's head, and a later one), none to a run that does not
+    pause, and a covered call reads the grants; and its (governance) time lines."""
+    stores = ["memory", "sqlite (FULL)", "sqlite (NORMAL)"]
+    stores += ["redis"] if shutil.which("redis-server") else []
+    stores += ["postgres"] if "PostgreSQL not found" not in stdout else []
+    trips = stdout.split("\n(trips)", 1)[1].split("\n(governance)", 1)[0]
+    timed = stdout.split("\n(governance)", 1)[1]
+    for name in stores:
+        found = re.search(
+            rf"^  {re.escape(name)}\s+resume: on (\d+), off (\d+), ([+-]\d+) \(the first: on "
+            r"(\d+), off (\d+), ([+-]\d+)\) \(budget <= \+1: PASS\); no pause: on (\d+), off "
+            r"(\d+), \+0 \(budget \+0: PASS\); covered by a grant: (\d+)\n +resume on \[.*\]; "
+            r"covered \[.*_grants.*\]$",
+            trips,
+            re.MULTILINE,
+        )
+        assert found is not None, (name, stdout)
+        on, off, extra, first_on, first_off, first_extra, run_on, run_off = (
+            int(found[i]) for i in range(1, 9)
+        )
+        # the three writes of a resume (claim, started, result) at least, either way
+        assert off >= 3 and on - off == extra <= 1, found[0]
+        assert first_on - first_off == first_extra <= 1, found[0]
+        assert run_on == run_off, found[0]
+        figure = r"on\s+(\d+\.\d\d) ms vs off\s+(\d+\.\d\d) ms:\s+[+-]\d+\.\d\d ms \d+\.\d\dx"
+        pair = rf"{figure}; CPU {figure}"
+        found = re.search(
+            rf"^  {re.escape(name)}\s+resume\s+{pair}\n\s+no pause {pair}$", timed, re.MULTILINE
+        )
+        assert found is not None, (name, stdout)
+        assert all(float(found[i]) > 0 for i in range(1, 9)), found[0]

@@ -64,14 +64,16 @@ def test_the_tour_answers_both_pauses_and_keeps_one_history() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGUI_"))}
     out = subprocess.run(
         [sys.executable, str(ROOT / "samples" / "tour.py")],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # interleaved, as on a terminal: no warning among its lines
         text=True,
         timeout=90,
         env=env,
         stdin=subprocess.DEVNULL,
     )
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0, out.stdout
     lines = out.stdout.splitlines()
+    assert len(lines) == 6, lines  # its own lines and nothing else
     assert lines[:5] == [
         "in-process: Done: deleted draft.txt.",
         "in-process: Done: deployed web #7.",

@@ -25,7 +25,9 @@ from ._exceptions import (
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
     ApprovalStoreValueError,
+    ApproverNotAllowedError,
     AskAgainError,
+    AuditChainError,
     AuthenticationError,
     ChatClientError,
     ConfigurationError,
@@ -65,6 +67,7 @@ from ._hitl_contents import (
 from ._input import InputRequired, request_input
 from ._messages import ChatMessage
 from ._options import ChatOptions, ChatToolMode
+from ._principal import Principal
 from ._response_format import ChatResponseFormat
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._role_and_finish_reason import ChatFinishReason, ChatRole
@@ -105,7 +108,9 @@ __all__ = [
     "ApprovalStoreResetError",
     "ApprovalStoreUnavailableError",
     "ApprovalStoreValueError",
+    "ApproverNotAllowedError",
     "AskAgainError",
+    "AuditChainError",
     "AuthenticationError",
     "BaseChatClient",
     "ChatClient",
@@ -144,6 +149,7 @@ __all__ = [
     "InvalidHistoryError",
     "InvalidResponseError",
     "LoggingChatClient",
+    "Principal",
     "ProtocolError",
     "RateLimitError",
     "RefusalError",

@@ -22,6 +22,7 @@ message, a question, a tool result, the model's text — goes through :func:`sho
 from __future__ import annotations
 
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -200,6 +201,5 @@ def _told_apart(texts: list[str]) -> list[str]:
 
 def _shared(texts: list[str]) -> int:
     """How many code points every one of ``texts`` starts with."""
-    first, last = min(texts), max(texts)  # what they all share, these two share
-    pairs = zip(first, last, strict=False)  # stops at the shorter, as it should
-    return next((i for i, (a, b) in enumerate(pairs) if a != b), len(first))
+    # character by character is what is wanted here: these are texts, not paths
+    return len(os.path.commonprefix(texts))  # noqa: RUF071

@@ -30,6 +30,7 @@ Catch at the level you care about::
     │   ├── ApprovalStoreValueError    the store refused a value it cannot hold (not an outage)
     │   └── ApprovalStoreMisconfiguredError the store refuses this server (permissions, a
     │                                  read-only file): an operator must fix it; not an outage
+    ├── AuditChainError                the audit trail was altered or cut short (.seq)
     └── HumanInTheLoopError            an answer to a pause is wrong; nothing was run
         ├── UnansweredRequestError     a pending request has no answer (.request_ids)
         ├── UnknownResponseError       an answer names no pending request (.request_ids)
@@ -37,6 +38,7 @@ Catch at the level you care about::
         ├── ExpiredRequestError        a request past its expiry was resolved, not cancelled
         └── InvalidResponseError       a payload or edited arguments fail their schema, or
                                        the answers are ambiguous (two calls share an id)
+            └── ApproverNotAllowedError who answered may not answer this call (.code)
 
     TransientError                     mixin: safe to retry before anything was streamed
 
@@ -258,3 +260,19 @@ class ExpiredRequestError(HumanInTheLoopError):
 class InvalidResponseError(HumanInTheLoopError):
     """An answer's payload or edited arguments fail their JSON schema, or the answers cannot
     be paired safely (a pending call's id is used twice); nothing was run."""
+
+
+class ApproverNotAllowedError(InvalidResponseError):
+    """Who answered may not answer this call; nothing was used up, so the right person can
+    still answer. ``code``: ``APPROVER_NOT_ALLOWED`` (lacks the role, or the tool's predicate
+    said no), ``APPROVER_IS_REQUESTER`` (four eyes: the requester answered their own call) or
+    ``APPROVER_UNKNOWN`` (nobody answered where somebody must)."""
+
+
+class AuditChainError(AGUIChatError):
+    """The audit trail does not verify: a record was altered, deleted or inserted. ``seq``
+    names the first record that breaks the chain."""
+
+    def __init__(self, message: str, *, seq: int) -> None:
+        super().__init__(message)
+        self.seq = seq

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ._contents import (
@@ -21,9 +21,19 @@ from ._contents import (
     check_id,
     without_type,
 )
+from ._exceptions import InvalidResponseError
 from ._messages import ChatMessage
+from ._principal import Principal
 from ._schema import parse_expiry
-from .consent._rules import check_approval, check_question, is_past, to_wire
+from .consent._rules import (
+    Remember,
+    RememberMatch,
+    RememberScope,
+    check_approval,
+    check_question,
+    is_past,
+    to_wire,
+)
 
 InterruptStatus = Literal["resolved", "cancelled"]
 
@@ -82,7 +92,10 @@ class InputResponseContent(AIContent):
 class ToolApprovalRequestContent(InputRequestContent):
     """A tool call that waits for a person's approval before it may run: answer it with
     :meth:`create_response` or withdraw it with :meth:`cancel`. ``requires_confirmation`` is
-    false for a request shown only for context; ``allow_edits``: may the person edit the call.
+    false for a request shown only for context; ``allow_edits``: may the person edit the call;
+    ``allow_remember``: may the approval be remembered (``create_response(...,
+    remember=...)``); ``requester``: who asked for the call, when known (the server binds it
+    into the signed id; four eyes compares the answerer with it).
     """
 
     type = "tool_approval_request"
@@ -90,6 +103,8 @@ class ToolApprovalRequestContent(InputRequestContent):
     message: str | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
     requires_confirmation: bool = field(default=True, kw_only=True, metadata=OMIT_TRUE)
     allow_edits: bool = field(default=True, kw_only=True, metadata=OMIT_TRUE)
+    allow_remember: bool = field(default=False, kw_only=True, metadata=OMIT_FALSE)
+    requester: Principal | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
     expires_at: datetime | None = field(default=None, kw_only=True, metadata=NEVER)
 
     def __post_init__(self) -> None:
@@ -111,10 +126,20 @@ class ToolApprovalRequestContent(InputRequestContent):
         reason: str | None = None,
         *,
         edited_arguments: Mapping[str, Any] | None = None,
+        approver: Principal | None = None,
+        remember: RememberScope | None = None,
+        remember_for: timedelta | float | None = None,
+        remember_match: RememberMatch = "arguments",
     ) -> ToolApprovalResponseContent:
         """The person's answer: approve (optionally with edited arguments) or reject with a
         reason that reaches the model. ``ExpiredRequestError`` when approving past the expiry,
-        ``InvalidResponseError`` for edits where editing was not offered (the consent rules)."""
+        ``InvalidResponseError`` for edits where editing was not offered (the consent rules).
+
+        ``approver``: who answered (in process; over AG-UI the server reads it from the
+        answering request). ``remember`` (``"thread"`` or ``"principal"``) asks not to be asked
+        again for this tool (the same arguments, or any with ``remember_match="tool"``) for
+        ``remember_for`` (a ``timedelta`` or seconds; capped by the server's
+        ``max_remember``); only an approval, only where ``allow_remember``."""
         if edited_arguments is not None and not approved:
             raise ValueError("edited_arguments only make sense when approving")
         check_approval(
@@ -124,12 +149,30 @@ class ToolApprovalRequestContent(InputRequestContent):
             allow_edits=self.allow_edits,
             expires_at=self.expires_at,
         )
+        wanted = _remember(remember, remember_for, remember_match)
+        if wanted is not None and not (approved and self.allow_remember):
+            raise InvalidResponseError(
+                f"approval request {self.request_id!r}: "
+                + (
+                    "only an approval can be remembered"
+                    if not approved
+                    else "this tool does not allow remembering an approval"
+                ),
+                request_ids=[self.request_id],
+                code="RESUME_INVALID_PAYLOAD",
+            )
         return ToolApprovalResponseContent(
             self.request_id,
             approved,
             self.tool_call,
             reason=reason,
             edited_arguments=None if edited_arguments is None else dict(edited_arguments),
+            approver=approver,
+            remember=remember,
+            remember_for=None
+            if wanted is None or wanted.seconds is None
+            else timedelta(seconds=wanted.seconds),
+            remember_match=remember_match,
         )
 
     def cancel(self) -> ToolApprovalResponseContent:
@@ -159,20 +202,52 @@ class ToolApprovalResponseContent(InputResponseContent):
     reason: str | None = field(default=None, metadata=OMIT_NONE)
     edited_arguments: dict[str, Any] | None = field(default=None, metadata=OMIT_NONE)
     cancelled: bool = field(default=False, kw_only=True, metadata=OMIT_FALSE)
+    approver: Principal | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    remember: RememberScope | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    remember_for: timedelta | float | None = field(default=None, kw_only=True, metadata=OMIT_NONE)
+    remember_match: RememberMatch = field(
+        default="arguments", kw_only=True, metadata={"exclude_if": lambda v: v == "arguments"}
+    )
 
     def __post_init__(self) -> None:
         check_id(self.request_id, "request_id")
         if self.cancelled and (self.approved or self.edited_arguments is not None):
             raise ValueError("a cancelled approval approves nothing and edits nothing")
+        if isinstance(self.remember_for, (int, float)) and not isinstance(self.remember_for, bool):
+            self.remember_for = timedelta(seconds=self.remember_for)
+        _remember(self.remember, self.remember_for, self.remember_match)  # ValueError if wrong
+        if self.remember is not None and not self.approved:
+            raise ValueError("only an approval can be remembered")
+
+    @property
+    def remembered(self) -> Remember | None:
+        """What the answer asks to remember (``None``: nothing), as the consent engine reads it."""
+        return _remember(self.remember, self.remember_for, self.remember_match)
 
     def to_payload(self) -> dict[str, Any]:
-        """The AG-UI resume payload ``{approved, reason?, editedArgs?}`` (no empty reason)."""
-        return to_wire(self.approved, self.reason or None, self.edited_arguments)
+        """The AG-UI resume payload ``{approved, reason?, editedArgs?, remember?}`` (no empty
+        reason); the approver never travels in it (the server reads it from the request)."""
+        return to_wire(self.approved, self.reason or None, self.edited_arguments, self.remembered)
 
     _from_wire = staticmethod(_load_tool_call)
 
     def _to_wire(self, out: dict[str, Any]) -> None:
         out["tool_call"] = self.tool_call.to_dict()
+
+
+def _remember(
+    scope: RememberScope | None, duration: timedelta | float | None, match: RememberMatch
+) -> Remember | None:
+    """The ``remember`` an answer asks for (``ValueError`` for a scope, duration or match
+    that is not one)."""
+    if scope is None:
+        if duration is not None or match != "arguments":
+            raise ValueError(
+                "remember_for and remember_match go with remember='thread'|'principal'"
+            )
+        return None
+    seconds = duration.total_seconds() if isinstance(duration, timedelta) else duration
+    return Remember(scope, None if seconds is None else float(seconds), match)
 
 
 @dataclass(slots=True)
@@ -257,9 +332,9 @@ def without_pause(messages: Iterable[ChatMessage]) -> list[ChatMessage]:
         return history
     ran = {c.call_id for m in history for c in m.contents if isinstance(c, ToolResultContent)}
     pause = _requests(history[last].contents)
-    calls = {_call_of(r) for r in pause} - ran - {None}
+    calls = {call_id_of(r) for r in pause} - ran - {None}
     dropped = {r.request_id for r in pause} | {
-        r.request_id for m in history for r in _requests(m.contents) if _call_of(r) in calls
+        r.request_id for m in history for r in _requests(m.contents) if call_id_of(r) in calls
     }
 
     def kept(content: AIContent) -> bool:
@@ -281,7 +356,7 @@ def _requests(contents: Iterable[AIContent]) -> list[InputRequestContent]:
     return [c for c in contents if isinstance(c, InputRequestContent)]
 
 
-def _call_of(request: InputRequestContent) -> str | None:
+def call_id_of(request: InputRequestContent) -> str | None:
     """The id of the call a request asks about (``None``: a question about no call)."""
     if isinstance(request, ToolApprovalRequestContent):
         return request.tool_call.call_id

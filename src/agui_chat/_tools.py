@@ -8,16 +8,22 @@ import inspect
 import re
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from ._exceptions import ToolArgumentsError, ToolError
+from ._principal import Principal
 
 if TYPE_CHECKING:  # pydantic is imported when the first tool is built (import time)
     from pydantic import BaseModel
 
+    from ._contents import FunctionCallContent
+
 _T = TypeVar("_T")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ApprovalPredicate = Callable[[Mapping[str, Any]], bool]
+#: Who may answer a gated call: a role name, role names (one is needed) or
+#: ``predicate(principal, call) -> bool``.
+ApproverRule: TypeAlias = "str | Iterable[str] | Callable[[Principal, FunctionCallContent], bool]"
 
 
 def arguments_object(tool_name: str, arguments: Any) -> dict[str, Any]:
@@ -190,7 +196,14 @@ class DelegatingAIFunction(AIFunction):
 class ApprovalRequiredAIFunction(DelegatingAIFunction):
     """A function that must not run until a person approves the call (a marker the tool loop
     enforces). ``when`` decides per call (:meth:`requires_approval`); ``allow_edits`` lets the
-    person replace the arguments when approving."""
+    person replace the arguments when approving.
+
+    ``approvers`` limits who may answer (approve, edit or reject): a role name, a collection
+    of role names (the answerer needs one) or ``predicate(principal, call) -> bool`` (one that
+    raises means "not allowed"); ``distinct_approver=True`` refuses an answer from the
+    principal whose request made the call (four eyes); ``allow_remember=True`` lets an
+    approval of this tool be remembered for a while (a grant), so covered calls run without
+    asking again. The consent engine decides all three."""
 
     def __init__(
         self,
@@ -198,10 +211,24 @@ class ApprovalRequiredAIFunction(DelegatingAIFunction):
         *,
         when: ApprovalPredicate | None = None,
         allow_edits: bool = True,
+        approvers: ApproverRule | None = None,
+        distinct_approver: bool = False,
+        allow_remember: bool = False,
     ) -> None:
         super().__init__(inner)
         self.when = when
         self.allow_edits = allow_edits
+        if isinstance(approvers, str):
+            approvers = frozenset({approvers})
+        elif approvers is not None and not callable(approvers):
+            approvers = frozenset(approvers)
+            if not approvers or not all(isinstance(r, str) and r for r in approvers):
+                raise ToolError("approvers must be a role name, role names or a predicate")
+        self.approvers: frozenset[str] | Callable[[Principal, FunctionCallContent], bool] | None = (
+            approvers
+        )
+        self.distinct_approver = bool(distinct_approver)
+        self.allow_remember = bool(allow_remember)
 
     def approval_message(self, call_name: str) -> str:
         """The text a person sees when asked to approve a call."""
@@ -272,7 +299,12 @@ def approval_required(func: Callable[..., Any] | AIFunction, /) -> ApprovalRequi
 
 @overload
 def approval_required(
-    *, when: ApprovalPredicate | None = None, allow_edits: bool = True
+    *,
+    when: ApprovalPredicate | None = None,
+    allow_edits: bool = True,
+    approvers: ApproverRule | None = None,
+    distinct_approver: bool = False,
+    allow_remember: bool = False,
 ) -> Callable[[Callable[..., Any] | AIFunction], ApprovalRequiredAIFunction]: ...
 
 
@@ -282,6 +314,9 @@ def approval_required(
     *,
     when: ApprovalPredicate | None = None,
     allow_edits: bool = True,
+    approvers: ApproverRule | None = None,
+    distinct_approver: bool = False,
+    allow_remember: bool = False,
 ) -> (
     ApprovalRequiredAIFunction
     | Callable[[Callable[..., Any] | AIFunction], ApprovalRequiredAIFunction]
@@ -289,11 +324,20 @@ def approval_required(
     """Require a person's approval before a tool runs: on a plain function or an
     ``AIFunction``, bare (``@approval_required``) or with a per-call predicate
     (``when=lambda args: args["path"].startswith("/")``, see
-    :meth:`ApprovalRequiredAIFunction.requires_approval`)."""
+    :meth:`ApprovalRequiredAIFunction.requires_approval`); ``approvers``,
+    ``distinct_approver`` and ``allow_remember`` say who may answer and whether an approval
+    may be remembered (see :class:`ApprovalRequiredAIFunction`)."""
 
     def wrap(fn: Callable[..., Any] | AIFunction) -> ApprovalRequiredAIFunction:
         inner = fn if isinstance(fn, AIFunction) else AIFunction(fn)
-        return ApprovalRequiredAIFunction(inner, when=when, allow_edits=allow_edits)
+        return ApprovalRequiredAIFunction(
+            inner,
+            when=when,
+            allow_edits=allow_edits,
+            approvers=approvers,
+            distinct_approver=distinct_approver,
+            allow_remember=allow_remember,
+        )
 
     return wrap if func is None else wrap(func)
 

@@ -64,7 +64,7 @@ def without_url_secrets(text: str, url: str) -> str:
     shown, hidden = _redact(url)
     if shown == UNREADABLE_URL:
         return "(not shown: it could quote the URL, which does not parse)"
-    return _masked(text, _fragments(hidden))
+    return _masked(text, _longest_first(_fragments(hidden)))
 
 
 def hide_in_logs(url: str, *loggers: str) -> None:
@@ -77,7 +77,7 @@ def hide_in_logs(url: str, *loggers: str) -> None:
     # A secret of one or two characters would mask every such text of every line. The set
     # is replaced, never changed in place: other threads may be logging through it.
     kept = {secret for secret in secrets if len(secret) >= 3}
-    _LOG_FILTER.secrets = _LOG_FILTER.secrets | kept
+    _LOG_FILTER.secrets = _longest_first(set(_LOG_FILTER.secrets) | kept)
     for name in ("httpx", "httpx2", *loggers):
         logger = logging.getLogger(name)
         if _LOG_FILTER not in logger.filters:
@@ -90,7 +90,9 @@ class _SecretsFilter(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.secrets: frozenset[str] = frozenset()
+        #: Longest first, so a secret inside a longer one is masked with it; sorted once per
+        #: :func:`hide_in_logs`, not per record. It only grows, for the life of the process.
+        self.secrets: tuple[str, ...] = ()
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -117,8 +119,12 @@ def _fragments(hidden: list[str]) -> set[str]:
     return {fragment for fragment in fragments if fragment}
 
 
-def _masked(text: str, fragments: frozenset[str] | set[str]) -> str:
-    for fragment in sorted(fragments, key=len, reverse=True):
+def _longest_first(fragments: set[str]) -> tuple[str, ...]:
+    return tuple(sorted(fragments, key=len, reverse=True))
+
+
+def _masked(text: str, fragments: tuple[str, ...]) -> str:
+    for fragment in fragments:
         text = text.replace(fragment, _MASK)
     return text
 

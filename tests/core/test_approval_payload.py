@@ -1,6 +1,6 @@
-"""The one approval payload model, ``{approved, reason?, editedArgs?}``: it reads an untrusted
-JSON value in full or refuses it naming what is wrong (an unknown key never leaves an edit
-unread), writes what it reads, and its schema is the ``responseSchema`` approvals carry."""
+"""The one approval payload model, ``{approved, reason?, editedArgs?, remember?}``: it reads an
+untrusted JSON value in full or refuses it naming what is wrong (an unknown key never leaves an
+edit unread), writes what it reads, and its schema is the ``responseSchema`` approvals carry."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from agui_chat.consent._rules import (
 #: Where a peer (or a hand-written client) might put the edit instead of ``editedArgs``.
 MISPLACED_EDITS = ["edited_args", "editedArguments", "edited_action", "arguments", "EditedArgs"]
 
-EXPECTED = "expected {approved, reason?, editedArgs?}"
+EXPECTED = "expected {approved, reason?, editedArgs?, remember?}"
 
 
 @pytest.mark.parametrize("key", MISPLACED_EDITS)
@@ -72,7 +72,7 @@ def test_an_unknown_key_is_refused_on_a_rejection_too() -> None:
 
 
 BOOLEAN = "approval payload.approved must be a boolean (true or false), got "
-OBJECT = "approval payload must be a JSON object {approved, reason?, editedArgs?}, got "
+OBJECT = "approval payload must be a JSON object {approved, reason?, editedArgs?, remember?}, got "
 LACKS = f"approval payload lacks 'approved'; {EXPECTED}"
 EDITS = "approval payload.editedArgs must be an object, got "
 

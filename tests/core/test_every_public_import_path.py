@@ -36,8 +36,10 @@ PUBLIC = {
     "agui_chat.agui.wire": [],
     "agui_chat.stores": [
         "ApprovalStore",
+        "AuditRecord",
         "Claim",
         "ClaimRecord",
+        "Grant",
         "InMemoryApprovalStore",
         "PostgresApprovalStore",
         "RedisApprovalStore",

@@ -227,6 +227,13 @@ CORE_ALLOWANCES = {
     # A pause issued while the store is down bound to the store's epoch once it is back, a
     # result the store cannot hold kept as a note, and store errors refused by what they mean.
     "issue 40, no approval lost to a store fault": 60,
+    # Who asked and who answered (Principal, read from the request's authentication and bound
+    # into the signed id), who may answer (roles, a predicate, four eyes), remembered
+    # approvals (grants: made, matched, capped, listed and revoked over HTTP), and the
+    # hash-chained record written with each claim's use: new decisions of the consent engine,
+    # each in one home (consent/_approvers, _grants, _audit, _oversight), and the server's
+    # and the tool loop's single call into each.
+    "issue 41, governance": 1_700,
 }
 
 

@@ -10,9 +10,10 @@ until each settles, and the checks every fault test makes:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,18 @@ class Deployment:
     def new_thread(self) -> str:
         self.threads += 1
         return f"thread-{self.threads}"
+
+    @contextlib.contextmanager
+    def holding(self, thread: str, where: str) -> Iterator[None]:
+        """While the block runs, a worker resuming ``thread`` waits (``fault_worker``'s
+        holds) at ``where``: ``"claim"`` (its claims made, before any tool starts) or
+        ``"tool"`` (the tool's side effect done, before it returns)."""
+        hold = self.effects / f"{thread}.hold-{where}"
+        hold.touch()
+        try:
+            yield
+        finally:
+            hold.unlink(missing_ok=True)
 
 
 async def post(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,7 +10,11 @@ configured by its environment (every worker of a deployment has the same key and
   loop (a line ``claimed pid=<pid>`` in ``<thread id>.marks`` says it is there): the window
   in which a test kills the worker, or the store, "mid-claim";
 - ``TOOL_PAUSE``: seconds the tool waits after its side effect, before it returns (and the
-  server keeps its result): the window for "mid-tool".
+  server keeps its result): the window for "mid-tool";
+- holds: while a file ``<thread id>.hold-claim`` (``.hold-tool``) exists in ``EFFECTS_DIR``,
+  a resumed run of that thread waits at the end of its claim pause (its tool, at the end of
+  its tool pause), up to ``HOLD_BOUND`` seconds: a test holds a worker exactly there to kill
+  it (``Deployment.holding``). Without the file, nothing waits.
 
 The model is stateless (any worker, any restart, answers alike): asked "pay invoice <n>" it
 calls ``pay(invoice=n)``, which needs the person's approval; with the call's result in the
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -42,6 +47,7 @@ from agui_chat.testing import ScriptedChatClient
 EFFECTS = Path(os.environ["EFFECTS_DIR"])
 CLAIM_PAUSE = float(os.environ.get("CLAIM_PAUSE", "0"))
 TOOL_PAUSE = float(os.environ.get("TOOL_PAUSE", "0"))
+HOLD_BOUND = 60.0  # seconds a hold lasts at most, whatever a test left behind
 
 
 def _append(name: str, line: str) -> None:
@@ -59,12 +65,22 @@ def _thread() -> str:
     return run.thread_id if run is not None else "unknown"
 
 
+async def _held(where: str) -> None:
+    """Wait (bounded) while the test holds this thread's run at ``where`` (a file
+    ``<thread id>.hold-<where>`` in the effects folder)."""
+    hold = EFFECTS / f"{_thread()}.hold-{where}"
+    deadline = time.monotonic() + HOLD_BOUND
+    while hold.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
 @approval_required
 @ai_function
 async def pay(invoice: int) -> str:
     """Pay an invoice."""
     _append(f"{_thread()}.effects", f"paid {invoice}")
     await asyncio.sleep(TOOL_PAUSE)
+    await _held("tool")
     return f"paid invoice {invoice}"
 
 
@@ -92,6 +108,7 @@ class PausesAfterTheClaim(DelegatingChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         _append(f"{_thread()}.marks", "claimed")
         await asyncio.sleep(CLAIM_PAUSE)
+        await _held("claim")
         async for update in self.inner_client.get_streaming_response(messages, options):
             yield update
 

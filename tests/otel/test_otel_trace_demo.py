@@ -38,6 +38,7 @@ def test_the_sample_prints_the_demos_trace_as_a_tree() -> None:
         "      · agui_chat.approval.approved",
         "      ↪ links to the paused run agui.run RUN",
         "      execute_tool delete_file [INTERNAL]",
+        "        · agui_chat.audit.approved",
         "      chat agui-chat-demo [CLIENT]",
         "  agui.run [CLIENT]",
         "    agui.run [SERVER]",
@@ -49,6 +50,7 @@ def test_the_sample_prints_the_demos_trace_as_a_tree() -> None:
         "      · agui_chat.input.answered",
         "      ↪ links to the paused run agui.run RUN",
         "      execute_tool deploy [INTERNAL]",
+        "        · agui_chat.audit.answered",
         "      chat agui-chat-demo [CLIENT]",
     ]
     runs = re.findall(r"agui\.run \[SERVER\]  agui\.run\.id=(run_[0-9a-f]{32})", out.stdout)

@@ -472,12 +472,12 @@ class SlowStore(InMemoryApprovalStore):
             await asyncio.wait_for(self.reply.wait(), BOUND)
         return claimed
 
-    async def record_result(self, key: str, result: str) -> None:
+    async def record_result(self, key: str, result: str, **kept: Any) -> None:
         if self.slow == "record_result":
             self.slow = ""
             self.holding.set()
             await asyncio.wait_for(self.reply.wait(), BOUND)
-        await super().record_result(key, result)
+        await super().record_result(key, result, **kept)
 
 
 class SeesTheClientLeave:

@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis_asyncio
 
-from agui_chat import ApprovalStoreMisconfiguredError, ApprovalStoreUnavailableError
-from agui_chat.stores import ClaimRecord, RedisApprovalStore, SQLiteApprovalStore
+from agui_chat import (
+    ApprovalStoreMisconfiguredError,
+    ApprovalStoreUnavailableError,
+    ConfigurationError,
+)
+from agui_chat.stores import ClaimRecord, RedisApprovalStore, SQLiteApprovalStore, store_from_url
 from redis_server import RedisServer
 
 NOW = 1_900_000_000.0
@@ -241,3 +245,31 @@ async def test_a_redis_record_written_before_leases_on_started_reads_as_held_for
     finally:
         await raw.aclose()
         await store.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "memory://?audit_arguments=false",
+        "sqlite:///{tmp}/a.db?audit_arguments=false&synchronous=FULL",
+        "redis://127.0.0.1:1/0?audit_arguments=false&strict=true",
+        "postgresql://agent@127.0.0.1:1/agents?audit_arguments=false",
+    ],
+)
+def test_every_store_url_takes_audit_arguments_and_no_driver_sees_it(
+    url: str, tmp_path: Path
+) -> None:
+    """``?audit_arguments=false`` keeps only digests in the audit trail, whatever the store;
+    the option is ours, taken out before a driver reads the URL (which would refuse it)."""
+    store = store_from_url(url.format(tmp=tmp_path))
+    assert store.audit_arguments is False
+    seen_by_the_driver = str(getattr(store, "url", getattr(store, "path", "")))
+    assert "audit_arguments" not in seen_by_the_driver
+    if isinstance(store, RedisApprovalStore):
+        assert store.strict is True
+
+
+@pytest.mark.parametrize("value", ["no", "", "true&audit_arguments=false"])
+def test_a_wrong_audit_arguments_option_is_refused_by_name(value: str) -> None:
+    with pytest.raises(ConfigurationError, match="audit_arguments"):
+        store_from_url(f"memory://?audit_arguments={value}")

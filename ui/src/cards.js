@@ -6,6 +6,7 @@
 
 import { h, uid } from "./dom.js";
 import { parseExact, stringifyExact } from "./exact.js";
+import { rememberOffer } from "./grants.js";
 import { schemaForm } from "./schemaform.js";
 import { askDisplay, shownNode, shownOf } from "./shown.js";
 
@@ -85,14 +86,15 @@ function approvalCard(interrupt, messages, decide, endpoint) {
   const actions = h("div", { class: "actions" }, approve, reject, edit);
   const editor = h("div", { class: "editor", hidden: true });
   const review = h("div", { class: "review", hidden: true, role: "region", "aria-label": "The edited call" });
+  // Only where the interrupt offers it, and only as the server's schema allows (grants.js).
+  const offer = showable ? rememberOffer(interrupt) : null;
+  const remember = offer ? rememberPart(offer, shown.call, decide) : null;
 
   s.body.append(
     h("p", { class: "label", text: "This runs:" }),
     shownNode("pre", showable ? shown.call : UNSHOWN, { class: "call" }),
     h("div", { class: "reject-reason" }, h("label", { for: reasonId, text: "Reason for rejecting (optional)" }), reason),
-    actions,
-    editor,
-    review,
+    ...[actions, remember && remember.node, editor, review].filter(Boolean),
   );
 
   approve.addEventListener("click", () => decide({ status: "resolved", payload: { approved: true } }, { kind: "approved", text: "Approved." }));
@@ -114,6 +116,7 @@ function approvalCard(interrupt, messages, decide, endpoint) {
       review.hidden = true;
       edit.setAttribute("aria-expanded", "false");
       approve.disabled = expired;
+      if (remember) remember.disable(expired);
     };
     edit.addEventListener("click", () => {
       if (!editor.hidden || !review.hidden) {
@@ -152,6 +155,7 @@ function approvalCard(interrupt, messages, decide, endpoint) {
       editor.hidden = false;
       review.hidden = true;
       approve.disabled = true; // one call to approve at a time: the edited one, once reviewed
+      if (remember) remember.disable(true); // an edited call is approved once, never remembered
       edit.setAttribute("aria-expanded", "true");
       form.focus();
     });
@@ -190,13 +194,71 @@ function approvalCard(interrupt, messages, decide, endpoint) {
   return {
     ...s,
     actions,
-    controls: [approve, reject, edit, reason].filter(Boolean),
+    controls: [approve, reject, edit, reason, ...(remember ? remember.controls : [])].filter(Boolean),
     expire() {
       expired = true;
       approve.disabled = true;
+      if (remember) remember.disable(true);
       if (edit) edit.disabled = true;
       editor.hidden = true;
       review.hidden = true;
+    },
+  };
+}
+
+/**
+ * "Approve and don't ask again in this conversation for [duration]": the durations `offer`
+ * allows, and what it covers said in full: this call as shown (the same tool with the same
+ * arguments), in this conversation, for the chosen time.
+ */
+function rememberPart(offer, call, decide) {
+  const selectId = uid("remember-for");
+  const coversId = uid("remember-covers");
+  const legendId = uid("remember-legend");
+  const select = h(
+    "select",
+    { id: selectId, name: "remember-for", "aria-describedby": coversId },
+    offer.choices.map((c, i) => h("option", { value: String(i), text: c.label, selected: i === 0 })),
+  );
+  const button = h("button", { type: "button", class: "secondary remember-approve", "aria-describedby": coversId });
+  const howLong = h("strong", { class: "remember-how-long" });
+  const covers = h(
+    "div",
+    { id: coversId, class: "hint remember-covers" },
+    "It covers only this same call, with exactly these arguments: ",
+    shownNode("code", call, { class: "remember-call" }),
+    "; only in this conversation; for ",
+    howLong,
+    " from when it is approved. Any other call still asks. You can revoke it under Remembered approvals.",
+  );
+  const chosen = () => offer.choices[Number(select.value)] || offer.choices[0];
+  const update = () => {
+    const { label } = chosen();
+    button.textContent = `Approve and don't ask again in this conversation for ${label}`;
+    howLong.textContent = label;
+  };
+  select.addEventListener("change", update);
+  update();
+  button.addEventListener("click", () => {
+    const { seconds, label } = chosen();
+    decide(
+      { status: "resolved", payload: { approved: true, remember: { scope: "thread", seconds } } },
+      { kind: "approved", text: `Approved, and not asked again in this conversation for ${label} for this same call.` },
+    );
+  });
+  const node = h(
+    "fieldset",
+    { class: "remember", "aria-labelledby": legendId },
+    h("legend", { id: legendId, text: "Or approve and don't ask again in this conversation" }),
+    h("div", { class: "inline" }, h("label", { for: selectId, text: "Don't ask again for" }), select, button),
+    covers,
+  );
+  return {
+    node,
+    controls: [select, button],
+    disable(off) {
+      select.disabled = off;
+      button.disabled = off;
     },
   };
 }

@@ -59,6 +59,16 @@ export const RUN_ERROR_WORDS = {
   UNSUPPORTED_MEDIA_TYPE: "The server does not accept AG-UI runs at this address.",
   PROTOCOL_VERSION: "The server speaks a version of AG-UI this page does not.",
   INVALID_DISPLAY_REQUEST: "The server could not show what the page asked about.",
+  APPROVER_NOT_ALLOWED:
+    "You may not answer this request: the tool lets only certain people answer it. Nothing was used up, so someone allowed can still answer it.",
+  APPROVER_IS_REQUESTER:
+    "You asked for this call, so another person must answer it (four eyes). Nothing was used up.",
+  APPROVER_UNKNOWN:
+    "This request needs an answer from an identified person, and the server could not tell who answered (sign in). Nothing was used up.",
+  IDENTIFY_FAILED: "The server could not tell who sent this request, so it refused it; nothing ran.",
+  GRANTS_NOT_KEPT: "This server keeps no remembered approvals.",
+  INVALID_GRANTS_REQUEST: "The server could not read the page's request about remembered approvals.",
+  GRANT_NOT_FOUND: "That remembered approval is no longer there: it expired or was revoked already.",
 };
 
 /** A tagged error raised by the page's own fetch wrapper. */

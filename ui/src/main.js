@@ -7,6 +7,7 @@ import { HttpAgent, randomUUID } from "@ag-ui/client";
 import { isApproval, pauseView } from "./cards.js";
 import { fill, h } from "./dom.js";
 import { describeFailure, describeRunError, guardedFetch } from "./errors.js";
+import { grantsPanel } from "./grants.js";
 import { createConversation, resultText } from "./render.js";
 import { askDisplay, shownNode } from "./shown.js";
 
@@ -27,7 +28,14 @@ $("endpoint").textContent = endpoint;
 
 const renderConversation = createConversation(log);
 const state = { running: false, stopRequested: false, interrupts: [], pause: null, reconnecting: null, outcomes: {}, shown: { calls: {}, results: {} } };
-let agent = newAgent(load());
+const saved = load();
+let agent = newAgent(saved);
+// The conversation's remembered approvals, listed by the server (grants.js).
+const grants = grantsPanel(
+  { el: $("grants"), list: $("grants-list"), status: $("grants-status"), error: $("grants-error") },
+  endpoint,
+  () => agent.threadId,
+);
 
 function load() {
   try {
@@ -252,6 +260,8 @@ async function run(params, { restoreText = "", before = structuredClone(agent.me
   render();
   showPause({ focus: true });
   showCalls();
+  // An approval asked to be remembered: list what the server now remembers (or why not).
+  if (params.resume && params.resume.some((e) => e && e.payload && e.payload.remember)) grants.refresh();
   if (!state.interrupts.length && !input.disabled) input.focus();
 }
 
@@ -304,6 +314,7 @@ $("new-thread").addEventListener("click", () => {
   agent = newAgent(null);
   state.outcomes = {};
   state.shown = { calls: {}, results: {} };
+  grants.clear();
   showError(null);
   banner.hidden = true;
   showPause({ focus: false });
@@ -311,9 +322,13 @@ $("new-thread").addEventListener("click", () => {
   input.focus();
 });
 
-setInterval(() => state.pause && state.pause.tick(), 1000);
+setInterval(() => {
+  if (state.pause) state.pause.tick();
+  grants.tick();
+}, 1000);
 
 render();
 showPause({ focus: false });
 showCalls();
+if (saved) grants.refresh(); // a new conversation has nothing remembered yet
 document.body.dataset.ready = "true";

@@ -110,10 +110,10 @@ def address(url: str) -> str:
 def explain(exc: AGUIChatError, url: str) -> str:
     """The one line to print for ``exc``, raised while talking to ``url``."""
     where = address(url)
-    failure = network_failure(exc) if isinstance(exc, TransportError) else None
-    if failure is not None:  # DNS, refused, TLS: told apart, each with what to do
-        advised = network_failure(exc, advice=True)
-        return f"cannot connect to {where}: {advised}{_START_ONE if failure == REFUSED else ''}"
+    advised = network_failure(exc, advice=True) if isinstance(exc, TransportError) else None
+    if advised is not None:  # DNS, refused, TLS: told apart, each with what to do
+        refused = advised.startswith(REFUSED)
+        return f"cannot connect to {where}: {advised}{_START_ONE if refused else ''}"
     for kind, line in _BY_KIND:
         if isinstance(exc, kind):
             return line.format(where=where, exc=exc)

@@ -1,23 +1,28 @@
-"""Argument parsing, `agui-chat demo` and `agui-chat chat` (`serve` is in `_serve.py`).
-Errors are one clear line, not a traceback."""
+"""Argument parsing, `agui-chat demo` and `agui-chat chat` (`serve` is in `_serve.py`, `audit`
+in `_audit.py`, `grants` in `_grants.py`). Errors are one clear line, not a traceback."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 from urllib.parse import urlparse
 
 from .._client import ChatClient
 from .._exceptions import AGUIChatError, RunError
 from .._messages import ChatMessage
+from ._audit import add_audit_command, audit_command
+from ._chat_grants import ServerGrants
 from ._conversation import Transcript, take_turn
 from ._demo_agent import DEMO_PROMPTS, demo_tools
 from ._errors import CommandError, ServerFailures
+from ._grants import add_grants_command, grants_command
 from ._input import Interrupted
 from ._log_lines import configure_logging
 from ._models import add_api_option, chat_model
@@ -31,7 +36,8 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agui-chat",
-        description="Chat with, or serve, AG-UI agents with a person in the loop.",
+        description="Chat with, or serve, AG-UI agents with a person in the loop; read what "
+        "their approval stores recorded (audit) and remember (grants).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -115,7 +121,10 @@ def _parser() -> argparse.ArgumentParser:
         help="chat with any AG-UI server in the terminal",
         description=(
             "An interactive terminal client for any AG-UI endpoint: streams text, shows tool "
-            "calls and state changes, and prompts for approvals and questions."
+            "calls and state changes, and prompts for approvals and questions. Where the "
+            "server allows it, an approval can also be remembered ([d]on't ask again: the same "
+            "call, in this conversation, for 10 minutes). Type /grants to list what this "
+            "conversation remembers, /revoke ID to end one."
         ),
     )
     chat.add_argument("url", help="the agent's endpoint, e.g. http://127.0.0.1:8000/")
@@ -149,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="tolerate a server whose runs name another thread than the request's",
     )
+    add_audit_command(sub)
+    add_grants_command(sub)
     for command in (serve, chat):  # issue 17: traces and metrics via the standard OTEL_* variables
         command.add_argument(
             "--otel",
@@ -174,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise CommandError(failures.explain(exc)) from None
         if args.command == "serve":
             return serve_command(args)
+        if args.command in ("audit", "grants"):
+            command = audit_command if args.command == "audit" else grants_command
+            return _listing(command(args))
         return asyncio.run(_chat(args))
     except KeyboardInterrupt:
         return 130
@@ -184,6 +198,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         while _OTEL:
             _OTEL.pop()()  # flush what is left to export
+
+
+#: The exit status of a command whose reader went away (as for SIGPIPE in a shell).
+PIPE_CLOSED_STATUS = 141
+
+
+def _listing(command: Coroutine[Any, Any, int]) -> int:
+    """Run a command that prints a listing; a reader that stops reading (``| head``) ends it
+    quietly, as a shell pipeline expects."""
+    try:
+        return asyncio.run(command)
+    except BrokenPipeError:
+        # Python would flush stdout again at exit and complain: point it at nothing.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED_STATUS
 
 
 #: The shutdown of the telemetry ``--otel`` set up (flushes the exporters).
@@ -329,4 +359,6 @@ async def _chat(args: argparse.Namespace) -> int:
         dialect=None if args.dialect == "auto" else args.dialect,
         accept_foreign_thread_ids=args.accept_foreign_thread_ids,
     ) as client:
-        return await run_chat(client, shown, term)
+        # /grants and /revoke: the same http client and credentials as the conversation.
+        grants = ServerGrants(client.http_client, args.url, headers, lambda: client.thread_id)
+        return await run_chat(client, shown, term, grants)

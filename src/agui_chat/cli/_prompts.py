@@ -10,17 +10,23 @@ questions, schema labels, errors) goes through the consent engine's display func
 long to show whole says so and offers ``[v]iew all``.
 
 An approval is one line, ``approve NAME(ARGS)? [y]es / [n]o`` (`` / [e]dit`` when edits are
-offered, `` / [v]iew all`` when the call is cut), then ``reason (optional):`` on a rejection;
-the samples ask the same way. An edit starts from the proposed arguments, as JSON on the line
-to change; it is shown as the new call, with what changed, and is sent only once the person
-confirms it; declining goes back to the proposed call.
+offered, `` / [d]on't ask again`` when the approval may be remembered, `` / [v]iew all`` when
+the call is cut), then ``reason (optional):`` on a rejection; the samples ask the same way.
+``d`` is offered only where the request allows remembering (``allow_remember``: the server's
+interrupt offers it), after a line that says exactly what it covers: this call with these
+same arguments, in this conversation, for :data:`REMEMBER_FOR` (less if the server allows
+less). Any other answer approves nothing and asks again. An edit starts from the proposed
+arguments, as JSON on the line to change; it is shown as the new call, with what changed, and
+is sent only once the person confirms it; declining goes back to the proposed call.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any, TextIO
 
 from .._contents import AIContent
@@ -34,19 +40,79 @@ from .._hitl_contents import (
 from .._schema import schema_errors
 from ._input import CtrlC, Interrupted, LineReader
 
-__all__ = ["NO_ANSWER", "Terminal", "answer_requests", "approval_prompt", "changes", "one_line"]
+__all__ = [
+    "NO_ANSWER",
+    "REMEMBER_FOR",
+    "Terminal",
+    "answer_requests",
+    "approval_prompt",
+    "changes",
+    "one_line",
+    "remember_covers",
+    "remember_offer",
+]
 
 #: The reason a call is rejected with when the person gave no answer; the model reads it
 #: after MEAI's text, as given ("Tool call invocation rejected. no answer from the person").
 NO_ANSWER = "no answer from the person"
 
 
-def approval_prompt(call: Shown, *, allow_edits: bool) -> str:
+#: How long "don't ask again" lasts (unless the server allows less).
+REMEMBER_FOR = timedelta(minutes=10)
+
+#: Where ``AGUIChatClient`` keeps the interrupt a request came from (``agui.client._updates``).
+_INTERRUPT_KEY = "agui_interrupt"
+
+
+def approval_prompt(call: Shown, *, allow_edits: bool, remember: bool = False) -> str:
     """The one approval question, shared by the CLI and the samples: ``call`` is
-    :func:`~agui_chat._display.shown_call` of the call that runs."""
+    :func:`~agui_chat._display.shown_call` of the call that runs; ``remember``: "don't ask
+    again" is offered (:func:`remember_offer`)."""
     edit = " / [e]dit" if allow_edits else ""
+    keep = " / [d]on't ask again" if remember else ""
     view = " / [v]iew all" if call.cut else ""
-    return f"approve {call.text}? [y]es / [n]o{edit}{view}: "
+    return f"approve {call.text}? [y]es / [n]o{edit}{keep}{view}: "
+
+
+def remember_offer(request: ToolApprovalRequestContent) -> timedelta | None:
+    """How long "don't ask again" would last for ``request``: :data:`REMEMBER_FOR`, or the
+    most the server's interrupt allows if that is less (whole seconds); ``None`` when it is not
+    offered: the request does not allow remembering, or allows less than a second."""
+    if not request.allow_remember:
+        return None
+    cap = _remember_cap(request)
+    if cap is None:
+        return REMEMBER_FOR
+    seconds = math.floor(cap)
+    return None if seconds < 1 else min(REMEMBER_FOR, timedelta(seconds=seconds))
+
+
+def _remember_cap(request: ToolApprovalRequestContent) -> float | None:
+    """The ``remember.seconds`` maximum of the interrupt's response schema, if it names a
+    usable one (a positive finite number)."""
+    found: Any = (request.additional_properties or {}).get(_INTERRUPT_KEY)
+    for key in ("responseSchema", "properties", "remember", "properties", "seconds", "maximum"):
+        found = found.get(key) if isinstance(found, Mapping) else None
+    if isinstance(found, bool) or not isinstance(found, (int, float)):
+        return None
+    return float(found) if math.isfinite(found) and found > 0 else None
+
+
+def _duration(length: timedelta) -> str:
+    seconds = int(length.total_seconds())
+    if seconds % 60 == 0:
+        minutes = seconds // 60
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+def remember_covers(call: Shown, length: timedelta) -> str:
+    """What "don't ask again" covers, said before the prompt that offers it."""
+    return (
+        f"d = approve and don't ask again in this conversation for {_duration(length)}: "
+        f"only {call.text} with these same arguments, only in this conversation, only for the "
+        f"next {_duration(length)}"
+    )
 
 
 def one_line(text: object) -> str:
@@ -155,7 +221,12 @@ async def _ask_approval(
     shown = shown_call(call.name, call.arguments)
     if request.message and request.message != f"Approve {call.name}?":  # not the default
         term.say(f"  {one_line(request.message)}")
-    prompt = "  " + approval_prompt(shown, allow_edits=request.allow_edits)
+    remember = remember_offer(request)
+    if remember is not None and not term.auto:
+        term.say(f"  {remember_covers(shown, remember)}")
+    prompt = "  " + approval_prompt(
+        shown, allow_edits=request.allow_edits, remember=remember is not None
+    )
     while True:
         choice = await term.ask(prompt, "y")
         if choice is None:
@@ -163,6 +234,9 @@ async def _ask_approval(
         choice = choice.lower()
         if choice in ("y", "yes", "a", "approve"):
             return request.create_response(True), True
+        if choice == "d" and remember is not None:
+            answer = request.create_response(True, remember="thread", remember_for=remember)
+            return answer, True
         if choice in ("n", "no", "r", "reject"):
             reason = await term.ask("  reason (optional): ", "", strip=False)
             if reason is None:
@@ -180,6 +254,7 @@ async def _ask_approval(
         term.say(
             "  please answer y or n"
             + (" (or e to edit)" if request.allow_edits else "")
+            + (" (or d not to be asked again)" if remember is not None else "")
             + (" (or v to view the whole call)" if shown.cut else "")
         )
 

@@ -1,9 +1,11 @@
 """``agui-chat chat``: the read–send–answer loop, with Ctrl-C and errors like a shell.
 
 At ``you>`` a Ctrl-C abandons the line and a second one in a row quits (status 130); Ctrl-D
-or an empty line quits. Ctrl-C while a reply streams cancels that turn only. A failed turn
-prints one line saying what to do, and is dropped from the history so it can be asked again;
-the exit status is 1 when the last turn failed.
+or an empty line quits. ``/grants`` lists the approvals this conversation remembers and
+``/revoke <id>`` ends one (:mod:`._chat_grants`); they are not sent to the agent. Ctrl-C
+while a reply streams cancels that turn only. A failed turn prints one line saying what to
+do, and is dropped from the history so it can be asked again; the exit status is 1 when the
+last turn failed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from urllib.parse import urlsplit
 from .._client import ChatClient
 from .._exceptions import AGUIChatError
 from .._messages import ChatMessage
+from ._chat_grants import ServerGrants, is_grants_command
 from ._conversation import Transcript, take_turn
 from ._errors import address, explain
 from ._input import Interrupted
@@ -36,8 +39,11 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-async def run_chat(client: ChatClient, url: str, term: Terminal) -> int:
-    """Hold the conversation until the person quits; returns the exit status."""
+async def run_chat(
+    client: ChatClient, url: str, term: Terminal, grants: ServerGrants | None = None
+) -> int:
+    """Hold the conversation until the person quits; returns the exit status. ``grants``:
+    where ``/grants`` and ``/revoke`` go (without it they are sent as they are)."""
     history: list[ChatMessage] = []
     transcript = Transcript()
     last_failed = False
@@ -59,6 +65,12 @@ async def run_chat(client: ChatClient, url: str, term: Terminal) -> int:
             if not line:  # end of input, or an empty line
                 term.say()
                 return 1 if last_failed else 0
+            if grants is not None and is_grants_command(line):
+                try:
+                    await term.ctrl_c.run(grants.run(line, term))
+                except Interrupted:
+                    term.say("  cancelled (Ctrl-C)")
+                continue
             kept = len(history)
             try:
                 await take_turn(client, history, line, term, transcript, echo=False, address=where)

@@ -23,6 +23,7 @@ from .._hitl_contents import (
     InterruptResponseContent,
     ToolApprovalRequestContent,
     ToolApprovalResponseContent,
+    call_id_of,
 )
 from .._input import question_digest
 from .._messages import ChatMessage
@@ -30,7 +31,17 @@ from .._options import ChatOptions
 from .._role_and_finish_reason import ChatRole
 from .._tools import AIFunction, AITool
 from . import _rules
-from ._rules import check_answered_once, check_approval, check_question, find_tool, requests_named
+from ._approvers import check_approver
+from ._audit import Verdict
+from ._grants import check_remember
+from ._rules import (
+    Remember,
+    check_answered_once,
+    check_approval,
+    check_question,
+    find_tool,
+    requests_named,
+)
 
 _Answer = TypeVar("_Answer", bound=InputResponseContent)
 
@@ -200,12 +211,7 @@ def _note_handled(record: CallRecord, call: FunctionCallContent) -> None:
 
 def _add_verified(pairs: Pairs, one: VerifiedPair) -> None:
     call_id, request, answer = one.call.call_id, one.request, one.answer
-    about = (
-        request.tool_call.call_id
-        if isinstance(request, ToolApprovalRequestContent)
-        else request.tool_call_id
-    )
-    if about != call_id or answer.request_id != request.request_id:
+    if call_id_of(request) != call_id or answer.request_id != request.request_id:
         raise InvalidResponseError(
             f"the answer to {request.request_id!r} is not about tool call {call_id!r}; "
             "nothing was run",
@@ -276,13 +282,25 @@ class Pending:
     local_questions: dict[str, QuestionPair]
     tools: dict[str, AIFunction]
     edits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: What each approval asks to remember, by call id (checked: it can be honoured).
+    remembers: dict[str, Remember] = field(default_factory=dict)
 
 
-def check(pairs: Pairs, tools: Mapping[str, AITool], now: float | None = None) -> Pending:
+def check(
+    pairs: Pairs,
+    tools: Mapping[str, AITool],
+    now: float | None = None,
+    *,
+    thread_id: str | None = None,
+    identity_required: bool = False,
+    keeps_grants: bool = False,
+) -> Pending:
     """Every refusal of a resume, before anything is used: an answer without a request
     (``UnknownResponseError``), ambiguous ids (``InvalidResponseError``), a pending request
     not answered exactly once, and each answer the consent rules refuse (expired, an edit not
-    offered or not fitting, a payload that fails its schema). Only requests for tools in
+    offered or not fitting, a payload that fails its schema, an answerer the tool's approver
+    rules turn down: ``ApproverNotAllowedError``, a ``remember`` that cannot be honoured in
+    ``thread_id``, or at all where nothing ``keeps_grants``). Only requests for tools in
     ``tools`` are checked; others (a remote agent's) are left for the inner client."""
     local = _local_tools(pairs, tools)
 
@@ -317,6 +335,28 @@ def check(pairs: Pairs, tools: Mapping[str, AITool], now: float | None = None) -
     }
     pending = Pending(approvals, questions, local_approvals, local_questions, local)
     _check_answers(pending, _rules.clock() if now is None else now)
+    for rid, a in approvals.items():
+        answer, tool = a.answers[0], pending.tools[a.call.name]
+        check_approver(
+            rid,
+            tool=tool,
+            call=a.call,
+            approver=answer.approver,
+            requester=a.request.requester,
+            identity_required=identity_required,
+        )
+        remember = answer.remembered
+        if remember is not None:
+            pending.remembers[a.call.call_id] = remember
+        check_remember(
+            rid,
+            remember,
+            approved=answer.approved,
+            tool=tool,
+            thread_id=thread_id,
+            approver=answer.approver,
+            keeps_grants=keeps_grants,
+        )
     return pending
 
 
@@ -465,7 +505,7 @@ class ResumePlan:
     going at ``anchor``; ``rebuilt`` the assistant messages holding the answered calls again,
     as MEAI rebuilds them (unless the service keeps the history). ``handled``: each call id's
     call objects to mark once it has its result. ``guard`` is awaited before each planned
-    call's tool starts."""
+    call's tool starts; ``verdicts`` say what was decided about each call (its audit)."""
 
     model_history: list[ChatMessage]
     to_run: list[ScheduledCall] = field(default_factory=list)
@@ -475,6 +515,8 @@ class ResumePlan:
     rebuilt: list[ChatMessage] = field(default_factory=list)
     handled: dict[str, list[FunctionCallContent]] = field(default_factory=dict)
     guard: ToolStartGuard | None = None
+    #: What was decided about each call answered now, by call id: what its audit record says.
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
 
     def mark_handled(self, call_ids: Sequence[str]) -> None:
         """Mark ``call_ids``' calls ``informational_only`` (MEAI: a replay then skips them)."""
@@ -514,12 +556,15 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
             plan.answered.append((a.request, answer))
         if not answer.approved:
             plan.rejected.append(FunctionResultContent(call.call_id, rejected_text(answer.reason)))
+            plan.verdicts[call.call_id] = Verdict.of_approval(a.request, answer, call, None)
             continue
         # Run the call the request recorded, never one a response carries.
         edits = pending.edits.get(call.call_id)
         if edits is not None:
             call = FunctionCallContent(call.call_id, call.name, edits)
         to_run[call.call_id] = ScheduledCall(call, pending.tools[call.name])
+        remember = pending.remembers.get(call.call_id)
+        plan.verdicts[call.call_id] = Verdict.of_approval(a.request, answer, call, remember)
     rejected = {r.call_id for r in plan.rejected}
     for call_id, answers in _answers_by_call(pending.questions, plan, now).items():
         if call_id in rejected:
@@ -540,6 +585,11 @@ def schedule(pairs: Pairs, pending: Pending, history: Sequence[ChatMessage]) -> 
             )
             to_run[call_id] = scheduled
         scheduled.answers = answers
+        if call_id not in plan.verdicts:
+            resolved = any(a.status == "resolved" for a in answers.values())
+            plan.verdicts[call_id] = Verdict(
+                "answered" if resolved else "cancelled", scheduled.call
+            )
     plan.to_run = list(to_run.values())
     shown = {s.call.call_id: s.call for s in plan.to_run}
     for result in plan.rejected:

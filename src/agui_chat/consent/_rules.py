@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -242,11 +242,47 @@ def requests_named(ids: Sequence[str]) -> str:
 
 # -- the approval answer's payload -----------------------------------------------------------
 
+RememberScope = Literal["thread", "principal"]
+RememberMatch = Literal["arguments", "tool"]
+REMEMBER_SCOPES: tuple[RememberScope, ...] = ("thread", "principal")
+REMEMBER_MATCHES: tuple[RememberMatch, ...] = ("arguments", "tool")
+
+
+@dataclass(frozen=True, slots=True)
+class Remember:
+    """What an approval asks to remember: the ``scope``, for how long (``seconds``; ``None``:
+    as long as allowed) and what calls it covers (``match``)."""
+
+    scope: RememberScope
+    seconds: float | None = None
+    match: RememberMatch = "arguments"
+
+    def __post_init__(self) -> None:
+        if self.scope not in REMEMBER_SCOPES:
+            raise ValueError(f"remember must be 'thread' or 'principal', got {self.scope!r}")
+        if self.match not in REMEMBER_MATCHES:
+            raise ValueError(f"remember_match must be 'arguments' or 'tool', got {self.match!r}")
+        seconds = self.seconds
+        if seconds is not None and (
+            isinstance(seconds, bool) or not seconds > 0 or seconds == float("inf")
+        ):
+            raise ValueError(f"remember_for must be a positive duration, got {seconds!r}")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The payload's ``remember`` object ``{scope, seconds?, match?}``."""
+        out: dict[str, Any] = {"scope": self.scope}
+        if self.seconds is not None:
+            out["seconds"] = self.seconds
+        if self.match != "arguments":
+            out["match"] = self.match
+        return out
+
+
 #: The wire key of the edited arguments (a full replacement of the call's arguments).
 EDITED_ARGS = "editedArgs"
 
 #: The payload's shape, as the refusals name it.
-APPROVAL_PAYLOAD_SHAPE = "{approved, reason?, editedArgs?}"
+APPROVAL_PAYLOAD_SHAPE = "{approved, reason?, editedArgs?, remember?}"
 
 #: How many unknown keys a refusal lists (the rest are counted), each cut to _KEY_CHARS.
 _SHOWN_KEYS = 3
@@ -265,6 +301,7 @@ class ApprovalPayload:
     approved: bool
     reason: str | None = None
     edited_args: dict[str, Any] | None = None
+    remember: Remember | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the wire (keys left out rather than ``null``)."""
@@ -273,6 +310,8 @@ class ApprovalPayload:
             wire["reason"] = self.reason
         if self.edited_args is not None:
             wire[EDITED_ARGS] = copy.deepcopy(self.edited_args)
+        if self.remember is not None:
+            wire["remember"] = self.remember.to_wire()
         return wire
 
 
@@ -282,14 +321,22 @@ def _wire_model() -> Any:
     imported with the package)."""
     from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+    class WireRemember(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        scope: RememberScope
+        seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+        match: RememberMatch = "arguments"
+
     class WirePayload(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
         approved: bool
         reason: str | None = None
         edited_args: dict[str, Any] | None = Field(default=None, alias="editedArgs")
+        remember: WireRemember | None = None
 
-        @field_validator("reason", "edited_args", mode="before")
+        @field_validator("reason", "edited_args", "remember", mode="before")
         @classmethod
         def _not_null(cls, value: Any) -> Any:
             # Only an explicit value reaches a validator (a left-out key keeps its default).
@@ -328,31 +375,64 @@ def read_approval_payload(
         wire = _wire_model().model_validate(value)
     except ValidationError as exc:
         raise _refusal(exc, value, where, ids) from None
-    payload = ApprovalPayload(wire.approved, wire.reason, wire.edited_args)
+    remember = None
+    if wire.remember is not None:
+        given = wire.remember
+        remember = Remember(given.scope, given.seconds, given.match)
+    payload = ApprovalPayload(wire.approved, wire.reason, wire.edited_args, remember)
     if payload.edited_args is not None and not payload.approved:
         raise ApprovalPayloadError(
             f"{where}.{EDITED_ARGS} only go with approved: true", request_ids=ids
+        )
+    if remember is not None and not payload.approved:
+        raise ApprovalPayloadError(
+            f"{where}.remember only goes with approved: true", request_ids=ids
         )
     return payload
 
 
 def to_wire(
-    approved: bool, reason: str | None = None, edited_args: Mapping[str, Any] | None = None
+    approved: bool,
+    reason: str | None = None,
+    edited_args: Mapping[str, Any] | None = None,
+    remember: Remember | None = None,
 ) -> dict[str, Any]:
     """The wire payload of an answer (edits made plain JSON), checked by the reader's model:
     a wrong value raises :class:`ApprovalPayloadError`."""
     edits = None if edited_args is None else to_jsonable(dict(edited_args))
-    return read_approval_payload(ApprovalPayload(approved, reason, edits).to_wire()).to_wire()
+    payload = ApprovalPayload(approved, reason, edits, remember)
+    return read_approval_payload(payload.to_wire()).to_wire()
 
 
-def approval_response_schema(edited_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def approval_response_schema(
+    edited_args: Mapping[str, Any] | None = None, *, remember_up_to: float | None = None
+) -> dict[str, Any]:
     """The ``responseSchema`` of an approval interrupt; ``editedArgs`` only when editing is
-    offered (``edited_args``: the schema the edit must fit). No ``additionalProperties: false``
-    (the bytes peers have always been sent): the reader refuses unknown keys all the same."""
+    offered (``edited_args``: the schema the edit must fit), ``remember`` only when an approval
+    may be remembered (for ``remember_up_to`` seconds at most: a longer one is capped). No
+    ``additionalProperties: false`` (the bytes peers have always been sent): the reader
+    refuses unknown keys all the same."""
     properties: dict[str, Any] = {"approved": {"type": "boolean"}, "reason": {"type": "string"}}
     if edited_args is not None:
         properties[EDITED_ARGS] = dict(edited_args)
+    if remember_up_to is not None:
+        seconds = {"type": "number", "exclusiveMinimum": 0, "maximum": remember_up_to}
+        properties["remember"] = {
+            "type": "object",
+            "properties": {
+                "scope": {"enum": list(REMEMBER_SCOPES)},
+                "seconds": seconds,
+                "match": {"enum": list(REMEMBER_MATCHES)},
+            },
+            "required": ["scope"],
+        }
     return {"type": "object", "properties": properties, "required": ["approved"]}
+
+
+def offers_remember(schema: object) -> bool:
+    """Whether an approval interrupt's ``responseSchema`` offers remembering the approval."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return isinstance(properties, Mapping) and "remember" in properties
 
 
 def offers_edits(schema: object, capabilities: object = None) -> bool:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from functools import partial
 from typing import Any
 
 from .._client import ChatClient, ChatMessages
-from .._contents import AIContent, FunctionResultContent, TextContent
+from .._contents import AIContent, FunctionCallContent, FunctionResultContent, TextContent
 from .._exceptions import ExpiredRequestError
 from .._hitl_contents import InterruptRequestContent, ToolApprovalRequestContent
 from .._messages import ChatMessage, as_messages
@@ -23,6 +23,15 @@ from .._streams import close_stream
 from .._tool_registry import ToolSource, tool_map
 from .._tools import AIFunction, AIFunctionDeclaration, AITool
 from .._usage import UsageDetails
+from ..consent._grants import Grant, may_remember
+from ..consent._oversight import (
+    LOCAL_AUDIENCE,
+    GovernanceStore,
+    Oversight,
+    principal_of,
+    remembered_verdict,
+    take_oversight,
+)
 from ..consent._plan import (
     ResumePlan,
     ScheduledCall,
@@ -32,7 +41,7 @@ from ..consent._plan import (
     schedule,
     take_plan,
 )
-from ..consent._rules import find_tool, question_request_id
+from ..consent._rules import find_tool, gate, question_request_id
 from ._delegating import DelegatingChatClient
 from ._invocation import (
     FunctionInvocationContext,
@@ -42,6 +51,7 @@ from ._invocation import (
     not_found_text,
     raise_failures,
 )
+from ._ledger import Ledger
 from ._tool_tracing import ToolTracing, link_to_paused
 from ._turns import (
     TurnRecorder,
@@ -75,6 +85,10 @@ class FunctionInvokingChatClient(DelegatingChatClient):
       these and ``ChatOptions.tools`` (``DuplicateToolError``).
     - ``function_invoker``: called with the ``FunctionInvocationContext`` instead of the
       function (MEAI's ``FunctionInvoker``); returns the result or an awaitable of it.
+    - ``approval_store``: an ``ApprovalStore`` that keeps the audit trail of the calls decided
+      here and the remembered approvals (grants), as ``AGUIServer`` does: the thread is the
+      options' ``conversation_id``, the principal the ``approver`` of the answers. Without
+      one, nothing is recorded and ``remember`` is refused.
     """
 
     def __init__(
@@ -88,6 +102,7 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         terminate_on_unknown_calls: bool = False,
         additional_tools: Iterable[AITool | ToolSource] = (),
         function_invoker: FunctionInvoker | None = None,
+        approval_store: GovernanceStore | None = None,
     ) -> None:
         super().__init__(inner_client)
         self.telemetry = inner_client.get_service(ToolTracing) or ToolTracing()
@@ -103,6 +118,19 @@ class FunctionInvokingChatClient(DelegatingChatClient):
         self.additional_tools = list(additional_tools)
         tool_map(self.additional_tools, None)  # two tools of one name: refused here
         self.function_invoker = function_invoker
+        if approval_store is not None and not approval_store.keeps_governance:
+            raise ValueError(
+                f"{type(approval_store).__name__} keeps no audit trail or grants, so it cannot "
+                "be the tool loop's approval_store"
+            )
+        self.approval_store = approval_store
+
+    def _oversight(self, options: ChatOptions | None) -> Oversight | None:
+        """This loop's own oversight of a request (with an ``approval_store``)."""
+        if self.approval_store is None:
+            return None
+        thread = options.conversation_id if options is not None else None
+        return Oversight(self.approval_store, LOCAL_AUDIENCE, thread)
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
@@ -153,6 +181,9 @@ class _Loop:
         # A plan handed down by a caller that checked the answers itself (AGUIServer): the
         # loop resumes with it as given, and passes the options on without it.
         self.plan: ResumePlan | None = take_plan(options)
+        # Where the request's calls are decided and recorded (AGUIServer hands its own down).
+        self.oversight = take_oversight(options) or owner._oversight(options)
+        self.ledger = None if self.oversight is None else Ledger(self.oversight, owner.telemetry)
         self.options = options
         self.streaming = streaming
         self.tools: dict[str, AITool] | None = None  # built when first needed
@@ -165,6 +196,43 @@ class _Loop:
         self.history_sent: list[ChatMessage] = []  # what the next round trip sends
         self.own_span = False  # whether the request runs in its own orchestrate_tools span
         self.recording = False  # whether anything records spans, events or metrics
+        #: The calls of this turn a remembered approval lets run without asking: each call
+        #: object as screened, with its grant, by call id.
+        self.covered: dict[str, tuple[FunctionCallContent, Grant]] = {}
+        self.covering = False  # whether this turn's calls may be run on a grant
+
+    def _new_turn(self, last_round: bool) -> None:
+        """A new model turn: grants are read again when needed (one revoked meanwhile, on any
+        worker, no longer counts); none covers the last round's calls, which never run."""
+        self.covering = not last_round and self.oversight is not None
+        self.covered.clear()  # a grant covers the call it was found for, in its turn only
+        if self.oversight is not None:
+            self.oversight.forget_grants()
+
+    def _gate(self, contents: list[AIContent]) -> bool:
+        """The screen of a round trip whose calls may run: the consent engine's gates."""
+        return gate_approvals(contents, self.tools or {}, self.owner.telemetry, self.covered)
+
+    async def _cover(self, contents: Sequence[AIContent]) -> None:
+        """Find, before the screen gates them, the calls a live grant covers (only for tools
+        that allow remembering, so a loop without grants reads nothing)."""
+        oversight = self.oversight
+        if oversight is None or not self.covering:
+            return
+        for c in contents:
+            if c.__class__ is not FunctionCallContent:
+                continue
+            assert isinstance(c, FunctionCallContent)
+            if c.informational_only or c.unparseable:
+                continue
+            tool = find_tool(self.tools or {}, c.name)
+            if tool is None or not may_remember(tool) or gate(tool, c.arguments) is None:
+                continue
+            grant = await oversight.covering(c)
+            if grant is not None:
+                self.covered[c.call_id] = (c, grant)
+            else:  # another call under an id covered before in this turn: it asks
+                self.covered.pop(c.call_id, None)
 
     def _finish(self, reason: ChatFinishReason) -> ChatResponseUpdate | None:
         """Record why the loop stopped early; in streaming mode, the update that says so."""
@@ -208,14 +276,16 @@ class _Loop:
             options = self.current_options
             if iteration or self.tools is None:  # a tool may have changed them (as in MEAI)
                 self.tools = tool_map(owner.additional_tools, options)
+            self._new_turn(last_round)
             if last_round:
                 options = without_functions(options)
-                screen = partial(hold_unrun, tools=self.tools)
+                screen: Callable[[list[AIContent]], bool] = partial(hold_unrun, tools=self.tools)
             else:
-                screen = partial(gate_approvals, tools=self.tools, telemetry=owner.telemetry)
+                screen = self._gate
             if not self.streaming:
                 turn = await owner.inner_client.get_response(self.history_sent, options)
                 for message in turn.messages:
+                    await self._cover(message.contents)
                     screen(message.contents)
                     yield self._out(message)
             else:
@@ -229,6 +299,7 @@ class _Loop:
                     rest = getattr(stream, "handed_over", None) or stream
                     recorder = TurnRecorder()
                     deltas = recorder.deltas
+                    await self._cover(update.contents)
                     saw_calls = recorder.add(update, screen)
                     message_id, role, author = update.message_id, update.role, update.author_name
                     yield update
@@ -247,6 +318,7 @@ class _Loop:
                         ):
                             deltas.append(content)
                         else:
+                            await self._cover(update.contents)
                             saw_calls = recorder.add(update, screen) or saw_calls
                             message_id, role = update.message_id, update.role
                             author = update.author_name
@@ -269,15 +341,27 @@ class _Loop:
         plan = self.plan
         if plan is None:
             self.tools = tool_map(self.owner.additional_tools, self.options)
+            oversight = self.oversight
+            thread = self.options.conversation_id if self.options is not None else None
             try:
                 pairs = pair(self.history)  # the consent engine's three steps, once
-                plan = schedule(pairs, check(pairs, self.tools), self.history)
+                checked = check(
+                    pairs, self.tools, thread_id=thread, keeps_grants=oversight is not None
+                )
+                plan = schedule(pairs, checked, self.history)
             except ExpiredRequestError as exc:
                 self.owner.telemetry.expired(exc.request_ids)
                 raise
         history = self.history_sent = plan.model_history
         if not (plan.to_run or plan.rejected):
             return
+        ledger = self.ledger if plan.guard is None else None  # a server records its own
+        if ledger is not None:
+            assert self.oversight is not None
+            if self.oversight.principal is None:
+                self.oversight.principal = principal_of(plan.verdicts)
+            ledger.verdicts.update(plan.verdicts)
+            await ledger.rejected(plan.rejected)
         resumed = {s.call.call_id for s in plan.to_run} | {r.call_id for r in plan.rejected}
         if self.recording:
             paused = self.owner.telemetry.resumed(plan.answered, resumed)
@@ -289,7 +373,9 @@ class _Loop:
             at += len(plan.rebuilt)
         for message in plan.rebuilt:
             yield self._out(message)
-        outcomes = await self._invoke(plan.to_run, history, iteration=0, guard=plan.guard)
+        outcomes = await self._invoke(plan.to_run, history, iteration=0, guard=plan.guard or ledger)
+        if ledger is not None:
+            await ledger.finished(outcomes)
         done = [r.call_id for r in plan.rejected]
         done += [o.call.call_id for o in outcomes if o.result is not None]
         plan.mark_handled(done)
@@ -347,7 +433,12 @@ class _Loop:
                 results.append(FunctionResultContent(call.call_id, not_found_text(call.name)))
                 self.owner.telemetry.tool_not_found(call)
         history = self.history_sent = [*self.history_sent, *turn.messages]
-        outcomes = await self._invoke(to_run, history, iteration=iteration, early=results)
+        ledger = self._remembered(to_run)
+        outcomes = await self._invoke(
+            to_run, history, iteration=iteration, early=results, guard=ledger
+        )
+        if ledger is not None:
+            await ledger.finished(outcomes)
         for o in outcomes:
             if o.result is not None:  # ran: a stacked loop or a replay must not run it
                 o.call.informational_only = True
@@ -373,6 +464,19 @@ class _Loop:
             self.history_sent = [history[-1]] if results else []
         self.stopped = False
         return out
+
+    def _remembered(self, to_run: Sequence[ScheduledCall]) -> Ledger | None:
+        """The ledger, with the verdicts of the calls of ``to_run`` a grant lets run."""
+        ledger = self.ledger
+        if ledger is not None and self.covered:
+            assert self.oversight is not None
+            requester = self.oversight.principal
+            for item in to_run:
+                covered = self.covered.pop(item.call.call_id, None)
+                if covered is not None and covered[0] is item.call:
+                    verdict = remembered_verdict(item.call, covered[1], requester)
+                    ledger.verdicts[item.call.call_id] = verdict
+        return ledger
 
     async def _invoke(
         self,

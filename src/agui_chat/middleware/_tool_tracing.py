@@ -34,6 +34,8 @@ from .._streams import close_stream
 from .._tools import AITool
 from .._usage import UsageDetails
 from .._version import __version__
+from ..consent._audit import Verdict
+from ..consent._grants import Grant
 from ._invocation import InvocationOutcome
 from ._otel_content import to_json
 
@@ -382,6 +384,31 @@ class ToolTracing:
                 instruments.decisions.record(seconds, metric)
         # agui_chat.approval.{approved,rejected,edited}, agui_chat.input.{answered,cancelled}
         trace.get_current_span().add_event(f"agui_chat.{kind}.{decision}", attributes)
+
+    def audited(self, verdict: Verdict, grant: Grant | None) -> None:
+        """A decided call's audit record was written: an event on the current span
+        (``agui_chat.audit.<decision>``) naming the call, whether someone identified decided,
+        the grant it made or used; who and what only with ``capture_content``."""
+        if not self.records():
+            return
+        call = verdict.call
+        attributes: dict[str, Any] = {
+            TOOL_CALL_ID: call.call_id,
+            "gen_ai.tool.name": call.name,
+            "agui_chat.approver.identified": verdict.approver is not None,
+        }
+        if verdict.grant_id is not None:
+            attributes["agui_chat.grant.id"] = verdict.grant_id
+        if grant is not None:
+            attributes["agui_chat.grant.id"] = grant.id
+            attributes["agui_chat.grant.scope"] = grant.scope
+            attributes["agui_chat.grant.seconds"] = (grant.expires - grant.created).total_seconds()
+        if self.capture_content:
+            if verdict.approver is not None:
+                attributes["agui_chat.approver.id"] = verdict.approver.id
+            if verdict.requester is not None:
+                attributes["agui_chat.requester.id"] = verdict.requester.id
+        trace.get_current_span().add_event(f"agui_chat.audit.{verdict.decision}", attributes)
 
 
 def _about(request: InputRequestContent) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import copy
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .._contents import AIContent, FunctionCallContent, FunctionResultContent
 from .._hitl_contents import InputResponseContent, ToolApprovalRequestContent
@@ -17,6 +17,7 @@ from .._options import ChatOptions, ChatToolMode
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._role_and_finish_reason import ChatRole
 from .._tools import AIFunction, AIFunctionDeclaration, AITool
+from ..consent._grants import may_remember
 from ..consent._rules import approval_request_id, find_tool, gate
 from ._tool_tracing import ToolTracing
 
@@ -152,10 +153,15 @@ def _drop_answers(contents: list[AIContent]) -> None:
 
 
 def gate_approvals(
-    contents: list[AIContent], tools: dict[str, AITool], telemetry: ToolTracing
+    contents: list[AIContent],
+    tools: dict[str, AITool],
+    telemetry: ToolTracing,
+    covered: Mapping[str, tuple[FunctionCallContent, object]] | None = None,
 ) -> bool:
-    """Replace, in place, each call that needs a person's approval with a request, and drop
-    answers the model sent itself; whether ``contents`` holds any tool call."""
+    """Replace, in place, each call that needs a person's approval with a request (unless a
+    remembered approval covers that very call: ``covered``, the call objects a grant was
+    found for, by call id), and drop answers the model sent itself; whether ``contents``
+    holds any tool call."""
     saw_call = answers = False
     for i, c in enumerate(contents):
         if c.__class__ is not FunctionCallContent:
@@ -167,12 +173,14 @@ def gate_approvals(
             continue
         tool = find_tool(tools, call.name)
         asks = gate(tool, call.arguments) if tool is not None else None
-        if asks is not None:
+        grant = covered.get(call.call_id) if covered else None
+        if asks is not None and (grant is None or grant[0] is not call):
             contents[i] = request = ToolApprovalRequestContent(
                 approval_request_id(call.call_id),
                 call,
                 message=asks.message,
                 allow_edits=asks.allow_edits,
+                allow_remember=may_remember(tool),
             )
             telemetry.requested(request)
     if answers:

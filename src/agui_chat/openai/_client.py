@@ -237,13 +237,9 @@ class OpenAIChatClient(OpenAIClientBase):
 def _make_client(settings: dict[str, Any], max_retries: int) -> openai.AsyncOpenAI:
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be a non-negative int, got {max_retries!r}")
-    if (
-        "api_key" not in settings
-        and not os.environ.get("OPENAI_API_KEY")
-        and (settings.get("base_url") or os.environ.get("OPENAI_BASE_URL"))
-    ):
-        settings["api_key"] = _NO_KEY
     base_url = settings.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+    if "api_key" not in settings and not os.environ.get("OPENAI_API_KEY") and base_url:
+        settings["api_key"] = _NO_KEY
     if base_url:  # its userinfo sent as the header httpx makes of it, never in the SDK's logs
         settings["base_url"], headers = userinfo_to_header(
             str(base_url), settings.get("default_headers")

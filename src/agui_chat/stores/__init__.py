@@ -8,12 +8,18 @@ again (to another worker, or after a restart) runs nothing twice.
 - :class:`PostgresApprovalStore` — a table shared by every machine (the ``[postgres]`` extra);
 - :func:`store_from_url` — one of them from ``memory://``, ``sqlite:///path``,
   ``redis://host:port/db`` or ``postgresql://user@host:port/dbname``.
+
+Each also keeps the governance records: the hash-chained audit trail (:class:`AuditRecord`,
+``ApprovalStore.audit()`` / ``verify_audit()``) and remembered approvals (:class:`Grant`,
+``ApprovalStore.grants()`` / ``revoke_grant()``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..consent._audit import AuditRecord
+from ..consent._grants import Grant
 from ._base import ApprovalStore, Claim, ClaimRecord
 from ._memory import InMemoryApprovalStore
 from ._sqlite import SQLiteApprovalStore
@@ -25,8 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApprovalStore",
+    "AuditRecord",
     "Claim",
     "ClaimRecord",
+    "Grant",
     "InMemoryApprovalStore",
     "PostgresApprovalStore",
     "RedisApprovalStore",

@@ -43,11 +43,23 @@ say what failed: ``ApprovalStoreUnavailableError`` (an outage: the same call may
 later), ``ApprovalStoreValueError`` (a value it cannot hold) or
 ``ApprovalStoreMisconfiguredError`` (it refuses this server: permissions, a read-only file).
 
+Every store also keeps the **governance** records: the audit trail (an append-only hash
+chain of :class:`AuditRecord` s, see ``consent/_audit.py``) and the remembered approvals
+(:class:`Grant` s). A decision's record is written in the same atomic step as the claim's
+use it belongs to: with the "started" mark for a call that runs
+(:meth:`~ApprovalStore.start_audited`), with the kept result for a rejection, its outcome
+with the result (:meth:`~ApprovalStore.record_result`), so no tool runs without its record
+and no record says a call ran that never started. Sealing happens here, once; a store only
+appends an entry if the chain's head is still the one it follows (else ``HeadMoved``, and
+this class seals again on the new head), so workers never fork the chain.
+
 An implementation defines ``_claim`` (with the ``epoch`` of its :class:`Claim`),
-:meth:`~ApprovalStore.record`, :meth:`~ApprovalStore.record_result`,
-:meth:`~ApprovalStore.release` and, with leases, ``mark_started`` and ``renew``; a store that
-keeps an epoch defines :meth:`~ApprovalStore._epoch`. The shared contract tests
-(``tests/stores/test_store_contract.py``) are parametrised over stores.
+:meth:`~ApprovalStore.record`, ``_record_result``, :meth:`~ApprovalStore.release` and, with
+leases, ``_mark_started`` and ``renew``; a store that keeps an epoch defines
+:meth:`~ApprovalStore._epoch`; for the governance records ``_append``, ``_audit_head``,
+``_audit_entries``, ``_put_grant``, ``_grants`` and :meth:`~ApprovalStore.revoke_grant`. The
+shared contract tests (``tests/stores/test_store_contract.py``,
+``tests/stores/test_governance_contract.py``) are parametrised over stores.
 """
 
 from __future__ import annotations
@@ -57,14 +69,32 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from .._exceptions import AuditChainError
+from ..consent._audit import (
+    EMPTY_HEAD,
+    AuditDraft,
+    AuditEntry,
+    AuditRecord,
+    Outcome,
+    entry_after,
+    outcome_body,
+    records,
+    verify,
+    withdrawn_body,
+)
+from ..consent._grants import Grant
 
 __all__ = [
     "EPOCH_CLOCK_MARGIN",
     "ApprovalStore",
+    "AuditEntry",
     "Claim",
     "ClaimRecord",
+    "HeadMoved",
     "check_release",
     "epoch_made_before",
     "new_epoch",
@@ -156,12 +186,12 @@ def result_to_text(result: str) -> str:
     return result
 
 
-def result_from_text(text: str) -> str:
-    """The result :func:`result_to_text` made ``text`` of, exactly."""
-    if text.startswith(_ESCAPED):
-        restored: str = json.loads(text[len(_ESCAPED) :])
-        return restored
-    return text
+def result_from_text(text: str | None) -> str | None:
+    """The result :func:`result_to_text` made ``text`` of, exactly (``None``: none kept)."""
+    if text is None or not text.startswith(_ESCAPED):
+        return text
+    restored: str = json.loads(text[len(_ESCAPED) :])
+    return restored
 
 
 def _encodable(text: str) -> bool:
@@ -171,6 +201,19 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class HeadMoved(Exception):
+    """An audit entry was not appended: the chain's head is no longer the one it follows
+    (another worker appended first). ``head`` is the head now (``None``: an empty chain)."""
+
+    def __init__(self, head: tuple[int, str] | None) -> None:
+        super().__init__("the audit chain's head moved")
+        self.head = head
+
+
+#: How many audit entries a store reads at a time.
+AUDIT_PAGE = 500
 
 
 class ApprovalStore(abc.ABC):
@@ -190,6 +233,9 @@ class ApprovalStore(abc.ABC):
 
     ``clock`` gives the time in epoch seconds (tests pass a fake one). An implementation
     defines ``_claim``, which ``claim`` calls with the clock's time, and ``_epoch``.
+
+    ``audit_arguments=False`` keeps only a digest of each call's arguments in the audit
+    trail (``AuditRecord.arguments`` is ``None``; ``arguments_sha256`` stays).
     """
 
     #: Stores that sweep expired records do it at most this often (seconds).
@@ -198,8 +244,14 @@ class ApprovalStore(abc.ABC):
     #: The epoch read last (``epoch()``), what the server signs into new tokens.
     known_epoch: str | None = None
 
-    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.time, audit_arguments: bool = True
+    ) -> None:
         self._clock = clock
+        self.audit_arguments = audit_arguments
+        #: The chain's head as last seen (``None``: not read yet); a stale one only costs a
+        #: retry, since the store appends only after the head it names.
+        self._head: tuple[int, str] | None = None
 
     async def claim(
         self,
@@ -254,8 +306,27 @@ class ApprovalStore(abc.ABC):
     ) -> bool:
         """Record that the tool of ``owner``'s claim is starting now (its lease renewed to
         ``lease_until``); False if the claim is no longer ``owner``'s (its lease ran out and
-        another claim took it): then the tool must not start. Stores without leases keep
-        this default."""
+        another claim took it): then the tool must not start."""
+        return await self._mark_started(key, owner, lease_until, None)
+
+    async def start_audited(
+        self, key: str, *, owner: str = "", lease_until: float | None = None, audit: AuditDraft
+    ) -> int | None:
+        """:meth:`mark_started` and the decision's audit record in one atomic step: the seq of
+        the record (what :meth:`record_result`'s ``outcome`` names), or ``None`` (nothing
+        written) if the claim is no longer ``owner``'s."""
+        body = audit.body(now=self._clock(), keep_arguments=self.audit_arguments)
+        entry = await self._chained(body, lambda e: self._mark_started(key, owner, lease_until, e))
+        return None if entry is None else entry.seq
+
+    async def _mark_started(
+        self, key: str, owner: str, lease_until: float | None, entry: AuditEntry | None
+    ) -> bool:
+        """Mark ``owner``'s claim of ``key`` started and, if it is, append ``entry`` (after
+        the head it names: ``HeadMoved`` and nothing written otherwise), atomically. Stores
+        without leases only append."""
+        if entry is not None:
+            await self._append(entry)
         return True
 
     async def renew(  # noqa: B027 - optional hook: stores without leases renew nothing
@@ -276,9 +347,33 @@ class ApprovalStore(abc.ABC):
         ``started=True`` needs an ``owner`` (``ValueError`` without one): another owner's
         started record is never released. Atomic where the store allows it."""
 
-    @abc.abstractmethod
-    async def record_result(self, key: str, result: str) -> None:
-        """Keep the tool result (the ``TOOL_CALL_RESULT`` content) of a claimed interrupt."""
+    async def record_result(
+        self,
+        key: str,
+        result: str,
+        *,
+        audit: AuditDraft | None = None,
+        outcome: tuple[int | str, Outcome] | None = None,
+    ) -> None:
+        """Keep the tool result (the ``TOOL_CALL_RESULT`` content) of a claimed interrupt. In
+        the same atomic step, if the record holds no result yet: ``audit``, the record of a
+        decision whose use this result is (a rejection), or ``outcome`` (the seq
+        :meth:`start_audited` gave, or ``key`` itself for the decision recorded with this
+        claim, and ``ran``, ``failed`` or ``lost``) of the call that produced it: kept once,
+        however many workers keep it."""
+        if audit is not None:
+            body = audit.body(now=self._clock(), keep_arguments=self.audit_arguments)
+        elif outcome is not None:
+            body = outcome_body(outcome[0], outcome[1], result, now=self._clock())
+        else:
+            await self._record_result(key, result, None)
+            return
+        await self._chained(body, lambda e: self._record_result(key, result, e))
+
+    async def _record_result(self, key: str, result: str, entry: AuditEntry | None) -> object:
+        """Keep ``result`` under ``key`` and, if the record held none yet, append ``entry``
+        (after the head it names: ``HeadMoved`` and nothing written otherwise), atomically."""
+        raise NotImplementedError(f"{type(self).__name__} must define record_result")
 
     @abc.abstractmethod
     async def record(self, key: str) -> ClaimRecord | None:
@@ -291,3 +386,160 @@ class ApprovalStore(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Close connections the store holds (the server calls it at shutdown)."""
+
+    # -- the audit trail -------------------------------------------------------------------------
+
+    async def append_audit(self, audit: AuditDraft) -> int:
+        """Append a decision's record on its own (the in-process tool loop, a call a grant let
+        run); its seq, for :meth:`record_outcome`."""
+        body = audit.body(now=self._clock(), keep_arguments=self.audit_arguments)
+        entry = await self._chained(body, self._append)
+        assert entry is not None
+        return entry.seq
+
+    async def record_outcome(self, seq: int, outcome: Outcome, result: str | None) -> None:
+        """Append what became of decision ``seq``: ``ran`` or ``failed`` (with the result's
+        digest) or ``lost``."""
+        await self._chained(outcome_body(seq, outcome, result, now=self._clock()), self._append)
+
+    async def record_withdrawn(self, seq: int) -> None:
+        """Withdraw decision ``seq``: its tool never started after all (a request cancelled
+        while the "started" mark was being written); ``audit()`` no longer shows it."""
+        await self._chained(withdrawn_body(seq, now=self._clock()), self._append)
+
+    async def _chained(
+        self, body: dict[str, object], put: Callable[[AuditEntry], Awaitable[object]]
+    ) -> AuditEntry | None:
+        """Seal ``body`` after the head as last seen and ``put`` it; on ``HeadMoved``, again
+        after the head the store names. The entry (``None``: ``put`` declined, writing
+        nothing: ``False`` for a claim no longer its owner's)."""
+        for _ in range(_CHAIN_ATTEMPTS):
+            head = self._head if self._head is not None else await self._audit_head()
+            entry = entry_after(head or EMPTY_HEAD, body)
+            try:
+                done = await put(entry)
+            except HeadMoved as moved:
+                self._head = moved.head or EMPTY_HEAD
+                continue
+            if done is False:
+                return None
+            self._head = (entry.seq, entry.hash)
+            return entry
+        raise AuditChainError(
+            f"could not append to the audit trail after {_CHAIN_ATTEMPTS} attempts (its head "
+            "keeps moving); nothing was written",
+            seq=(self._head or EMPTY_HEAD)[0] + 1,
+        )
+
+    async def audit(
+        self, *, thread_id: str | None = None, since: datetime | int | None = None
+    ) -> AsyncIterator[AuditRecord]:
+        """The audit records, oldest first, each decision with its outcome: of one thread
+        (``thread_id``), from a moment on (``since``: a ``datetime``) or after a seq (an
+        ``int``)."""
+        entries = [e async for e in self._all_entries()]
+        for record in records(entries):
+            if thread_id is not None and record.thread_id != thread_id:
+                continue
+            if isinstance(since, datetime) and record.time < _aware(since):
+                continue
+            if isinstance(since, int) and record.seq <= since:
+                continue
+            yield record
+
+    async def verify_audit(self) -> int:
+        """Check the whole chain: the number of records checked; ``AuditChainError`` naming
+        the first record altered, deleted or inserted, a trail cut short, or records past a
+        head that was moved back or deleted."""
+        for _ in range(_CHAIN_ATTEMPTS):
+            head = await self._audit_head()
+            entries = [e async for e in self._all_entries()]
+            if await self._audit_head() != head:
+                continue  # another worker appended meanwhile: read again
+            last = 0 if head is None else head[0]
+            beyond = [e for e in entries if e.seq > last]
+            if beyond:
+                raise AuditChainError(
+                    f"audit record {beyond[0].seq} lies past the trail's head (record {last}): "
+                    "the head was moved back or deleted",
+                    seq=beyond[0].seq,
+                )
+            return verify(entries, head)
+        raise AuditChainError(
+            "the audit trail kept growing while it was read; verify it again when it is quieter",
+            seq=0,
+        )
+
+    async def _all_entries(self) -> AsyncIterator[AuditEntry]:
+        after = 0
+        while True:
+            page = await self._audit_entries(after, AUDIT_PAGE)
+            for entry in page:
+                yield entry
+            if len(page) < AUDIT_PAGE:
+                return
+            after = page[-1].seq
+
+    @property
+    def keeps_governance(self) -> bool:
+        """Whether this store keeps an audit trail and grants (a store of your own written
+        before them does not: the server then keeps neither, and refuses ``remember``)."""
+        return type(self)._append is not ApprovalStore._append
+
+    async def _append(self, entry: AuditEntry) -> None:
+        """Append ``entry`` if the chain's head is the one it follows (``entry.seq - 1`` and
+        ``entry.prev_hash``), and make it the head; else ``HeadMoved``, nothing written."""
+        raise self._no_governance()
+
+    async def _audit_head(self) -> tuple[int, str] | None:
+        """The chain's head (its last seq and hash), as the store keeps it apart from the
+        entries; ``None`` for an empty chain."""
+        raise self._no_governance()
+
+    async def _audit_entries(self, after: int, limit: int) -> list[AuditEntry]:
+        """Up to ``limit`` entries with a seq above ``after``, in seq order."""
+        raise self._no_governance()
+
+    def _no_governance(self) -> NotImplementedError:
+        return NotImplementedError(
+            f"{type(self).__name__} keeps no audit trail or grants (it defines no _append, "
+            "_audit_head, _audit_entries, _put_grant, _grants and revoke_grant)"
+        )
+
+    # -- remembered approvals --------------------------------------------------------------------
+
+    async def add_grant(self, grant: Grant) -> None:
+        """Keep a remembered approval until it expires or is revoked."""
+        await self._put_grant(grant)
+
+    async def grants(
+        self, *, thread_id: str | None = None, principal_id: str | None = None
+    ) -> list[Grant]:
+        """The live grants (not expired, not revoked), oldest first: those scoped to
+        ``thread_id`` or to ``principal_id`` (either given: the grants that apply there; none:
+        all)."""
+        now = datetime.fromtimestamp(self._clock(), tz=timezone.utc)
+        found = await self._grants(thread_id, principal_id)
+        return sorted((g for g in found if g.expires > now), key=lambda g: (g.created, g.id))
+
+    async def revoke_grant(self, grant_id: str) -> bool:
+        """Revoke a grant at once, for every worker: ``True`` for a live grant, ``False`` for
+        an unknown or already revoked one."""
+        raise self._no_governance()
+
+    async def _put_grant(self, grant: Grant) -> None:
+        """Keep ``grant`` (a store may drop it once it has expired)."""
+        raise self._no_governance()
+
+    async def _grants(self, thread_id: str | None, principal_id: str | None) -> list[Grant]:
+        """The unrevoked grants scoped to ``thread_id`` or to ``principal_id`` (neither: all);
+        expired ones may be among them."""
+        raise self._no_governance()
+
+
+#: How many times an append is sealed again on a moved head before giving up.
+_CHAIN_ATTEMPTS = 50
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)

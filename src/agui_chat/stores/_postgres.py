@@ -12,10 +12,29 @@ the table beside it (``<table>_meta``), made with it: a claim checks it in the s
 so a recreated table (or database) refuses the tokens issued before with
 ``ApprovalStoreResetError``. Rows past their expiry are swept at most once a minute.
 
+The governance records live in three more tables beside it, in the same schema, created
+(under the same advisory lock) the first time they are used, so a store opened on a 0.3
+database makes what is missing and a deployment that keeps no audit trail never has them:
+``<table>_log`` (the audit trail's entries: ``seq``, ``body``, ``prev_hash``, ``hash``, the
+body kept as the ASCII text it was sealed as), ``<table>_head`` (one row: the chain's last
+``seq`` and ``hash``, kept apart from the entries so a trail cut short is found) and
+``<table>_perm`` (the remembered approvals, each a ``Grant``'s JSON with its scope, thread,
+principal and expiry as indexed columns). The suffixes are short so that a 58-character
+table name still gives names PostgreSQL keeps whole. The chain is never forked: every
+append is one transaction that first locks the head row (``SELECT ... FOR UPDATE``, so the
+writers of every worker queue there), checks that the entry follows it (else
+``HeadMoved``, rolled back: nothing written), then writes the entry and moves the head; a
+decision appended with the "started" mark, or with a kept result, is written in that same
+transaction, after the claim's row is checked (and locked), so neither is kept without the
+other. A role that may not create tables works once the five tables exist: an operator
+creates them (a store run once by an owner does) and grants the role ``SELECT, INSERT,
+UPDATE, DELETE`` on them and ``USAGE`` on their schema.
+
 A resume costs three statements (claim, started, result), and one WAL flush: the started
 mark's. The claim and the result commit without waiting for theirs (docs/stores.md,
 "PostgreSQL"), and a pooled connection is checked with a query only when its socket says
-the server closed it.
+the server closed it. A started mark or a result written with its audit record is one
+transaction of a few statements (still one commit).
 
 Every call waits at most ``timeout`` seconds for a connection and for its statement: an
 unreachable database is ``ApprovalStoreUnavailableError`` within seconds (not the pool's
@@ -27,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 import re
 import select
@@ -40,14 +60,18 @@ from .._exceptions import (
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
     ApprovalStoreValueError,
+    AuditChainError,
     ConfigurationError,
 )
 from .._extras import needs_extra
 from .._url_secrets import UNREADABLE_URL, redact_url
+from ..consent._audit import EMPTY_HEAD, AuditEntry
+from ..consent._grants import Grant
 from ._base import (
     ApprovalStore,
     Claim,
     ClaimRecord,
+    HeadMoved,
     check_release,
     new_epoch,
     result_from_text,
@@ -130,6 +154,61 @@ _RECORD = (
 _GET = "SELECT owner, started, lease_until, result FROM {table} WHERE key = %s"
 _SWEEP = "DELETE FROM {table} WHERE expires_at IS NOT NULL AND expires_at < %s"
 
+# -- the governance records (made on first use; see the module's docstring) -----------------------
+_GOVERNANCE_EXIST = (
+    "SELECT to_regclass(%s) IS NOT NULL, to_regclass(%s) IS NOT NULL, to_regclass(%s) IS NOT NULL"
+)
+_LOG = (
+    "CREATE TABLE IF NOT EXISTS {log} (seq BIGINT PRIMARY KEY, body TEXT NOT NULL, "
+    "prev_hash TEXT NOT NULL, hash TEXT NOT NULL)"
+)
+# One row (``id`` is TRUE): the chain's head, kept apart from the entries.
+_HEAD = (
+    "CREATE TABLE IF NOT EXISTS {head} (id BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (id), "
+    "seq BIGINT NOT NULL, hash TEXT NOT NULL)"
+)
+_PERM = (
+    "CREATE TABLE IF NOT EXISTS {perm} (id TEXT PRIMARY KEY, scope TEXT NOT NULL, "
+    "thread_id TEXT, principal_id TEXT, expires DOUBLE PRECISION NOT NULL, grant_json TEXT "
+    "NOT NULL)"
+)
+# Unnamed: PostgreSQL names them within its 63 characters (made only with their table).
+_PERM_BY_THREAD = "CREATE INDEX ON {perm} (thread_id) WHERE scope = 'thread'"
+_PERM_BY_PRINCIPAL = "CREATE INDEX ON {perm} (principal_id) WHERE scope = 'principal'"
+# The head row of an empty chain; never put back under entries (a head deleted under them
+# stays missing: ``verify_audit`` names it, appends refuse).
+_SEED_HEAD = (
+    "INSERT INTO {head} (id, seq, hash) SELECT TRUE, 0, %s WHERE NOT EXISTS "
+    "(SELECT 1 FROM {log}) ON CONFLICT (id) DO NOTHING"
+)
+_READ_HEAD = "SELECT seq, hash FROM {head} WHERE id"
+# The first statement of every transaction that appends: the writers of every worker queue
+# on this row lock, and each then sees the head the last one left.
+_LOCK_HEAD = "SELECT seq, hash FROM {head} WHERE id FOR UPDATE"
+# Written once the head is locked and known to be the one the entry follows.
+_PUT_ENTRY = (
+    "WITH logged AS (INSERT INTO {log} (seq, body, prev_hash, hash) VALUES (%s, %s, %s, %s)) "
+    "UPDATE {head} SET seq = %s, hash = %s WHERE id"
+)
+# A record's row locked, and whether it holds no result yet.
+_LOCK_RECORD = "SELECT result IS NULL FROM {table} WHERE key = %s FOR UPDATE"
+_FIRST_SEQ = "SELECT min(seq) FROM {log}"
+_ENTRIES = "SELECT seq, body, prev_hash, hash FROM {log} WHERE seq > %s ORDER BY seq LIMIT %s"
+# Kept (the same id replaces it); grants past their expiry are swept on the way.
+_PUT_GRANT = (
+    "WITH swept AS (DELETE FROM {perm} WHERE expires < %s) "
+    "INSERT INTO {perm} (id, scope, thread_id, principal_id, expires, grant_json) "
+    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET scope = EXCLUDED.scope, "
+    "thread_id = EXCLUDED.thread_id, principal_id = EXCLUDED.principal_id, "
+    "expires = EXCLUDED.expires, grant_json = EXCLUDED.grant_json"
+)
+_ALL_GRANTS = "SELECT grant_json FROM {perm}"
+_GRANTS = (
+    "SELECT grant_json FROM {perm} WHERE (scope = 'thread' AND thread_id = %s) "
+    "OR (scope = 'principal' AND principal_id = %s)"
+)
+_REVOKE = "DELETE FROM {perm} WHERE id = %s RETURNING expires"
+
 
 async def _check_if_dropped(connection: Any) -> None:
     """The pool's check before handing out a connection, without a round trip while it is
@@ -176,9 +255,16 @@ def _error(exc: BaseException) -> type[ApprovalStoreError]:
     return ApprovalStoreUnavailableError
 
 
-def _table(name: str) -> tuple[sql.Composable, sql.Composable]:
-    """``table`` or ``schema.table`` as a quoted identifier, and its epoch table's (the same
-    name with ``_meta``); anything else is refused."""
+#: The tables beside the store's own, by the suffix of their names: its epoch, then the
+#: governance records (at most 5 characters, so a 58-character name gives them all whole).
+_COMPANIONS = {"meta": "_meta", "log": "_log", "head": "_head", "perm": "_perm"}
+_GOVERNANCE = ("log", "head", "perm")
+
+
+def _table(name: str) -> dict[str, sql.Composable]:
+    """``table`` or ``schema.table`` as a quoted identifier (``"table"``), with the tables
+    beside it (the same schema, the name with a suffix of :data:`_COMPANIONS`); anything else
+    is refused."""
     parts = name.split(".") if isinstance(name, str) else []
     if not 1 <= len(parts) <= 2 or not all(_NAME.fullmatch(p) for p in parts[:-1]):
         parts = []
@@ -187,7 +273,15 @@ def _table(name: str) -> tuple[sql.Composable, sql.Composable]:
             f"table must be a PostgreSQL name such as 'agui_chat_approvals' or "
             f"'myschema.approvals' (letters, digits, _; at most 58), got {name!r}"
         )
-    return sql.Identifier(*parts), sql.Identifier(*parts[:-1], f"{parts[-1]}_meta")
+    named: dict[str, sql.Composable] = {"table": sql.Identifier(*parts)}
+    for what, suffix in _COMPANIONS.items():
+        named[what] = sql.Identifier(*parts[:-1], parts[-1] + suffix)
+    return named
+
+
+def _regclass(table: str, suffix: str = "") -> str:
+    """``table`` (with ``suffix``) as ``to_regclass`` reads a name (quoted: the case is kept)."""
+    return ".".join(f'"{part}"' for part in (table + suffix).split("."))
 
 
 class PostgresApprovalStore(ApprovalStore):
@@ -206,10 +300,17 @@ class PostgresApprovalStore(ApprovalStore):
     (neither is worth retrying; every result is kept exactly, NUL characters and lone
     surrogates included). A URL's pool holds up to ``max_connections``
     connections (autocommit; one the server closed, as a restart of the database does, is
-    replaced before use, not failed). Every write is its own commit. The "started" mark
-    (and every write but two) is as durable as the database's ``synchronous_commit`` makes
-    it; a claim and a result do not wait for their WAL (docs/stores.md says why that loses
-    no approval). ``clock`` gives the time in epoch seconds.
+    replaced before use, not failed). Every write is its own commit (a write with its audit
+    record one transaction). The "started" mark (and every write but two) is as durable as
+    the database's ``synchronous_commit`` makes it; a claim and a result do not wait for their
+    WAL (docs/stores.md says why that loses no approval; a result's audit record is lost with
+    it or kept with it, never apart). ``clock`` gives the time in epoch seconds;
+    ``audit_arguments=False`` keeps only a digest of each call's arguments in the audit trail.
+
+    The audit trail and the grants are kept in ``<table>_log``, ``<table>_head`` and
+    ``<table>_perm``, made on first use; a role that may not create tables needs them made
+    beforehand (with ``<table>`` and ``<table>_meta``) and ``SELECT, INSERT, UPDATE, DELETE``
+    on all five.
     """
 
     def __init__(
@@ -220,16 +321,16 @@ class PostgresApprovalStore(ApprovalStore):
         timeout: float = 2.0,
         max_connections: int = 10,
         clock: Callable[[], float] = time.time,
+        audit_arguments: bool = True,
     ) -> None:
-        super().__init__(clock=clock)
+        super().__init__(clock=clock, audit_arguments=audit_arguments)
         if timeout <= 0 or max_connections < 1:
             raise ConfigurationError("timeout must be positive and max_connections at least 1")
         self.table = table
-        name, meta = _table(table)
-        #: Both tables as ``to_regclass`` reads a name (quoted: the case is kept).
-        self._names = tuple(
-            ".".join(f'"{part}"' for part in n.split(".")) for n in (table, f"{table}_meta")
-        )
+        names = _table(table)
+        #: The claims' tables, then the governance tables, as ``to_regclass`` reads them.
+        self._names = (_regclass(table), _regclass(table, "_meta"))
+        self._governance_names = tuple(_regclass(table, _COMPANIONS[t]) for t in _GOVERNANCE)
         self._timeout = timeout
         self._owns_pool = isinstance(url_or_pool, str)  # a pool lent is yours to close
         if isinstance(url_or_pool, str):
@@ -261,12 +362,13 @@ class PostgresApprovalStore(ApprovalStore):
             self.url = _pool_address(pool)
         self._pool = pool
         self._ready = False
+        self._governance_ready = False
         self._lock = asyncio.Lock()
         # An advisory lock per table: concurrent CREATE TABLE IF NOT EXISTS can otherwise fail.
         digest = hashlib.sha256(f"agui_chat:{table}".encode()).digest()
         self._lock_id = int.from_bytes(digest[:8], "big", signed=True)
         self._sql = {
-            what: sql.SQL(text).format(table=name, meta=meta)
+            what: sql.SQL(text).format(**names)
             for what, text in {
                 "schema": _SCHEMA,
                 "tables exist": _TABLES_EXIST,
@@ -281,23 +383,48 @@ class PostgresApprovalStore(ApprovalStore):
                 "record": _RECORD,
                 "get": _GET,
                 "sweep": _SWEEP,
+                "governance exist": _GOVERNANCE_EXIST,
+                "log": _LOG,
+                "head": _HEAD,
+                "perm": _PERM,
+                "perm by thread": _PERM_BY_THREAD,
+                "perm by principal": _PERM_BY_PRINCIPAL,
+                "seed head": _SEED_HEAD,
+                "read head": _READ_HEAD,
+                "lock head": _LOCK_HEAD,
+                "put entry": _PUT_ENTRY,
+                "lock record": _LOCK_RECORD,
+                "entries": _ENTRIES,
+                "first seq": _FIRST_SEQ,
+                "put grant": _PUT_GRANT,
+                "all grants": _ALL_GRANTS,
+                "grants": _GRANTS,
+                "revoke": _REVOKE,
             }.items()
         }
 
     def __repr__(self) -> str:
         return f"PostgresApprovalStore({self.url!r}, table={self.table!r})"
 
-    async def _run(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
-        async def job() -> _T:
+    async def _run(self, work: Callable[[Any], Awaitable[_T]], *, governance: bool = False) -> _T:
+        """``work`` on a pooled connection, its tables made first (``governance``: the audit
+        trail's and the grants' too), every failure the store's typed error."""
+
+        async def ready() -> None:
             if not self._ready:
                 await self._prepare()
+            if governance and not self._governance_ready:
+                await self._prepare_governance()
+
+        async def job() -> _T:
+            await ready()
             try:
                 async with self._pool.connection(timeout=self._timeout) as connection:
                     return await work(connection)
             except psycopg.errors.UndefinedTable:
                 # Dropped under us: made again, with a new epoch (older tokens: reset).
-                self._ready = False
-                await self._prepare()
+                self._ready = self._governance_ready = False
+                await ready()
                 async with self._pool.connection(timeout=self._timeout) as connection:
                     return await work(connection)
 
@@ -334,6 +461,32 @@ class PostgresApprovalStore(ApprovalStore):
                 await connection.execute(self._sql["make epoch"], (new_epoch(self._clock()),))
             self._ready = True
 
+    async def _prepare_governance(self) -> None:
+        """Create the audit trail's and the grants' tables that are missing, once (under the
+        claims' advisory lock), and the head row of an empty chain."""
+        async with self._lock:
+            if self._governance_ready:
+                return
+            connect = self._pool.connection(timeout=self._timeout)
+            async with connect as connection, connection.transaction():
+                await connection.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_id,))
+                # Checked first, as for the claims' tables: a role that may not create works
+                # on tables an operator made.
+                found = await connection.execute(
+                    self._sql["governance exist"], self._governance_names
+                )
+                log, head, perm = await found.fetchone()
+                if not log:
+                    await connection.execute(self._sql["log"])
+                if not head:
+                    await connection.execute(self._sql["head"])
+                if not perm:
+                    await connection.execute(self._sql["perm"])
+                    await connection.execute(self._sql["perm by thread"])
+                    await connection.execute(self._sql["perm by principal"])
+                await connection.execute(self._sql["seed head"], (EMPTY_HEAD[1],))
+            self._governance_ready = True
+
     # -- the contract ---------------------------------------------------------------------------
     async def _epoch(self) -> str:
         async def work(db: Any) -> str:
@@ -362,14 +515,26 @@ class PostgresApprovalStore(ApprovalStore):
 
         return await self._run(work)
 
-    async def mark_started(
-        self, key: str, *, owner: str = "", lease_until: float | None = None
+    async def _mark_started(
+        self, key: str, owner: str, lease_until: float | None, entry: AuditEntry | None
     ) -> bool:
-        async def work(db: Any) -> bool:
-            done = await db.execute(self._sql["start"], (lease_until, key, owner))
-            return bool(done.rowcount == 1)
+        start = (lease_until, key, owner)
+        if entry is None:
 
-        return await self._run(work)
+            async def mark(db: Any) -> bool:
+                return bool((await db.execute(self._sql["start"], start)).rowcount == 1)
+
+            return await self._run(mark)
+
+        async def mark_and_append(db: Any) -> bool:
+            async with db.transaction():
+                _follows(await self._lock_head(db), entry)
+                if (await db.execute(self._sql["start"], start)).rowcount != 1:
+                    return False  # not owner's: nothing written
+                await self._put_entry(db, entry)
+                return True
+
+        return await self._run(mark_and_append, governance=True)
 
     async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
         async def work(db: Any) -> None:
@@ -390,23 +555,134 @@ class PostgresApprovalStore(ApprovalStore):
 
         await self._run(work)
 
-    async def record_result(self, key: str, result: str) -> None:
-        async def work(db: Any) -> None:
-            await db.execute(self._sql["record"], (result_to_text(result), key))
+    async def _record_result(self, key: str, result: str, entry: AuditEntry | None) -> None:
+        kept = (result_to_text(result), key)
+        if entry is None:
 
-        await self._run(work)
+            async def record(db: Any) -> None:
+                await db.execute(self._sql["record"], kept)
+
+            await self._run(record)
+            return
+
+        async def record_and_append(db: Any) -> None:
+            async with db.transaction():
+                head = await self._lock_head(db)
+                row = await (await db.execute(self._sql["lock record"], (key,))).fetchone()
+                if row is None:
+                    return  # no record: nothing kept, nothing recorded
+                fresh = bool(row[0])  # no result yet: this one is the record's use
+                if fresh:
+                    _follows(head, entry)
+                await db.execute(self._sql["record"], kept)
+                if fresh:
+                    await self._put_entry(db, entry)
+
+        await self._run(record_and_append, governance=True)
 
     async def record(self, key: str) -> ClaimRecord | None:
         async def work(db: Any) -> ClaimRecord | None:
             row = await (await db.execute(self._sql["get"], (key,))).fetchone()
             if row is None:
                 return None
-            result = None if row[3] is None else result_from_text(row[3])
-            return ClaimRecord(row[0], bool(row[1]), row[2], result)
+            return ClaimRecord(row[0], bool(row[1]), row[2], result_from_text(row[3]))
 
         return await self._run(work)
+
+    # -- the audit trail ------------------------------------------------------------------------
+    async def _lock_head(self, db: Any) -> tuple[int, str]:
+        """Lock the head row (in the caller's transaction) and read it: every appending
+        worker waits here for the one before it. A missing row is made again only for an empty
+        trail; under entries it was deleted, and nothing is appended after it."""
+        for _ in range(2):
+            row = await (await db.execute(self._sql["lock head"])).fetchone()
+            if row is not None:
+                return int(row[0]), str(row[1])
+            await db.execute(self._sql["seed head"], (EMPTY_HEAD[1],))
+        first = await (await db.execute(self._sql["first seq"])).fetchone()
+        raise AuditChainError(
+            f"audit record {first[0]} lies past the trail's head, which is missing from "
+            f"{self.table}_head: it was deleted; nothing was appended",
+            seq=int(first[0] or 1),
+        )
+
+    async def _put_entry(self, db: Any, entry: AuditEntry) -> None:
+        """Append ``entry`` and make it the head (the head locked, and ``entry`` its next)."""
+        await db.execute(
+            self._sql["put entry"],
+            (entry.seq, entry.body, entry.prev_hash, entry.hash, entry.seq, entry.hash),
+        )
+
+    async def _append(self, entry: AuditEntry) -> None:
+        async def append(db: Any) -> None:
+            async with db.transaction():
+                _follows(await self._lock_head(db), entry)
+                await self._put_entry(db, entry)
+
+        await self._run(append, governance=True)
+
+    async def _audit_head(self) -> tuple[int, str] | None:
+        async def read(db: Any) -> tuple[int, str] | None:
+            row = await (await db.execute(self._sql["read head"])).fetchone()
+            head = None if row is None else (int(row[0]), str(row[1]))
+            return None if head == EMPTY_HEAD else head
+
+        return await self._run(read, governance=True)
+
+    async def _audit_entries(self, after: int, limit: int) -> list[AuditEntry]:
+        async def read(db: Any) -> list[AuditEntry]:
+            found = await db.execute(self._sql["entries"], (after, limit))
+            return [AuditEntry(int(r[0]), r[1], r[2], r[3]) for r in await found.fetchall()]
+
+        return await self._run(read, governance=True)
+
+    # -- remembered approvals -------------------------------------------------------------------
+    async def _put_grant(self, grant: Grant) -> None:
+        args = (
+            self._clock(),
+            grant.id,
+            grant.scope,
+            grant.thread_id,
+            grant.principal_id,
+            grant.expires.timestamp(),
+            json.dumps(grant.to_dict()),
+        )
+
+        async def put(db: Any) -> None:
+            await db.execute(self._sql["put grant"], args)
+
+        await self._run(put, governance=True)
+
+    async def _grants(self, thread_id: str | None, principal_id: str | None) -> list[Grant]:
+        query: sql.Composable
+        args: tuple[str | None, ...]
+        if thread_id is None and principal_id is None:
+            query, args = self._sql["all grants"], ()
+        else:
+            query, args = self._sql["grants"], (thread_id, principal_id)
+
+        async def read(db: Any) -> list[Grant]:
+            found = await (await db.execute(query, args)).fetchall()
+            return [Grant.from_dict(json.loads(row[0])) for row in found]
+
+        return await self._run(read, governance=True)
+
+    async def revoke_grant(self, grant_id: str) -> bool:
+        now = self._clock()
+
+        async def revoke(db: Any) -> bool:
+            row = await (await db.execute(self._sql["revoke"], (grant_id,))).fetchone()
+            return row is not None and float(row[0]) > now
+
+        return await self._run(revoke, governance=True)
 
     async def aclose(self) -> None:
         if self._owns_pool:
             await self._pool.close()
             self._ready = False
+
+
+def _follows(head: tuple[int, str], entry: AuditEntry) -> None:
+    """``HeadMoved`` (naming the head now) unless ``entry`` follows ``head``."""
+    if (entry.seq - 1, entry.prev_hash) != head:
+        raise HeadMoved(None if head == EMPTY_HEAD else head)

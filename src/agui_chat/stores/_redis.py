@@ -16,6 +16,28 @@ done) is a script or a ``SET ... XX KEEPTTL``, so the kept result lives exactly 
 the claim. On a cluster, give a ``prefix`` with a hash tag (``"{agui_chat}:approval:"``), so
 the epoch and the records share a slot.
 
+The governance records live under the same prefix. The audit trail, which never expires:
+its entries in the sorted set ``<prefix>audit:entries`` (score the seq, member
+``<prev_hash>:<hash>:<body>``, the body byte for byte as sealed) and its head, apart from
+them, in ``<prefix>audit:head`` (``<seq>:<hash>``). Redis's Lua cannot compute SHA-256, so
+the base class seals each entry in Python and the store only compares and sets: each step
+that appends is one Lua script that checks the head is still the one the entry follows
+(else ``HeadMoved``, nothing written), then adds the entry and moves the head; the
+"started" mark and the kept result are set in that same script, so the claim's use and its
+record are written together or not at all. Entries already kept past the head (a head moved
+back or removed by hand, or evicted) refuse every append (``AuditChainError``) instead of
+starting a second chain beside them.
+
+A remembered approval is the key ``<prefix>grant:<id>`` (its JSON, expiring when it does),
+indexed in the sorted sets ``<prefix>grants:all``, ``<prefix>grants:thread:<thread_id>``
+and ``<prefix>grants:principal:<principal_id>`` (score its expiry; each index expires with
+its longest-lived grant and drops the expired ones as grants are added to it), all set by
+one script. A revocation deletes the key, so no worker lists it after; a listing reads the
+grants an index names and keeps only those that apply. Every script needs scripting
+(``EVALSHA``): a Redis without it refuses the store (``ApprovalStoreMisconfiguredError``),
+as it refuses its claims; values longer than Redis's ``proto-max-bulk-len`` (a result, an
+audit record, a grant) are refused before they are sent (``ApprovalStoreValueError``).
+
 The records are only as safe as Redis keeps them: a Redis without the append-only file, or
 one that may evict keys, can lose used approvals. The store checks both on first use
 (``CONFIG GET appendonly`` and ``maxmemory-policy``), logs a warning, or refuses to work
@@ -24,6 +46,7 @@ under ``strict=True`` (see docs/stores.md).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -36,14 +59,18 @@ from .._exceptions import (
     ApprovalStoreResetError,
     ApprovalStoreUnavailableError,
     ApprovalStoreValueError,
+    AuditChainError,
     ConfigurationError,
 )
 from .._extras import needs_extra
 from .._url_secrets import redact_url, without_url_secrets
+from ..consent._audit import EMPTY_HEAD, AuditEntry
+from ..consent._grants import Grant
 from ._base import (
     ApprovalStore,
     Claim,
     ClaimRecord,
+    HeadMoved,
     check_release,
     new_epoch,
     result_from_text,
@@ -55,10 +82,8 @@ with needs_extra("redis", by="RedisApprovalStore", package="redis-py"):
     from redis.asyncio.retry import Retry as _Retry
     from redis.backoff import NoBackoff as _NoBackoff
     from redis.exceptions import AuthenticationError as _RedisAuthenticationError
-    from redis.exceptions import BusyLoadingError as _RedisBusyLoadingError
     from redis.exceptions import ClusterCrossSlotError as _RedisCrossSlot
     from redis.exceptions import ConnectionError as _RedisConnectionError
-    from redis.exceptions import DataError as _RedisDataError
     from redis.exceptions import NoPermissionError as _RedisNoPermission
     from redis.exceptions import ReadOnlyError as _RedisReadOnly
     from redis.exceptions import RedisClusterException as _RedisClusterError
@@ -86,14 +111,94 @@ else
 end
 return 1
 """
-_START = """
+# The audit chain, for the scripts that append to it: ``moved`` checks that the head (key
+# ``hk``, absent for an empty chain) is ``want`` and answers what stops the append of entry
+# ``seq``: ``{-2, head}`` (another worker appended first) or ``{-3, seq}`` (entries at or
+# past ``seq`` are already in ``ek``: the head was moved back or removed by hand); ``put``
+# adds the entry and makes it the head. A script calls ``moved`` before it writes anything,
+# so a refused append writes nothing at all.
+_CHAIN = """
+local function moved(hk, ek, want, seq)
+  local h = redis.call('GET', hk) or ('0:' .. string.rep('0', 64))
+  if h ~= want then return {-2, h} end
+  if redis.call('ZCOUNT', ek, seq, '+inf') > 0 then return {-3, seq} end
+  return nil
+end
+local function put(hk, ek, seq, member, head)
+  redis.call('ZADD', ek, seq, member)
+  redis.call('SET', hk, head)
+end
+"""
+# KEYS: the record, the chain's head, its entries. ARGV[1] the owner, ARGV[2] the new lease
+# ('' keeps it), ARGV[3] '1' to append the entry ARGV[4..7] (see _chain_args) with the mark.
+_START = (
+    _CHAIN
+    + """
 local v = redis.call('GET', KEYS[1])
 if not v or string.sub(v, 1, 2) ~= 'p:' then return 0 end
 local lease, owner = string.match(v, '^p:([^:]*):(.*)$')
 if owner ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' then lease = ARGV[2] end
+if ARGV[3] == '1' then
+  local refused = moved(KEYS[2], KEYS[3], ARGV[4], ARGV[5])
+  if refused then return refused end
+  put(KEYS[2], KEYS[3], ARGV[5], ARGV[6], ARGV[7])
+end
 redis.call('SET', KEYS[1], 's:' .. lease .. ':' .. owner, 'KEEPTTL')
 return 1
+"""
+)
+# KEYS: the record, the chain's head, its entries. ARGV[1] the record's new value ('d:' and
+# the result); the entry ARGV[2..5] is appended only if the record held no result yet.
+# 0: no record, nothing written; 1: kept and appended; 2: kept (it held a result already).
+_RESULT = (
+    _CHAIN
+    + """
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+if string.sub(v, 1, 2) ~= 'd:' then
+  local refused = moved(KEYS[2], KEYS[3], ARGV[2], ARGV[3])
+  if refused then return refused end
+  put(KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5])
+  redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+  return 1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 2
+"""
+)
+# KEYS: the chain's head, its entries; ARGV the entry (see _chain_args).
+_APPEND = (
+    _CHAIN
+    + """
+local refused = moved(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
+if refused then return refused end
+put(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4])
+return 1
+"""
+)
+# KEYS[1] the grant, KEYS[2..] its indexes (sorted sets of grant ids, scored by expiry).
+# ARGV: its JSON, its time to live (ms), its expiry (the score), its id, now. Each index
+# drops what expired before now and lives as long as its longest-lived grant.
+_PUT_GRANT = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 2, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. ARGV[5])
+  redis.call('ZADD', KEYS[i], ARGV[3], ARGV[4])
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  end
+end
+return 1
+"""
+# KEYS[1] the grant, KEYS[2] the index of all grants; ARGV[1] its id. The grant's JSON (nil:
+# none), deleted: no worker lists it after this. Its scope's index drops it as it expires.
+_REVOKE_GRANT = """
+local v = redis.call('GET', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if not v then return false end
+redis.call('DEL', KEYS[1])
+return v
 """
 _RENEW = """
 local v = redis.call('GET', KEYS[1])
@@ -155,8 +260,9 @@ class RedisApprovalStore(ApprovalStore):
         timeout: float = 2.0,
         strict: bool = False,
         clock: Callable[[], float] = time.time,
+        audit_arguments: bool = True,
     ) -> None:
-        super().__init__(clock=clock)
+        super().__init__(clock=clock, audit_arguments=audit_arguments)
         self.strict = strict
         self._checked = False
         #: The longest value Redis takes (its ``proto-max-bulk-len``, read with the checks
@@ -190,6 +296,12 @@ class RedisApprovalStore(ApprovalStore):
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._make_epoch = client.register_script(_MAKE_EPOCH)
+        self._keep_result = client.register_script(_RESULT)
+        self._append_script = client.register_script(_APPEND)
+        self._put_grant_script = client.register_script(_PUT_GRANT)
+        self._revoke_grant = client.register_script(_REVOKE_GRANT)
+        self._head_key = prefix + "audit:head"
+        self._entries_key = prefix + "audit:entries"
 
     def __repr__(self) -> str:
         return f"RedisApprovalStore({self.url!r})"
@@ -265,11 +377,13 @@ class RedisApprovalStore(ApprovalStore):
             )
         return bool(claimed)
 
-    async def mark_started(
-        self, key: str, *, owner: str = "", lease_until: float | None = None
+    async def _mark_started(
+        self, key: str, owner: str, lease_until: float | None, entry: AuditEntry | None
     ) -> bool:
-        args = [owner, "" if lease_until is None else repr(float(lease_until))]
-        return bool(await self._call(self._start(keys=[self._prefix + key], args=args)))
+        args: list[str | bytes] = [owner, "" if lease_until is None else repr(float(lease_until))]
+        args += ["0"] if entry is None else ["1", *self._chain_args(entry)]
+        keys = [self._prefix + key, self._head_key, self._entries_key]
+        return self._appended(await self._call(self._start(keys=keys, args=args)))
 
     async def renew(self, keys: Collection[str], *, owner: str, lease_until: float | None) -> None:
         args = [owner, "" if lease_until is None else repr(float(lease_until))]
@@ -281,15 +395,135 @@ class RedisApprovalStore(ApprovalStore):
         args = [owner, "1" if started else "0"]
         await self._call(self._release(keys=[self._prefix + key], args=args))
 
-    async def record_result(self, key: str, result: str) -> None:
+    async def _record_result(self, key: str, result: str, entry: AuditEntry | None) -> bool:
+        """Keep ``result``; whether ``entry`` was appended with it (``False``: the record is
+        absent, or held a result already)."""
         name = self._prefix + key
         value = ("d:" + result_to_text(result)).encode("utf-8")
+        self._check_size(value, "a result")
+        if entry is None:
+            await self._call(self._client.set(name, value, xx=True, keepttl=True))
+            return False
+        keys = [name, self._head_key, self._entries_key]
+        args = [value, *self._chain_args(entry)]
+        reply = await self._call(self._keep_result(keys=keys, args=args))
+        return self._appended(reply) and reply == 1
+
+    def _check_size(self, value: bytes, what: str) -> None:
+        """Refuse a value longer than Redis takes (``ApprovalStoreValueError``) before it is
+        sent: Redis would answer it by closing the connection, which reads as an outage."""
         if len(value) > self._max_value:
             raise ApprovalStoreValueError(
-                f"the approval store {self.url} cannot hold a result of {len(value)} bytes: "
+                f"the approval store {self.url} cannot hold {what} of {len(value)} bytes: "
                 f"Redis takes at most {self._max_value} (proto-max-bulk-len)"
             )
-        await self._call(self._client.set(name, value, xx=True, keepttl=True))
+
+    # -- the audit trail -------------------------------------------------------------------------
+
+    def _chain_args(self, entry: AuditEntry) -> list[str | bytes]:
+        """What the scripts append ``entry`` with: the head it follows, its seq, the member
+        kept (``<prev_hash>:<hash>:<body>``) and the head it makes."""
+        member = f"{entry.prev_hash}:{entry.hash}:{entry.body}".encode()
+        self._check_size(member, "an audit record")
+        follows = f"{entry.seq - 1}:{entry.prev_hash}"
+        return [follows, str(entry.seq), member, f"{entry.seq}:{entry.hash}"]
+
+    def _appended(self, reply: Any) -> bool:
+        """What a script that appends answered: whether it wrote (``False``: the record is
+        not the owner's, or absent); ``HeadMoved`` or ``AuditChainError`` when the chain
+        refused the entry (then it wrote nothing)."""
+        if not isinstance(reply, list):
+            return bool(reply)
+        code, at = int(reply[0]), _text(reply[1])
+        if code == -2:
+            raise HeadMoved(_head(at))
+        seq = int(at)
+        raise AuditChainError(
+            f"the audit trail in {self.url} already holds records from {seq} on, past its "
+            f"head ({seq - 1}): the head was moved back or removed (by hand, or evicted). "
+            "Nothing was appended, so no second chain is started beside the first",
+            seq=seq,
+        )
+
+    async def _append(self, entry: AuditEntry) -> None:
+        keys = [self._head_key, self._entries_key]
+        args = self._chain_args(entry)
+        self._appended(await self._call(self._append_script(keys=keys, args=args)))
+
+    async def _audit_head(self) -> tuple[int, str] | None:
+        raw = await self._call(self._client.get(self._head_key))
+        return None if raw is None else _head(_text(raw))
+
+    async def _audit_entries(self, after: int, limit: int) -> list[AuditEntry]:
+        rows = await self._call(
+            self._client.zrangebyscore(
+                self._entries_key, f"({after}", "+inf", start=0, num=limit, withscores=True
+            )
+        )
+        entries = []
+        for member, score in rows:
+            prev_hash, _, rest = _text(member).partition(":")
+            sealed, _, body = rest.partition(":")
+            entries.append(AuditEntry(int(float(score)), body, prev_hash, sealed))
+        return entries
+
+    # -- remembered approvals --------------------------------------------------------------------
+
+    def _grant_key(self, grant_id: str) -> str:
+        return f"{self._prefix}grant:{grant_id}"
+
+    def _grant_indexes(self, thread_id: str | None, principal_id: str | None) -> list[str]:
+        """The indexes of the grants scoped to ``thread_id`` or ``principal_id`` (neither:
+        the index of all)."""
+        if thread_id is None and principal_id is None:
+            return [self._prefix + "grants:all"]
+        indexes = [] if thread_id is None else [f"{self._prefix}grants:thread:{thread_id}"]
+        if principal_id is not None:
+            indexes.append(f"{self._prefix}grants:principal:{principal_id}")
+        return indexes
+
+    async def _put_grant(self, grant: Grant) -> None:
+        text = json.dumps(grant.to_dict()).encode("utf-8")
+        self._check_size(text, "a grant")
+        now, expires = self._clock(), grant.expires.timestamp()
+        ttl_ms = max(1, math.ceil((expires - now) * 1000))
+        keys = [self._grant_key(grant.id), *self._grant_indexes(None, None)]
+        if grant.scope == "thread" and grant.thread_id is not None:
+            keys += self._grant_indexes(grant.thread_id, None)
+        elif grant.scope == "principal" and grant.principal_id is not None:
+            keys += self._grant_indexes(None, grant.principal_id)
+        args: list[str | bytes] = [text, str(ttl_ms), repr(expires), grant.id, repr(now)]
+        await self._call(self._put_grant_script(keys=keys, args=args))
+
+    async def _grants(self, thread_id: str | None, principal_id: str | None) -> list[Grant]:
+        found: dict[str, Grant] = {}
+        for index in self._grant_indexes(thread_id, principal_id):
+            ids = [_text(i) for i in await self._call(self._client.zrange(index, 0, -1))]
+            if not ids:
+                continue
+            texts = await self._call(self._client.mget([self._grant_key(i) for i in ids]))
+            for grant_id, text in zip(ids, texts, strict=True):
+                grant = None if text is None else self._read_grant(_text(text))
+                # The index only finds candidates: each grant is checked against its key and
+                # what was asked, so an entry out of place never lists a grant where it is not.
+                if grant is not None and _applies(grant, grant_id, thread_id, principal_id):
+                    found[grant.id] = grant
+        return list(found.values())
+
+    def _read_grant(self, text: str) -> Grant | None:
+        """The grant kept as ``text``; ``None`` (and a warning) if it cannot be read: a grant
+        nobody can read lets nothing run without asking."""
+        try:
+            return Grant.from_dict(json.loads(text))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            _log.warning("the approval store %s holds a grant it cannot read: %r", self.url, exc)
+            return None
+
+    async def revoke_grant(self, grant_id: str) -> bool:
+        keys = [self._grant_key(grant_id), *self._grant_indexes(None, None)]
+        text = await self._call(self._revoke_grant(keys=keys, args=[grant_id]))
+        grant = None if text is None else self._read_grant(_text(text))
+        return grant is not None and grant.expires.timestamp() > self._clock()
 
     async def record(self, key: str) -> ClaimRecord | None:
         raw = await self._call(self._client.get(self._prefix + key))
@@ -312,24 +546,44 @@ _DEFAULT_MAX_VALUE = 512 * 1024 * 1024
 
 
 def _error(exc: BaseException) -> type[ApprovalStoreError]:
-    """What a redis-py error means for a caller: a value Redis cannot hold (a string over its
-    size limit); a refusal of this client, which an operator must fix and retrying does not
-    (a wrong password, an ACL without the permission, a read-only replica, keys in several
-    cluster slots, scripting or ``CONFIG`` turned off); or an outage (no connection, a timeout,
-    Redis loading its data, out of memory, a failing disk): the same call may succeed later."""
-    if isinstance(exc, _RedisDataError):
-        return ApprovalStoreValueError
+    """What a redis-py error means for a caller: a refusal of this client, which an operator
+    must fix and retrying does not (a wrong password, an ACL without the permission, a
+    read-only replica, keys in several cluster slots, scripting or ``CONFIG`` turned off); or
+    an outage (no connection, a timeout, Redis loading its data, out of memory, a failing
+    disk): the same call may succeed later. A value too large for Redis is refused before it
+    is sent (``RedisApprovalStore._check_size``): Redis would close the connection."""
     refusals = (_RedisAuthenticationError, _RedisNoPermission, _RedisReadOnly, _RedisCrossSlot)
     if isinstance(exc, refusals):
         return ApprovalStoreMisconfiguredError
-    if isinstance(exc, _ResponseError) and not isinstance(exc, _RedisBusyLoadingError):
-        text = str(exc)
-        if any(mark in text for mark in ("exceeds maximum", "too large", "invalid bulk length")):
-            return ApprovalStoreValueError
-        if text.startswith(("unknown command", "ERR unknown command")):
-            return ApprovalStoreMisconfiguredError
+    # redis-py strips Redis's "ERR " from the message
+    if isinstance(exc, _ResponseError) and str(exc).startswith("unknown command"):
+        return ApprovalStoreMisconfiguredError
     return ApprovalStoreUnavailableError
 
 
 def _text(raw: Any) -> str:
     return raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
+
+
+def _applies(grant: Grant, grant_id: str, thread_id: str | None, principal_id: str | None) -> bool:
+    """Whether ``grant``, kept under ``grant_id``'s key, is its own and one of those scoped
+    to ``thread_id`` or ``principal_id`` (neither given: every grant is)."""
+    if grant.id != grant_id:
+        return False
+    if thread_id is None and principal_id is None:
+        return True
+    if grant.scope == "thread":
+        return thread_id is not None and grant.thread_id == thread_id
+    return (
+        grant.scope == "principal"
+        and principal_id is not None
+        and grant.principal_id == principal_id
+    )
+
+
+def _head(text: str) -> tuple[int, str] | None:
+    """The chain's head kept as ``<seq>:<hash>`` (``None``: the empty chain's); a value that
+    is not one gives a head no chain ends at, so ``verify_audit`` fails and nothing appends."""
+    seq, _, sealed = text.partition(":")
+    head = (int(seq) if seq.isdigit() else -1, sealed)
+    return None if head == EMPTY_HEAD else head

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,16 @@ from agui_chat.testing import ScriptedChatClient
 from live_uvicorn import serve
 from real_components import missing, require
 
-__all__ = ["LAUNCH_ARGS", "Recorder", "RecordingModel", "open_page", "ready", "say", "serve"]
+__all__ = [
+    "LAUNCH_ARGS",
+    "Recorder",
+    "RecordingModel",
+    "ScriptedStreamServer",
+    "open_page",
+    "ready",
+    "say",
+    "serve",
+]
 
 #: How Chromium is started: headless, no sandbox (root in CI), and nothing that would reach
 #: the network by itself.
@@ -170,6 +179,33 @@ def replay(body: bytes, receive: Any) -> Any:
         return await receive()
 
     return again
+
+
+class ScriptedStreamServer:
+    """A hostile AG-UI server for the page: the page and its display requests from a real
+    ``AGUIServer(ui=True)``; every run answered with the events ``stream(run_input)`` gives,
+    whatever they hold."""
+
+    def __init__(self, stream: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        from agui_server import agui_server
+
+        self.page = agui_server(RecordingModel({}).client, ui=True).app
+        self.stream = stream
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["query_string"]:
+            await self.page(scope, receive, send)
+            return
+        body = await read_body(receive)
+        data = json.loads(body)
+        if not data.get("messages"):
+            await self.page(scope, replay(body, receive), send)
+            return
+        events = self.stream(data)
+        stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": stream})
 
 
 def shot(page: Any, folder: Path, name: str) -> None:

@@ -8,6 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from agui_chat import ApprovalStoreUnavailableError
+from agui_chat.stores import ClaimRecord, InMemoryApprovalStore
 from agui_server import BASE_URL, SIGNING_KEY, client_for, run_agui
 from agui_streams import (
     SideEffects,
@@ -131,3 +133,14 @@ async def start_up(app: Any) -> list[dict[str, Any]]:
 
     await app({"type": "lifespan"}, receive, send)
     return sent
+
+
+class Unreachable(InMemoryApprovalStore):
+    """A store whose reads fail while ``down``."""
+
+    down = False
+
+    async def record(self, key: str) -> ClaimRecord | None:
+        if self.down:
+            raise ApprovalStoreUnavailableError("the store is down")
+        return await super().record(key)

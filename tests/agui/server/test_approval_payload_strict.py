@@ -65,8 +65,8 @@ async def test_an_edit_under_another_key_runs_nothing_and_consumes_nothing(key: 
     events = await run_agui(app, run_input(*history, run="r2", resume=[edit]))
     error = refused_before_the_run(events, "RESUME_UNKNOWN_PAYLOAD_KEY")
     assert error["message"] == (
-        f"resume[0].payload has unknown key {key!r}; expected {{approved, reason?, editedArgs?}} "
-        "(edited arguments go under 'editedArgs')"
+        f"resume[0].payload has unknown key {key!r}; expected "
+        "{approved, reason?, editedArgs?, remember?} (edited arguments go under 'editedArgs')"
     )
     assert fx.count("delete_file") == 0  # neither the edited nor the unedited call ran
     # Nothing was claimed: the same approval, answered correctly, runs once, as edited.

@@ -53,13 +53,13 @@ class SlowStore(InMemoryApprovalStore):
         await self._slow("claim")
         return claimed
 
-    async def mark_started(self, key: str, **kwargs: Any) -> bool:
-        marked = await super().mark_started(key, **kwargs)
+    async def _mark_started(self, key: str, *kwargs: Any) -> bool:
+        marked = await super()._mark_started(key, *kwargs)
         await self._slow("mark_started")
         return marked
 
-    async def record_result(self, key: str, result: str) -> None:
-        await super().record_result(key, result)
+    async def record_result(self, key: str, result: str, **kept: Any) -> None:
+        await super().record_result(key, result, **kept)
         await self._slow("record_result")
 
 
@@ -123,6 +123,12 @@ async def test_a_cancel_before_the_tools_first_line_loses_no_approval(step: str)
     replay = await agent.resume(history, approve(interrupt), run="third")
     assert [e["content"] for e in replay if e["type"] == "TOOL_CALL_RESULT"] == ["deleted a.txt"]
     assert tool.starts == 1
+    # The audit trail shows the one run; a record the cancelled mark brought is withdrawn
+    # (kept in the chain, which still verifies), never shown as a run that did not happen.
+    store = agent.app.approval_store
+    records = [r async for r in store.audit()]
+    assert [(r.decision, r.outcome, r.run_id) for r in records] == [("approved", "ran", "again")]
+    assert await store.verify_audit() == (2 if step == "mark_started" else 1)
 
 
 async def test_a_cancel_while_the_result_is_kept_keeps_it_and_runs_nothing_again() -> None:

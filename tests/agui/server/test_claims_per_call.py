@@ -125,15 +125,15 @@ class GoesDownAfterTheFirstStart(InMemoryApprovalStore):
         if self.down:
             raise ApprovalStoreUnavailableError("store down")
 
-    async def mark_started(self, key: str, **lease: Any) -> bool:
+    async def _mark_started(self, key: str, *lease: Any) -> bool:
         self._check()
         self.starts += 1
         self.down = self.starts == 1
-        return await super().mark_started(key, **lease)
+        return await super()._mark_started(key, *lease)
 
-    async def record_result(self, key: str, result: str) -> None:
+    async def record_result(self, key: str, result: str, **kept: Any) -> None:
         self._check()
-        await super().record_result(key, result)
+        await super().record_result(key, result, **kept)
 
     async def release(self, key: str, *, owner: str = "", started: bool = False) -> None:
         self._check()
@@ -242,7 +242,7 @@ class TakenBeforeTheStart(InMemoryApprovalStore):
     """A store in which another resume took every claim just before its tool started (the
     claim lapsed meanwhile): ``mark_started`` says no."""
 
-    async def mark_started(self, key: str, **lease: Any) -> bool:
+    async def _mark_started(self, key: str, *lease: Any) -> bool:
         return False
 
 
@@ -376,12 +376,12 @@ class TakenOverByAnother(InMemoryApprovalStore):
     """A store in which another resume really took the claim over just before this run's
     tool was to start (this run's claim had lapsed): the other resume holds it now."""
 
-    async def mark_started(self, key: str, **lease: Any) -> bool:
+    async def _mark_started(self, key: str, *lease: Any) -> bool:
         held = await self.record(key)
         assert held is not None
         await self.release(key, owner=held.owner)
         assert await self.claim(key, expires_at=None, owner="the-other-resume", lease_until=None)
-        return await super().mark_started(key, **lease)
+        return await super()._mark_started(key, *lease)
 
 
 async def test_a_run_that_lost_its_claim_leaves_the_other_resumes_claim_alone() -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from server_support import (
     Tools,
+    Unreachable,
     approve,
     assistant_calls,
     history_from,
@@ -37,13 +38,12 @@ from server_support import (
 )
 
 from agui_chat import (
-    ApprovalStoreUnavailableError,
     ChatMessage,
     FunctionCallContent,
     FunctionResultContent,
 )
 from agui_chat.agui import AGUIChatClient
-from agui_chat.stores import ClaimRecord, InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
 from agui_server import ServedAgent, agui_server
 from meai_texts import REJECTED
 
@@ -252,17 +252,6 @@ async def test_another_agent_sharing_the_store_and_key_does_not_take_it(tools: T
     events = await b.post(agent_framework(*later(history), run="r3"))
     refused_before_the_run(events, "TOOL_RESULT_NOT_ISSUED")
     assert tools.count("delete_file") == 1
-
-
-class Unreachable(InMemoryApprovalStore):
-    """A store whose reads fail while ``down``."""
-
-    down = False
-
-    async def record(self, key: str) -> ClaimRecord | None:
-        if self.down:
-            raise ApprovalStoreUnavailableError("the store is down")
-        return await super().record(key)
 
 
 async def test_the_store_out_of_reach_is_a_refusal_to_retry_then_the_turn_goes_on(

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from server_support import (
     Tools,
+    Unreachable,
     approve,
     cancel,
     of_type,
@@ -28,13 +29,12 @@ from server_support import (
 )
 
 from agui_chat import (
-    ApprovalStoreUnavailableError,
     ChatMessage,
     ChatOptions,
     FunctionCallContent,
     FunctionResultContent,
 )
-from agui_chat.stores import ClaimRecord, InMemoryApprovalStore
+from agui_chat.stores import InMemoryApprovalStore
 from agui_server import agui_server
 from fake_clock import on_the_server
 from meai_texts import REJECTED
@@ -364,17 +364,6 @@ async def test_a_store_that_lost_its_records_takes_no_echo_and_runs_nothing_agai
     events = await restarted.run(*later_turn(history), run="r3")
     refused_before_the_run(events, "TOOL_RESULT_NOT_ISSUED")
     assert tools.count("delete_file") == 1
-
-
-class Unreachable(InMemoryApprovalStore):
-    """A store whose reads fail while ``down``."""
-
-    down = False
-
-    async def record(self, key: str) -> ClaimRecord | None:
-        if self.down:
-            raise ApprovalStoreUnavailableError("the store is down")
-        return await super().record(key)
 
 
 async def test_the_store_out_of_reach_on_a_later_run_is_a_refusal_to_retry(tools: Tools) -> None:

@@ -98,10 +98,10 @@ async def test_a_result_the_store_cannot_hold_replays_as_a_note_that_the_tool_ra
     class Small(InMemoryApprovalStore):
         """A store with a size limit on results, as Redis's proto-max-bulk-len is."""
 
-        async def record_result(self, key: str, result: str) -> None:
+        async def record_result(self, key: str, result: str, **kept: Any) -> None:
             if len(result) > 1000:
                 raise ApprovalStoreValueError("the result is over this store's limit")
-            await super().record_result(key, result)
+            await super().record_result(key, result, **kept)
 
     ran_with: list[None] = []
 

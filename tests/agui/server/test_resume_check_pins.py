@@ -432,7 +432,7 @@ async def test_a_refusal_of_the_tool_loop_without_a_code_of_its_own_is_an_invali
     class NewRefusal(HumanInTheLoopError):
         pass
 
-    def refusing(*args: Any) -> Any:
+    def refusing(*args: Any, **kwargs: Any) -> Any:
         raise NewRefusal("internal detail")
 
     fx = SideEffects()

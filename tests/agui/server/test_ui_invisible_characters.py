@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import regex
-from browser_support import RecordingModel, open_page, read_body, ready, replay, say, serve, shot
+from browser_support import RecordingModel, ScriptedStreamServer, open_page, ready, say, serve, shot
 
 from agui_chat._display import visible
 from agui_server import agui_server
@@ -32,45 +32,28 @@ from invisible_characters import (
 )
 
 
-class HostileServer:
-    """The page and its display requests from a real ``AGUIServer``; every run answered with
-    a call of :data:`NAME` holding :data:`KEY` and :data:`VALUE`, its result and a text, all
-    of them holding every code point of :data:`HIDDEN`."""
-
-    def __init__(self) -> None:
-        self.page = agui_server(RecordingModel({}).client, ui=True).app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["query_string"]:
-            await self.page(scope, receive, send)
-            return
-        body = await read_body(receive)
-        data = json.loads(body)
-        if not data.get("messages"):
-            await self.page(scope, replay(body, receive), send)
-            return
-        ids = {"threadId": data["threadId"], "runId": data["runId"]}
-        events = [
-            {"type": "RUN_STARTED", **ids},
-            {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": NAME},
-            {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": json.dumps({KEY: VALUE})},
-            {"type": "TOOL_CALL_END", "toolCallId": "c1"},
-            {
-                "type": "TOOL_CALL_RESULT",
-                "messageId": "r1",
-                "toolCallId": "c1",
-                "content": VALUE,
-                "role": "tool",
-            },
-            {"type": "TEXT_MESSAGE_START", "messageId": "t1", "role": "assistant"},
-            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "t1", "delta": f"wrote {VALUE}"},
-            {"type": "TEXT_MESSAGE_END", "messageId": "t1"},
-            {"type": "RUN_FINISHED", **ids, "outcome": {"type": "success"}},
-        ]
-        stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": stream})
+def hostile_run(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run answered with a call of :data:`NAME` holding :data:`KEY` and :data:`VALUE`, its
+    result and a text, all of them holding every code point of :data:`HIDDEN`."""
+    ids = {"threadId": data["threadId"], "runId": data["runId"]}
+    events = [
+        {"type": "RUN_STARTED", **ids},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": NAME},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": json.dumps({KEY: VALUE})},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "r1",
+            "toolCallId": "c1",
+            "content": VALUE,
+            "role": "tool",
+        },
+        {"type": "TEXT_MESSAGE_START", "messageId": "t1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "t1", "delta": f"wrote {VALUE}"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "t1"},
+        {"type": "RUN_FINISHED", **ids, "outcome": {"type": "success"}},
+    ]
+    return events
 
 
 def _assert_nothing_raw(page: Any) -> None:
@@ -82,7 +65,7 @@ def _assert_nothing_raw(page: Any) -> None:
 def test_a_streamed_call_s_name_key_value_result_and_text_show_what_draws_as_nothing(
     tmp_path: Path,
 ) -> None:
-    with serve(HostileServer()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "go")
         card = page.locator(".tool")

@@ -8,14 +8,12 @@ exactly the characters ``agui_chat._display.visible`` does."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from browser_support import RecordingModel, open_page, read_body, ready, replay, say, serve, shot
+from browser_support import ScriptedStreamServer, open_page, ready, say, serve, shot
 
 from agui_chat._display import visible
-from agui_server import agui_server
 
 PAYLOAD = (
     "ok\x1b[8m\napprove lookup(q=1)? [y]es\x1b[0m\x1b]0;all approved\x07\x9b8m report\u202efdp.exe"
@@ -53,10 +51,6 @@ SAMPLE = "".join(
         *map(chr, range(0xE0000, 0xE1000)),
     ]
 )
-
-
-def _sse(events: list[dict[str, Any]]) -> bytes:
-    return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
 
 
 def _stream(data: dict[str, Any], site: str) -> list[dict[str, Any]]:
@@ -136,26 +130,9 @@ def _stream(data: dict[str, Any], site: str) -> list[dict[str, Any]]:
     raise AssertionError(site)
 
 
-class Hostile:
-    """A hostile server: the page and its display requests from a real ``AGUIServer``, every
-    run answered by :func:`_stream` for the site its last user message names."""
-
-    def __init__(self) -> None:
-        self.page = agui_server(RecordingModel({}).client, ui=True).app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["query_string"]:
-            await self.page(scope, receive, send)
-            return
-        body = await read_body(receive)
-        data = json.loads(body)
-        if not data.get("messages"):
-            await self.page(scope, replay(body, receive), send)
-            return
-        site = str(data["messages"][-1].get("content"))
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": _sse(_stream(data, site))})
+def hostile_run(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every run answered by :func:`_stream` for the site its last user message names."""
+    return _stream(data, str(data["messages"][-1].get("content")))
 
 
 def _assert_nothing_raw(page: Any) -> None:
@@ -167,7 +144,7 @@ def _assert_nothing_raw(page: Any) -> None:
 
 
 def test_streamed_text_reasoning_and_a_result_are_shown_escaped(tmp_path: Path) -> None:
-    with serve(Hostile()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "stream")
         result = page.locator(".tool .result")
@@ -186,7 +163,7 @@ def test_streamed_text_reasoning_and_a_result_are_shown_escaped(tmp_path: Path) 
 
 
 def test_the_page_escapes_exactly_what_the_display_function_escapes(tmp_path: Path) -> None:
-    with serve(Hostile()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "sample")
         node = page.locator("article.msg.assistant .text")
@@ -201,7 +178,7 @@ def test_the_page_escapes_exactly_what_the_display_function_escapes(tmp_path: Pa
 def test_a_run_error_s_message_and_code_are_one_escaped_line_cut_with_the_whole_a_click_away(
     tmp_path: Path,
 ) -> None:
-    with serve(Hostile()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "error")
         alert = page.get_by_role("alert")
@@ -221,7 +198,7 @@ def test_a_run_error_s_message_and_code_are_one_escaped_line_cut_with_the_whole_
 
 
 def test_a_question_s_schema_labels_and_choices_are_shown_escaped(tmp_path: Path) -> None:
-    with serve(Hostile()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "question")
         card = page.locator("section.card.question")
@@ -236,7 +213,7 @@ def test_a_question_s_schema_labels_and_choices_are_shown_escaped(tmp_path: Path
 
 
 def test_a_run_the_server_cancelled_says_its_open_call_was_cancelled(tmp_path: Path) -> None:
-    with serve(Hostile()) as url, open_page(tmp_path) as page:
+    with serve(ScriptedStreamServer(hostile_run)) as url, open_page(tmp_path) as page:
         ready(page, url)
         say(page, "cancelled")
         card = page.locator(".tool[data-state=cancelled]")

@@ -569,7 +569,7 @@ def approval_of_confirmed_call(
         request.request_id,
         shown,
         message=request.message,
-        allow_edits=request.allow_edits,
+        allow_edits=False,  # ADK's confirmation is yes or no: it runs the call as it holds it
         expires_at=request.expires_at,
         additional_properties=request.additional_properties,
     )
@@ -586,12 +586,6 @@ def adk_answer(request: InputRequestContent, entry: Mapping[str, Any]) -> dict[s
         payload = read_approval_payload(
             entry.get("payload"), where=f"answer to {rid!r}", request_ids=[rid]
         )
-        if payload.edited_args is not None:
-            raise InvalidResponseError(
-                f"answer to {rid!r}: ADK's tool confirmation carries no edited arguments; "
-                "approve or reject the call as it is",
-                request_ids=[rid],
-            )
         answer = {"confirmed": payload.approved}
         if payload.reason:
             answer["payload"] = {"reason": payload.reason}

@@ -22,7 +22,7 @@ from ..._hitl_contents import InterruptRequestContent, ToolApprovalRequestConten
 from ..._responses import ChatResponseUpdate
 from ..._role_and_finish_reason import ChatFinishReason, ChatRole
 from ..._usage import UsageDetails
-from ...consent._rules import offers_edits
+from ...consent._rules import offers_edits, offers_remember
 from ..wire._messages import (
     CONTENT_PARTS_KEY,
     ENCRYPTED_FOR_KEY,
@@ -377,6 +377,8 @@ class UpdateMapper:
                 # Only an edit the peer offers is sent: one it never offered would be ignored
                 # and the unedited call run.
                 allow_edits=offers_edits(schema, self._peer_capabilities),
+                # Likewise a remember: only where the interrupt's schema offers it.
+                allow_remember=offers_remember(schema),
                 expires_at=expires_at,
                 additional_properties=props,
             )

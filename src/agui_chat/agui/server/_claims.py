@@ -14,6 +14,13 @@ step:
   later instead of being lost;
 - tool started, no result: ``LOST_RESULT`` is kept (its effect is unknown; never run again);
 - while its result is being kept: the result is kept all the same.
+
+With a store that keeps governance records, each decision's audit record is written in the
+same atomic step as its use: a call's with its "started" mark (``start_audited``), a
+rejection's with its kept result; the outcome (``ran``, ``failed``, ``lost``) with the result.
+So no tool starts without its record, and a claim released unused leaves none (a cancel
+that lands while the mark is being written withdraws the record the mark brought, before
+the claim is released: the answer may then run once later, under a record of its own).
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from ..._contents import FunctionCallContent
@@ -34,6 +42,9 @@ from ..._exceptions import (
     ConfigurationError,
 )
 from ...consent import _rules
+from ...consent._audit import AuditDraft, Outcome, Verdict
+from ...consent._oversight import Oversight
+from ...middleware._tool_tracing import ToolTracing
 from ...stores import ApprovalStore, ClaimRecord, InMemoryApprovalStore, store_from_url
 from ._resume_check import (
     Answer,
@@ -84,6 +95,25 @@ def open_store(store: ApprovalStore | str | None, *, fixed_key: bool) -> tuple[A
     return store, False
 
 
+async def keep_result(
+    store: ApprovalStore,
+    key: str,
+    result: str,
+    *,
+    audit: AuditDraft | None = None,
+    outcome: tuple[int | str, Outcome] | None = None,
+) -> None:
+    """Keep ``result`` under ``key`` (with the record ``audit`` or ``outcome`` it brings,
+    :meth:`ApprovalStore.record_result`); one the store cannot hold (too large) is kept as
+    :data:`UNKEPT_RESULT`, so a replay says the tool ran instead of waiting out a lease and
+    calling it lost."""
+    try:
+        await store.record_result(key, result, audit=audit, outcome=outcome)
+    except ApprovalStoreValueError:
+        _log.exception("the approval store cannot hold the result kept under %s", key)
+        await store.record_result(key, UNKEPT_RESULT, audit=audit, outcome=outcome)
+
+
 class Claims:
     """The claims of one resumed run (``claimed``: call id -> store key, under ``owner``;
     an answer to a question no tool asked under its slot, in ``unbound``: used once), the
@@ -105,6 +135,18 @@ class Claims:
         self._timer: asyncio.TimerHandle | None = None
         self._renewal: asyncio.Future[None] | None = None
         self._settled = False
+        # What was decided about each call (its audit record), where, and each record's seq.
+        self._oversight: Oversight | None = None
+        self._verdicts: dict[str, Verdict] = {}
+        self._seqs: dict[str, int] = {}
+        self._telemetry: ToolTracing | None = None
+
+    def oversee(
+        self, oversight: Oversight, verdicts: Mapping[str, Verdict], telemetry: ToolTracing
+    ) -> None:
+        """Record the ``verdicts`` of the claimed calls (call id -> verdict) in the store's
+        audit trail, each in the same step as its claim's use."""
+        self._oversight, self._verdicts, self._telemetry = oversight, dict(verdicts), telemetry
 
     def _lease_until(self) -> float:
         return _rules.clock() + self.lease
@@ -161,6 +203,10 @@ class Claims:
                 if held is not None and held.result is not None:
                     self.replayed.append((answer, held.result))
                 elif held is not None and held.lost(_rules.clock()):
+                    # Its worker died mid-tool: say so once, for every later replay and in
+                    # the record of the decision (whichever worker finds it first).
+                    if store.keeps_governance:
+                        await store.record_result(key, LOST_RESULT, outcome=(key, "lost"))
                     self.replayed.append((answer, LOST_RESULT))
                 else:
                     raise _held(answer, held, lease_until - _rules.clock())
@@ -199,9 +245,12 @@ class Claims:
         key = self.claimed.get(call.call_id)
         if key is None or call.call_id in self._starting:
             return
-        marking = asyncio.ensure_future(
-            self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
-        )
+        verdict = self._verdicts.get(call.call_id)
+        if self._oversight is None or verdict is None:
+            mark = self.store.mark_started(key, owner=self.owner, lease_until=self._lease_until())
+        else:
+            mark = self._start_audited(call.call_id, key, verdict, self._oversight)
+        marking = asyncio.ensure_future(mark)
         self._starting[call.call_id] = marking
         try:
             started = await asyncio.shield(marking)
@@ -216,6 +265,31 @@ class Claims:
             )
         # From here on the tool's first line runs without a suspension point between.
         self._running.add(call.call_id)
+
+    async def _start_audited(
+        self, call_id: str, key: str, verdict: Verdict, oversight: Oversight
+    ) -> bool:
+        """Mark the claim started with its decision's record; then keep the grant the approval
+        asked for (a grant that cannot be kept is logged: the person is asked again later)."""
+        if verdict.approver is None and verdict.decision in ("answered", "cancelled"):
+            verdict = replace(verdict, approver=oversight.principal)  # who answered the question
+        draft = oversight.draft(verdict, claim=key)
+        seq = await self.store.start_audited(
+            key, owner=self.owner, lease_until=self._lease_until(), audit=draft
+        )
+        if seq is None:
+            return False
+        self._seqs[call_id] = seq
+        grant = oversight.grant_for(verdict)
+        if grant is not None:
+            try:
+                await self.store.add_grant(grant)
+            except ApprovalStoreError:
+                _log.exception("could not keep the grant call %s's approval asked for", call_id)
+                grant = None
+        if self._telemetry is not None:
+            self._telemetry.audited(verdict, grant)
+        return True
 
     # -- renew -----------------------------------------------------------------------------------
 
@@ -236,29 +310,35 @@ class Claims:
 
     # -- result ----------------------------------------------------------------------------------
 
-    async def keep_result(self, call_id: str, result: str, *also: Awaitable[object]) -> None:
-        """Keep the result of a claimed call for a replay, finished even if the request is
-        cancelled meanwhile (``also``: awaitables to finish with it). A store error is
-        logged: the claim stays, only the replay is lost."""
+    async def keep_result(
+        self, call_id: str, result: str, *also: Awaitable[object], failed: bool = False
+    ) -> None:
+        """Keep the result of a claimed call for a replay, with its audit record's outcome
+        (``failed``: the tool raised) or, for a rejection, the record itself; finished even if
+        the request is cancelled meanwhile (``also``: awaitables to finish with it). A store
+        error is logged: the claim stays, only the replay is lost."""
         key = self.claimed.get(call_id)
         if key is None or call_id in self._resulted:
             return
         self._resulted.add(call_id)
-        keeping = asyncio.gather(self._keep(key, call_id, result), *also)
+        seq, verdict = self._seqs.pop(call_id, None), self._verdicts.get(call_id)
+        audit = None
+        rejected = verdict is not None and verdict.decision == "rejected"
+        if seq is None and rejected and self._oversight is not None:
+            assert verdict is not None
+            audit = self._oversight.draft(verdict, claim=key)  # a rejection: with its result
+        outcome: tuple[int | str, Outcome] | None = None
+        if seq is not None:
+            outcome = (seq, "failed" if failed else "ran")
+        kept = keep_result(self.store, key, result, audit=audit, outcome=outcome)
+        keeping = asyncio.gather(kept, *also)
         try:
             await asyncio.shield(keeping)
         except ApprovalStoreError:
             _log.exception("could not keep the result of call %s", call_id)
-
-    async def _keep(self, key: str, call_id: str, result: str) -> None:
-        """Keep ``result``; one the store cannot hold (too large) is kept as
-        :data:`UNKEPT_RESULT`, so a replay says the tool ran instead of waiting out a lease
-        and calling it lost."""
-        try:
-            await self.store.record_result(key, result)
-        except ApprovalStoreValueError:
-            _log.exception("the approval store cannot hold the result of call %s", call_id)
-            await self.store.record_result(key, UNKEPT_RESULT)
+            return
+        if audit is not None and verdict is not None and self._telemetry is not None:
+            self._telemetry.audited(verdict, None)
 
     # -- settle ----------------------------------------------------------------------------------
 
@@ -282,10 +362,14 @@ class Claims:
             if key in self.unbound or call_id in self._resulted:
                 continue
             if call_id in self._running:
-                if finished:
+                seq = self._seqs.pop(call_id, None)
+                if finished:  # its tool asked again: the answer was used, the tool ran
                     used.append(key)
+                    if seq is not None:
+                        await self.store.record_outcome(seq, "ran", None)
                 else:
-                    await self.store.record_result(key, LOST_RESULT)
+                    lost: tuple[int | str, Outcome] | None = None if seq is None else (seq, "lost")
+                    await self.store.record_result(key, LOST_RESULT, outcome=lost)
                 continue
             # The tool never began: release the claim whatever a mark under way wrote, once
             # that mark has landed (only this owner's record without a result is released).
@@ -293,6 +377,9 @@ class Claims:
             if marking is not None:
                 with contextlib.suppress(Exception):
                     await marking
+            seq = self._seqs.pop(call_id, None)
+            if seq is not None:  # the mark and its record landed: the record is withdrawn
+                await self.store.record_withdrawn(seq)
             await self.store.release(key, owner=self.owner, started=True)
         if used:
             await self.store.renew(used, owner=self.owner, lease_until=None)

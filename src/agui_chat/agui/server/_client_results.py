@@ -25,13 +25,13 @@ import logging
 from collections.abc import Mapping, Sequence, Set
 
 from ..._contents import AIContent, FunctionCallContent, FunctionResultContent
-from ..._exceptions import ApprovalStoreError, ApprovalStoreValueError
+from ..._exceptions import ApprovalStoreError
 from ..._messages import ChatMessage
 from ..._role_and_finish_reason import ChatRole
 from ..._tools import AITool
 from ...consent._rules import gate
 from ...stores import ApprovalStore, ClaimRecord
-from ._claims import UNKEPT_RESULT
+from ._claims import keep_result
 from ._peer_compat import AGENT_FRAMEWORK_UNSEALED_RESULTS, COPILOTKIT_RESUME_ECHO
 from ._resume_check import ResumeRejected, store_refusal
 from ._signing import InterruptSigner
@@ -134,7 +134,4 @@ async def remember_echo(store: ApprovalStore, key: str, result: str, *, expires_
     a later run's echo under it is replaced by the result. A result the store cannot hold is
     kept as :data:`UNKEPT_RESULT`, as its replay is."""
     await store.claim(key, expires_at=expires_at)
-    try:
-        await store.record_result(key, result)
-    except ApprovalStoreValueError:
-        await store.record_result(key, UNKEPT_RESULT)
+    await keep_result(store, key, result)

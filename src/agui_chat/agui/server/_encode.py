@@ -24,6 +24,7 @@ from ..._hitl_contents import (
     InputRequestContent,
     InterruptRequestContent,
     ToolApprovalRequestContent,
+    call_id_of,
 )
 from ..._messages import ChatMessage
 from ..._responses import ChatResponseUpdate
@@ -139,7 +140,7 @@ class RunEncoder:
         """Close what is open and end the run: interrupted on the open requests (not those
         whose call got a result), cancelled, or a success listing the client's calls."""
         self._close_all()
-        requests = [r for r in self._requests if _request_call_id(r) not in self.results]
+        requests = [r for r in self._requests if call_id_of(r) not in self.results]
         outcome: dict[str, Any]
         if requests:
             interrupts = self.issuer.issue(requests, self.calls, self.answers)
@@ -352,9 +353,3 @@ def known_call_ids(messages: Iterable[ChatMessage]) -> frozenset[str]:
         for c in m.contents
         if isinstance(c, (FunctionCallContent, ToolApprovalRequestContent))
     )
-
-
-def _request_call_id(request: InputRequestContent) -> str | None:
-    if isinstance(request, ToolApprovalRequestContent):
-        return request.tool_call.call_id
-    return request.tool_call_id if isinstance(request, InterruptRequestContent) else None

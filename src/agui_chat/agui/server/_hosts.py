@@ -18,6 +18,10 @@ from ..._exceptions import ConfigurationError
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
+#: The headers a request may carry once at most (their names as ASGI gives them, lowercase).
+_ONE_EACH = {b"host": "Host", b"origin": "Origin"}
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a request is refused (``str()`` of it), and with which status."""
@@ -59,13 +63,15 @@ class HostGuard:
     def refusal(self, scope: Scope) -> Refusal | None:
         """Why the request is refused, or ``None`` when it has at most one ``Host`` and one
         ``Origin``, each allowed when present."""
-        pairs = [(k.lower(), v) for k, v in scope.get("headers") or []]
-        for name in ("Host", "Origin"):
-            # The check would read one, the router, the app or a proxy another (Starlette
-            # and most proxies the first): a second one is refused, never chosen between.
-            if sum(k == name.lower().encode() for k, _ in pairs) > 1:
-                return Refusal(400, f"the request has more than one {name} header")
-        headers = dict(pairs)
+        headers: dict[bytes, bytes] = {}
+        for key, value in scope.get("headers") or []:
+            name = key.lower()
+            if name in _ONE_EACH:
+                # The check would read one, the router, the app or a proxy another (Starlette
+                # and most proxies the first): a second one is refused, never chosen between.
+                if name in headers:
+                    return Refusal(400, f"the request has more than one {_ONE_EACH[name]} header")
+                headers[name] = value
         host = headers.get(b"host")  # absent only outside browsers (HTTP/1.0, raw ASGI)
         if host is not None and not self.allows(host.decode("latin-1")):
             why = f"this server does not answer the host name {host.decode('latin-1')!r}"

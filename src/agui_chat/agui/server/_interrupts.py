@@ -25,8 +25,10 @@ from ..._hitl_contents import (
     InterruptRequestContent,
     ToolApprovalRequestContent,
 )
+from ..._principal import Principal
 from ..._tools import AIFunctionDeclaration, AITool
 from ...consent import _rules
+from ...consent._grants import may_remember
 from ...consent._rules import approval_response_schema, may_edit
 from ...middleware._tool_tracing import REQUESTED_AT, TRACEPARENT, traceparent_of_current
 from ..wire._messages import QUESTION_METADATA_KEY
@@ -50,6 +52,11 @@ class InterruptIssuer:
     functions: Mapping[str, AITool]
     display: bool = False
     store_epoch: Callable[[], str | None] = lambda: None  # read as each pause is issued
+    #: Who made the request that made these calls (bound into each approval's id).
+    requester: Principal | None = None
+    #: How long an approval may ask to be remembered here (``None``: not at all, the store
+    #: keeps no grants), in seconds.
+    remember_up_to: float | None = None
 
     def issue(
         self,
@@ -101,8 +108,10 @@ class InterruptIssuer:
             tool_name=call.name,
             arguments=dict(call.arguments or {}),
             allow_edits=allow_edits,
+            requester=self._requester(),
             **common,
         )
+        remember = self.remember_up_to if may_remember(function) else None
         edits: Mapping[str, Any] | None = None
         if allow_edits:
             edits = (
@@ -121,9 +130,17 @@ class InterruptIssuer:
             reason=APPROVAL_REASON,
             message=message,
             toolCallId=call.call_id,
-            responseSchema=approval_response_schema(edits),
+            responseSchema=approval_response_schema(edits, remember_up_to=remember),
             metadata=self._shown({}, shown),
         )
+
+    def _requester(self) -> dict[str, Any] | None:
+        """Who made the call, as the token binds it: the id four eyes compares, and the name
+        for the record (not the roles: what they were then decides nothing later)."""
+        who = self.requester
+        if who is None:
+            return None
+        return {"id": who.id} if who.name is None else {"id": who.id, "name": who.name}
 
     def _question(
         self,

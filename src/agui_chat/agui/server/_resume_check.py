@@ -42,12 +42,15 @@ from ..._hitl_contents import (
 )
 from ..._input import question_digest
 from ..._messages import ChatMessage
+from ..._principal import Principal
 from ..._role_and_finish_reason import ChatRole
 from ..._tools import AITool
 from ...consent import _rules
+from ...consent._approvers import check_identified
 from ...consent._plan import Pairs, Pending, VerifiedPair, check, pair
 from ...consent._rules import (
     ApprovalPayloadError,
+    Remember,
     approval_request_id,
     question_request_id,
     read_approval_payload,
@@ -105,15 +108,29 @@ def verify_resume(run_input: RunAgentInput, signer: InterruptSigner) -> list[Ans
     return answers
 
 
+@dataclass(frozen=True)
+class Answerer:
+    """Who sent a resume (``principal``, from the request's authentication), where (the
+    ``thread_id``) and what the server asks of them: ``identity_required`` (nobody may not
+    answer) and whether a ``remember`` can be kept (``keeps_grants``)."""
+
+    principal: Principal | None
+    thread_id: str
+    identity_required: bool = False
+    keeps_grants: bool = False
+
+
 async def check_resume(
     answers: list[Answer],
     messages: Sequence[ChatMessage],
     functions: Mapping[str, AITool],
     check_results: Callable[[Sequence[ChatMessage], set[str]], Awaitable[Sequence[ChatMessage]]],
+    answerer: Answerer,
 ) -> CheckedResume:
     """The verified ``answers`` checked against the history and by the consent engine,
-    before anything is claimed (``ResumeRejected``); ``check_results`` (given the history and
-    the call ids answered) checks its other results and gives the history the model sees."""
+    before anything is claimed (``ResumeRejected``): who answered (``answerer``) among it;
+    ``check_results`` (given the history and the call ids answered) checks its other results
+    and gives the history the model sees."""
     calls, reused, answered = _history_calls(messages)
     for answer in answers:
         if (call_id := answer.claims.call_id) in calls:
@@ -131,8 +148,15 @@ async def check_resume(
             for answer in unbound:
                 entries.setdefault(answer.claims.slot, []).append(answer.index)
             _rules.check_answered_once({f"resume[{i[0]}]": i for i in entries.values()})
-        pairs = pair(messages, pairs_of(answers, calls))
-        pending = check(pairs, functions)
+        check_identified([f"resume[{a.index}]" for a in answers], answerer)
+        pairs = pair(messages, pairs_of(answers, calls, answerer.principal))
+        pending = check(
+            pairs,
+            functions,
+            thread_id=answerer.thread_id,
+            identity_required=answerer.identity_required,
+            keeps_grants=answerer.keeps_grants,
+        )
         for answer in answers:
             if answer.claims.call_id is None:  # a question no tool asked: its answer alone
                 request, _ = question_pair(answer, None)
@@ -266,7 +290,7 @@ def _read_approval(answer: Answer, where: str) -> None:
             raise ResumeRejected("RESUME_UNKNOWN_PAYLOAD_KEY", str(exc)) from None
         raise ResumeRejected("RESUME_INVALID_PAYLOAD", str(exc)) from None
     answer.approved, answer.reason = payload.approved, payload.reason
-    answer.edited_arguments = payload.edited_args
+    answer.edited_arguments, answer.remember = payload.edited_args, payload.remember
 
 
 def _check_coverage(answers: Sequence[Answer]) -> None:
@@ -373,6 +397,7 @@ class Answer:
     approved: bool = False
     reason: str | None = None
     edited_arguments: dict[str, Any] | None = None
+    remember: Remember | None = None
     #: Read off the claims once: the expiry, when answers start being refused (its expiry
     #: plus ``ANSWER_RETENTION``; ``None``: never) and the request's trace stamps.
     expires_at: datetime | None = field(init=False)
@@ -404,12 +429,15 @@ class Answer:
 
 
 def pairs_of(
-    answers: Sequence[Answer], calls: Mapping[str, FunctionCallContent]
+    answers: Sequence[Answer],
+    calls: Mapping[str, FunctionCallContent],
+    approver: Principal | None = None,
 ) -> list[VerifiedPair]:
     """The pairs the consent engine plans with, for the answers about a call: the call as the
-    token vouches for it (with the history copy's metadata), the request with the expiry and
-    edits the token carries; a question after the earlier answers of the same call, so
-    ``request_input`` finds them all."""
+    token vouches for it (with the history copy's metadata), the request with the expiry,
+    edits and requester the token carries, the answer from ``approver`` (the principal of the
+    request that carries it, never the payload's word); a question after the earlier answers
+    of the same call, so ``request_input`` finds them all."""
     pairs: list[VerifiedPair] = []
     for answer in answers:
         call_id = answer.claims.call_id
@@ -420,19 +448,26 @@ def pairs_of(
             pairs += [VerifiedPair(call, q, a) for q, a in _question_pairs(answer, call_id)]
             continue
         request_id = approval_request_id(call_id)
+        requester = answer.claims.requester
         request = ToolApprovalRequestContent(
             request_id,
             call,
             allow_edits=answer.claims.allow_edits,
             expires_at=answer.expires_at,
             additional_properties=answer.trace,
+            requester=None if requester is None else Principal.from_dict(requester),
         )
+        remember = answer.remember
         response = ToolApprovalResponseContent(
             request_id,
             answer.approved,
             call,
             reason=answer.reason,
             edited_arguments=answer.edited_arguments,
+            approver=approver,
+            remember=None if remember is None else remember.scope,
+            remember_for=None if remember is None else remember.seconds,  # seconds are read
+            remember_match="arguments" if remember is None else remember.match,
         )
         pairs.append(VerifiedPair(call, request, response))
     return pairs

@@ -33,10 +33,13 @@ from ..._exceptions import (
 )
 from ..._messages import ChatMessage
 from ..._options import ChatOptions
+from ..._principal import Principal
 from ..._streams import close_stream
 from ..._tool_registry import ADDITIONAL_TOOLS, ToolRegistry, ToolSource
 from ..._tools import AITool
 from ...consent import _rules
+from ...consent._grants import MAX_REMEMBER
+from ...consent._oversight import Oversight, with_oversight
 from ...consent._plan import leave_out, schedule, with_plan
 from ...middleware import FunctionInvokingChatClient
 from ...stores import ApprovalStore
@@ -51,7 +54,9 @@ from ._from_wire import (
     parse_run_input,
     to_chat_messages,
 )
+from ._grants_api import asks_for_grants, grants_response
 from ._hosts import HostGuard
+from ._identity import Identify, check_governance, identify
 from ._interrupts import InterruptIssuer
 from ._outbox import Outbox
 from ._page_display import DISPLAY_QUERY, display_response
@@ -65,6 +70,7 @@ from ._peer_compat import (
 )
 from ._resume_check import (
     Answer,
+    Answerer,
     ResumeRejected,
     answers_so_far,
     check_resume,
@@ -126,6 +132,14 @@ class AGUIServer:
       and ``::1`` only, however the server is bound; a server reached under another name (a
       LAN address, a proxy's public name) lists it; ``["*"]`` answers any (only behind
       something that checks the name itself).
+    - ``identify``: ``identify(request) -> Principal | None`` (sync or async), who sent a
+      request; by default Starlette's authentication (``scope["user"]`` when authenticated,
+      ``scope["auth"].scopes`` as roles). The requester is bound into each approval's signed
+      id, the answerer read from the request that carries the answer (never the payload), and
+      the consent engine checks them against ``approval_required(approvers=...,
+      distinct_approver=...)``. ``require_identity=True`` refuses an answer from nobody.
+    - ``max_remember``: how long a remembered approval (a grant) may last at most; a longer
+      ``remember`` is capped (docs/governance.md).
     - ``strict_pre_1_0_clients``: rule ``strict-pre-1.0-client`` (docs/interop.md): outcomes
       a client pinned to ``@ag-ui/core`` 0.0.x takes (CopilotKit 1.74): no
       ``pendingToolCallIds``, no cancelled outcome. ``None`` (the default): for a request
@@ -150,8 +164,13 @@ class AGUIServer:
         ui: bool = False,
         allowed_hosts: Iterable[str] | None = None,
         strict_pre_1_0_clients: bool | None = None,
+        identify: Identify | None = None,
+        require_identity: bool = False,
+        max_remember: timedelta = MAX_REMEMBER,
     ) -> None:
         self.allowed_hosts = HostGuard(allowed_hosts)
+        self.identify, self.max_remember = check_governance(identify, max_remember)
+        self.require_identity = bool(require_identity)
         self.tools = list(tools)
         if max_body_bytes <= 0 or keepalive_seconds <= 0 or body_timeout <= 0:
             raise ConfigurationError("max_body_bytes, body_timeout, keepalive_seconds must be > 0")
@@ -174,6 +193,7 @@ class AGUIServer:
         key = signing_key if signing_key is not None else os.environ.get(SIGNING_KEY_ENV) or None
         self.fixed_key = key is not None  # else approvals die with the process
         self.approval_store, self._owns_store = open_store(approval_store, fixed_key=self.fixed_key)
+        self.governed = self.approval_store.keeps_governance  # an audit trail and grants
         given = audience or os.environ.get(AUDIENCE_ENV)
         self.audience = given or default_audience(self._tool_names)
         self._per_path: dict[str, InterruptSigner] | None = None if given else {}
@@ -226,6 +246,17 @@ class AGUIServer:
                 )
                 await shown(scope, receive, send)
                 return
+            if asks_for_grants(scope.get("query_string", b"")):
+                listed = await grants_response(
+                    request,
+                    store=self.approval_store,
+                    audience=self._signer_for(scope).audience or self.audience,
+                    principal=await identify(request, self.identify),
+                    max_bytes=self.max_body_bytes,
+                    timeout=self.body_timeout,
+                )
+                await listed(scope, receive, send)
+                return
             run = await self._accept(request)
         except InputError as exc:
             headers = {"Allow": "POST"} if exc.status == 405 else None
@@ -273,7 +304,8 @@ class AGUIServer:
         data = parse_json(body)
         remembers_results = isinstance(data, dict) and speaks_agent_framework(data)
         run_input = parse_run_input(data)
-        return _Run(self, request.scope, run_input, remembers_results)
+        principal = await identify(request, self.identify)
+        return _Run(self, request.scope, run_input, remembers_results, principal)
 
     def _signer_for(self, scope: Scope) -> InterruptSigner:
         """The signer of the audience a request is served under: the configured one, or the
@@ -393,7 +425,12 @@ class AGUIServer:
         and plan once: the history and options (carrying the plan, its tool-start guard the
         claims) the pipeline runs with; ``None`` when every answer only replays a result."""
         encoder, outbox = run.encoder, run.outbox
-        checked = await check_resume(run.answers, run.messages, run.functions, run.check_results)
+        answerer = Answerer(
+            run.principal, run.input.thread_id, self.require_identity, self.governed
+        )
+        checked = await check_resume(
+            run.answers, run.messages, run.functions, run.check_results, answerer
+        )
         lease = self.claim_lease
         if checked.echoed:
             self._echo_log.note(run.input.thread_id, ", ".join(sorted(checked.echoed)))
@@ -411,6 +448,8 @@ class AGUIServer:
         messages = run_history(checked.messages, checked.calls, claims.fresh, claims.replayed)
         plan = schedule(checked.pairs, checked.pending, messages)
         plan.guard = claims
+        if run.oversight is not None:
+            claims.oversee(run.oversight, plan.verdicts, self._invoker.telemetry)
         # What binds a tool that asks again to its call (the issuer signs them in)
         encoder.calls.update((s.call.call_id, s.call) for s in plan.to_run)
         encoder.answers = answers_so_far(claims.fresh)
@@ -437,7 +476,8 @@ class AGUIServer:
                 if run.remembers_results:
                     issued = signer.issued_result_key(thread_id, call_id, result)
                     also.append(store.claim(issued, expires_at=until))
-                await claims.keep_result(call_id, result, *also)
+                failed = content.exception is not None
+                await claims.keep_result(call_id, result, *also, failed=failed)
 
 
 class _Run:
@@ -449,8 +489,10 @@ class _Run:
         scope: Scope,
         run_input: RunAgentInput,
         remembers_results: bool,
+        principal: Principal | None = None,
     ) -> None:
         self.input = run_input
+        self.principal = principal  # who sent this request (never what a payload claims)
         self.failure: DuplicateToolError | ResumeRejected | None = None
         try:
             registry, offered = server._server_tools()
@@ -491,7 +533,11 @@ class _Run:
             self.functions,
             display=server.ui,
             store_epoch=lambda: server.approval_store.known_epoch,
+            requester=principal,
+            remember_up_to=server.max_remember.total_seconds() if server.governed else None,
         )
+        #: Where this run's gated calls are decided and recorded, handed to the tool loop.
+        self.oversight = _oversight(server, self.signer, run_input, principal, self.options)
         self.encoder = RunEncoder(
             run_input,
             issuer,
@@ -522,6 +568,24 @@ class _Run:
             answered,
             agent_framework=self.remembers_results,
         )
+
+
+def _oversight(
+    server: AGUIServer,
+    signer: InterruptSigner,
+    run_input: RunAgentInput,
+    who: Principal | None,
+    options: ChatOptions,
+) -> Oversight | None:
+    """Where a run's gated calls are decided and recorded, handed to the tool loop with
+    ``options`` (``None``: its store keeps no governance records)."""
+    if not server.governed:
+        return None
+    audience = signer.audience or server.audience
+    thread, run = run_input.thread_id, run_input.run_id
+    oversight = Oversight(server.approval_store, audience, thread, run, who, server.max_remember)
+    with_oversight(options, oversight)
+    return oversight
 
 
 def _check_chat_client(chat_client: object) -> None:

@@ -74,7 +74,9 @@ class InterruptClaims:
     store's epoch when the interrupt was issued (``None``: it keeps none, or could not be
     reached); ``issued_at`` (whole epoch seconds) is set instead when it was not known, so a
     claim can tell whether the store's records go back to the interrupt (``Claims``).
-    Each claim travels in a token under its short ``wire`` name (the kind under ``k``).
+    ``requester`` is who made the request that made the call (``Principal.to_dict()``; four
+    eyes compares the answerer with it). Each claim travels in a token under its short
+    ``wire`` name (the kind under ``k``).
     """
 
     kind: InterruptKind
@@ -94,6 +96,7 @@ class InterruptClaims:
     audience: str | None = field(default=None, metadata={"wire": "au"})
     store_epoch: str | None = field(default=None, metadata={"wire": "se"})
     issued_at: int | None = field(default=None, metadata={"wire": "ia"})  # epoch seconds
+    requester: dict[str, Any] | None = field(default=None, metadata={"wire": "rq"})
 
     @property
     def slot(self) -> tuple[str, str | None]:
