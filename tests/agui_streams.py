@@ -253,8 +253,8 @@ class SideEffects:
     def record(self, name: str, **arguments: Any) -> None:
         self.runs.setdefault(name, []).append(arguments)
 
-    def delete_file(self, *, allow_edits: bool = True) -> Any:
-        @approval_required(allow_edits=allow_edits)
+    def delete_file(self, *, allow_edits: bool = True, allow_remember: bool = False) -> Any:
+        @approval_required(allow_edits=allow_edits, allow_remember=allow_remember)
         @ai_function
         def delete_file(path: str) -> str:
             """Delete a file."""

@@ -11,14 +11,15 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from real_components import require
 
-__all__ = ["RedisServer", "redis_server"]
+__all__ = ["RedisServer", "redis_server", "redis_without"]
 
 HOW = "apt-get install redis-server (make test does it when run as root)"
 
@@ -33,12 +34,21 @@ class RedisServer:
     """One ``redis-server`` process: ``url`` while it runs; :meth:`stop` and :meth:`start`
     for outages (the same port both times)."""
 
-    def __init__(self, executable: str, directory: Path, *, persist: bool = False) -> None:
+    def __init__(
+        self,
+        executable: str,
+        directory: Path,
+        *,
+        persist: bool = False,
+        turned_off: Sequence[str] = (),
+    ) -> None:
         self.executable = executable
         self.directory = directory
         #: ``appendonly yes`` with ``appendfsync always`` (every write on disk before its
         #: reply): a ``kill -9`` then loses nothing, and :meth:`stop` keeps the data.
         self.persist = persist
+        #: Commands renamed away (``rename-command NAME ""``), as an operator turns them off.
+        self.turned_off = tuple(turned_off)
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._process: subprocess.Popen[bytes] | None = None
@@ -55,6 +65,7 @@ class RedisServer:
                 "--appendfsync", "always",
                 "--dir", str(self.directory),
                 "--protected-mode", "yes",
+                *(arg for name in self.turned_off for arg in ("--rename-command", name, "")),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -107,6 +118,19 @@ class RedisServer:
                 return sock.recv(64).startswith(b"+PONG")
         except OSError:
             return False
+
+
+@contextmanager
+def redis_without(directory: Path, *commands: str) -> Iterator[str]:
+    """A ``redis-server`` of its own whose operator turned ``commands`` off (as some hosted
+    services do with scripting and ``CONFIG``), its files in ``directory``: its URL while it
+    runs."""
+    server = RedisServer(require("redis-server", HOW), directory, turned_off=commands)
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ never reach a terminal raw."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import uuid
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from live_agent import serving
+from live_agent import counted_delete_file, serving
 from starlette.requests import Request
 
 from agui_chat import (
@@ -31,7 +32,7 @@ from agui_chat import (
     approval_required,
 )
 from agui_chat.agui import AGUIServer
-from agui_chat.stores import ApprovalStore, InMemoryApprovalStore
+from agui_chat.stores import ApprovalStore, InMemoryApprovalStore, store_from_url
 from agui_chat.testing import ScriptedChatClient
 
 #: A path with a right-to-left override, an escape sequence and a zero-width space.
@@ -48,15 +49,7 @@ class GovernedAgent:
         self.deleted: list[str] = []
         self.notes: list[str] = []
 
-        @approval_required
-        def delete_file(path: str) -> str:
-            """Delete a file.
-
-            Args:
-                path: The file to delete.
-            """
-            self.deleted.append(path)
-            return f"deleted {path}"
+        delete_file = counted_delete_file(self.deleted)
 
         @approval_required(allow_remember=True)
         def write_note(path: str) -> str:
@@ -182,3 +175,19 @@ async def note_in_process(
         for turn in range(times):
             asked += await conversation.note(path, remember=remember and turn == 0)
         return conversation.thread, asked
+
+
+def remembered_on(url: str, path: str, *, user: str = "alice", times: int = 1) -> tuple[str, int]:
+    """A server in this process over the store at ``url``: ``user`` asks for ``note PATH``
+    ``times`` times in a new conversation, the first approval remembered. The thread, and how
+    many times the person was asked."""
+
+    async def note() -> tuple[str, int]:
+        store = store_from_url(url)
+        try:
+            app = governed_server(GovernedAgent(), store)
+            return await note_in_process(app, path, remember=True, user=user, times=times)
+        finally:
+            await store.aclose()
+
+    return asyncio.run(note())

@@ -41,6 +41,22 @@ BUILD_SCHEMA = {
 }
 
 
+def counted_delete_file(deleted: list[str]) -> Any:
+    """A gated ``delete_file`` tool that appends each path it deletes to ``deleted``."""
+
+    @approval_required
+    def delete_file(path: str) -> str:
+        """Delete a file.
+
+        Args:
+            path: The file to delete.
+        """
+        deleted.append(path)
+        return f"deleted {path}"
+
+    return delete_file
+
+
 class Agent:
     """The tools' runs, the model's calls and the headers each request carried."""
 
@@ -49,15 +65,7 @@ class Agent:
         self.deploy_runs: list[str] = []
         self.headers: list[dict[str, str]] = []
 
-        @approval_required
-        def delete_file(path: str) -> str:
-            """Delete a file.
-
-            Args:
-                path: The file to delete.
-            """
-            self.deleted.append(path)
-            return f"deleted {path}"
+        delete_file = counted_delete_file(self.deleted)
 
         @ai_function
         def deploy(service: str) -> str:

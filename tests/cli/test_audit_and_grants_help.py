@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
+from test_help_and_errors import Outcome, agui_chat, assert_describes  # noqa: F401  (a fixture)
 
 Run = Callable[..., Outcome]
 
@@ -34,10 +34,7 @@ def test_help_describes_every_option(command: str, agui_chat: Run) -> None:  # n
     out = agui_chat(command, "--help")
     assert out.returncode == 0
     text = re.sub(r"\n\s{10,}", " ", out.stdout)  # an option's help on one line
-    for option, says in HELP[command]:
-        matching = [line for line in text.splitlines() if re.match(rf"\s+{option}\s+\S", line)]
-        assert matching, f"{option} is not described in `agui-chat {command} --help`"
-        assert re.search(says, matching[0]), matching[0]
+    assert_describes(command, text, HELP[command])
     assert len(out.stdout.split("\n\n")[1].split()) >= 20  # a description, not just usage
 
 

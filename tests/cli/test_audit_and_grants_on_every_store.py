@@ -5,11 +5,9 @@ store; and every way a store can fail is one line naming it, its password never 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import shlex
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,37 +15,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from governance_agent import GovernedAgent, governed_server, note_in_process
+from governance_agent import remembered_on
 from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
+from test_serve_never_prints_a_store_secret import SECRET, closed_port
 
-from agui_chat.stores import store_from_url
 from postgres_server import PASSWORD, PostgresServer
 from redis_server import RedisServer
 
-SECRET = "Zq-SECRET-7731"
 Run = Callable[..., Outcome]
-
-
-def write_trail(url: str, path: str, user: str = "alice") -> tuple[str, int]:
-    """A server over the store at ``url`` runs ``note PATH`` twice in one conversation, the
-    first approval remembered: the thread, and how often the person was asked."""
-
-    async def write() -> tuple[str, int]:
-        store = store_from_url(url)
-        try:
-            app = governed_server(GovernedAgent(), store)
-            return await note_in_process(app, path, remember=True, user=user, times=2)
-        finally:
-            await store.aclose()
-
-    return asyncio.run(write())
 
 
 def test_audit_and_grants_on_a_real_redis(
     redis_server: RedisServer,
     agui_chat: Run,  # noqa: F811
 ) -> None:
-    thread, asked = write_trail(redis_server.url, "r.txt")
+    thread, asked = remembered_on(redis_server.url, "r.txt", times=2)
     assert asked == 1  # the second call ran on the grant
     out = agui_chat("audit", "--store", redis_server.url, "--verify")
     assert out.returncode == 0, out.stderr
@@ -79,7 +61,7 @@ def test_audit_and_grants_on_a_real_postgresql_never_print_its_password(
 ) -> None:
     url = postgres_server.url
     assert PASSWORD in url
-    thread, asked = write_trail(url, "p.txt", user="bob")
+    thread, asked = remembered_on(url, "p.txt", user="bob", times=2)
     assert asked == 1
     out = agui_chat("audit", "--store", url, "--thread", thread)
     assert out.returncode == 0, out.stderr
@@ -102,12 +84,6 @@ def test_audit_and_grants_on_a_real_postgresql_never_print_its_password(
     )
     for each in (out, listed, none, missing):
         assert PASSWORD not in each.stdout + each.stderr
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -195,7 +171,7 @@ def test_a_sqlite_file_that_is_not_a_store_is_left_alone(
 
 def test_a_reader_that_stops_reading_ends_the_listing_quietly(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'approvals.db'}"
-    write_trail(url, "n.txt")
+    remembered_on(url, "n.txt", times=2)
     # head -n 0 leaves at once, long before the command prints its first line.
     command = f"{shlex.quote(sys.executable)} -m agui_chat audit --store {shlex.quote(url)}"
     done = subprocess.run(

@@ -10,31 +10,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from governance_agent import EVIL_ESCAPED, EVIL_PATH, RAW, governed_agent
+from test_cli import run
 
 from agui_chat.stores import AuditRecord
 
 
 def agui_chat(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    return subprocess.run(
-        [sys.executable, "-m", "agui_chat", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    return run(*args, stdin=stdin, timeout=60)
 
 
 #: What the person types: approve, reject with a reason, approve remembering, the same again.

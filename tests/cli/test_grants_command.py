@@ -19,7 +19,7 @@ from governance_agent import (
     Conversation,
     GovernedAgent,
     governed_server,
-    note_in_process,
+    remembered_on,
 )
 from test_audit_command import agui_chat as agui_chat_process
 from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
@@ -27,21 +27,6 @@ from test_help_and_errors import Outcome, agui_chat  # noqa: F401  (a fixture)
 from agui_chat.stores import Grant, store_from_url
 
 Run = Callable[..., Outcome]
-
-
-def remember(url: str, path: str, *, times: int = 1) -> tuple[str, int]:
-    """``note PATH`` approved and remembered in a new conversation of a server over ``url``
-    (then asked ``times - 1`` more times): the thread, and how often the person was asked."""
-
-    async def run() -> tuple[str, int]:
-        store = store_from_url(url)
-        try:
-            app = governed_server(GovernedAgent(), store)
-            return await note_in_process(app, path, remember=True, times=times)
-        finally:
-            await store.aclose()
-
-    return asyncio.run(run())
 
 
 @pytest.fixture
@@ -56,8 +41,8 @@ LINE = re.compile(
 
 
 def test_grants_lists_each_live_grant_exactly(store: str, agui_chat: Run) -> None:  # noqa: F811
-    first, _ = remember(store, "one.txt")
-    second, _ = remember(store, "evil")
+    first, _ = remembered_on(store, "one.txt")
+    second, _ = remembered_on(store, "evil")
     out = agui_chat("grants", "--store", store)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -81,7 +66,7 @@ def test_grants_json_is_each_grant_as_the_store_keeps_it(
     store: str,
     agui_chat: Run,  # noqa: F811
 ) -> None:
-    thread, _ = remember(store, "evil")
+    thread, _ = remembered_on(store, "evil")
     out = agui_chat("grants", "--store", store, "--json")
     assert out.returncode == 0, out.stderr
     assert out.stdout.isascii()
@@ -141,7 +126,7 @@ def test_revoking_a_grant_makes_the_server_ask_again(store: str) -> None:
 
 
 def test_an_id_from_the_command_line_is_printed_escaped(store: str, agui_chat: Run) -> None:  # noqa: F811
-    remember(store, "x.txt")
+    remembered_on(store, "x.txt")
     out = agui_chat("grants", "--store", store, "--revoke", "\x1b]0;pwned\x07id")
     assert out.returncode == 1
     assert "\x1b" not in out.stderr and "\x07" not in out.stderr

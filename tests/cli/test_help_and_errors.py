@@ -58,6 +58,16 @@ def agui_chat(
     return invoke
 
 
+def assert_describes(command: str, text: str, options: list[tuple[str, str]]) -> None:
+    """``text``, the help of ``agui-chat COMMAND``, has a line for each ``(option, says)``
+    that describes the option, and the first such line matches ``says``."""
+    lines = text.splitlines()
+    for option, says in options:
+        matching = [line for line in lines if re.match(rf"\s+{option}\s+\S", line)]
+        assert matching, f"{option} is not described in `agui-chat {command} --help`"
+        assert re.search(says, matching[0]), matching[0]
+
+
 HELP = {
     "demo": [
         (r"--model NAME", r"OpenAI"),
@@ -83,11 +93,7 @@ def test_help_describes_every_option_of_the_command(
 ) -> None:
     out = agui_chat(command, "--help")
     assert out.returncode == 0
-    lines = out.stdout.splitlines()
-    for option, says in HELP[command]:
-        matching = [line for line in lines if re.match(rf"\s+{option}\s+\S", line)]
-        assert matching, f"{option} is not described in `agui-chat {command} --help`"
-        assert re.search(says, matching[0]), matching[0]
+    assert_describes(command, out.stdout, HELP[command])
     described = out.stdout.split("\n\n")[1]
     assert len(described.split()) >= 8, "the command needs a description, not just usage"
 

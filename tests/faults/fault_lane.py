@@ -13,17 +13,19 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
+import pytest
 
 from agui_chat.agui.server._claims import LOST_RESULT
 from agui_streams import approve, history_from, reject, run_input, sse_events, user
 from postgres_server import PostgresServer
+from redis_server import RedisServer
 from uvicorn_worker import UvicornWorker
 
 HERE = Path(__file__).parent
@@ -119,6 +121,33 @@ class Deployment:
             yield
         finally:
             hold.unlink(missing_ok=True)
+
+
+@contextlib.asynccontextmanager
+async def deployed(
+    request: pytest.FixtureRequest, tmp_path: Path, count: int = 4
+) -> AsyncIterator[Deployment]:
+    """``count`` workers started on a fresh store of the kind ``request.param`` names:
+    ``"sqlite"`` (a file in ``tmp_path``), ``"redis"`` (the lane's Redis that persists,
+    emptied) or ``"postgres"`` (a new database of the lane's crashable PostgreSQL); their
+    side effects in ``tmp_path / "effects"``. Stopped at the end."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/approvals.db"
+    elif request.param == "redis":
+        redis: RedisServer = request.getfixturevalue("persistent_redis")
+        redis.flush()
+        url = redis.url
+    else:
+        postgres: PostgresServer = request.getfixturevalue("crashable_postgres")
+        url = await new_database(postgres)
+    effects = tmp_path / "effects"
+    effects.mkdir()
+    running = Deployment(url, effects, count=count)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.stop()
 
 
 async def post(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> list[dict[str, Any]]:

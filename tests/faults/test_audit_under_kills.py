@@ -33,7 +33,7 @@ from fault_lane import (
     Case,
     Deployment,
     check_at_most_once,
-    new_database,
+    deployed,
     pause_all,
     post,
     replay_everywhere,
@@ -44,31 +44,14 @@ from fault_lane import (
 from agui_chat.agui.server._claims import LOST_RESULT
 from agui_chat.consent._audit import result_sha256
 from agui_chat.stores import AuditRecord, store_from_url
-from postgres_server import PostgresServer
-from redis_server import RedisServer
 
 HELD = "RESUME_CLAIM_HELD"
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
 async def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Deployment]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/approvals.db"
-    elif request.param == "redis":
-        redis: RedisServer = request.getfixturevalue("persistent_redis")
-        redis.flush()
-        url = redis.url
-    else:
-        postgres: PostgresServer = request.getfixturevalue("crashable_postgres")
-        url = await new_database(postgres)
-    effects = tmp_path / "effects"
-    effects.mkdir()
-    running = Deployment(url, effects, count=2)
-    try:
-        running.start()
+    async with deployed(request, tmp_path, count=2) as running:
         yield running
-    finally:
-        running.stop()
 
 
 async def trail(deployment: Deployment) -> list[AuditRecord]:

@@ -26,8 +26,8 @@ from fault_lane import (
     REJECTED,
     Deployment,
     check_at_most_once,
+    deployed,
     first_line,
-    new_database,
     pause_all,
     replay_everywhere,
     send_all,
@@ -35,29 +35,12 @@ from fault_lane import (
 )
 
 from agui_chat.agui.server._claims import LOST_RESULT
-from postgres_server import PostgresServer
-from redis_server import RedisServer
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
 async def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Deployment]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/approvals.db"
-    elif request.param == "redis":
-        redis: RedisServer = request.getfixturevalue("persistent_redis")
-        redis.flush()
-        url = redis.url
-    else:
-        postgres: PostgresServer = request.getfixturevalue("crashable_postgres")
-        url = await new_database(postgres)
-    effects = tmp_path / "effects"
-    effects.mkdir()
-    running = Deployment(url, effects)
-    try:
-        running.start()
+    async with deployed(request, tmp_path) as running:
         yield running
-    finally:
-        running.stop()
 
 
 async def restart_the_dead(deployment: Deployment) -> None:

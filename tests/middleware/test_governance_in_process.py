@@ -4,6 +4,7 @@ trail the loop keeps. Every refusal uses nothing up: the right person can answer
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -61,13 +62,18 @@ def model(*replies: FunctionCallContent | ChatMessage | str) -> ScriptedChatClie
     return ScriptedChatClient(reply)
 
 
-def request_of(response: ChatResponse) -> ToolApprovalRequestContent:
-    [request] = [
+def requests_of(response: ChatResponse) -> list[ToolApprovalRequestContent]:
+    """The approvals ``response`` asks for."""
+    return [
         c
         for m in response.messages
         for c in m.contents
         if isinstance(c, ToolApprovalRequestContent)
     ]
+
+
+def request_of(response: ChatResponse) -> ToolApprovalRequestContent:
+    [request] = requests_of(response)
     return request
 
 
@@ -211,9 +217,7 @@ async def test_a_remembered_approval_lets_the_same_call_run_in_its_thread_and_no
 
     again = await client.get_response([ChatMessage("user", "again")], options)  # c2: covered
     assert files.written == ["notes.txt", "notes.txt"]
-    assert not any(
-        isinstance(c, ToolApprovalRequestContent) for m in again.messages for c in m.contents
-    )
+    assert requests_of(again) == []
     other_args = await client.get_response([ChatMessage("user", "other")], options)  # c3
     assert request_of(other_args).tool_call.arguments == {"path": "other.txt"}
     other_thread = await client.get_response(
@@ -303,11 +307,157 @@ async def test_a_grant_covers_only_the_call_it_was_found_for_never_another_under
     assert files.written == ["notes.txt"]
     response = await client.get_response([ChatMessage("user", "again")], options)
     assert files.written == ["notes.txt"]  # neither c1 ran: "secret.txt" never
-    asked = [
-        c
-        for m in response.messages
-        for c in m.contents
-        if isinstance(c, ToolApprovalRequestContent)
-    ]
+    asked = requests_of(response)
     assert asked[-1].tool_call.arguments == {"path": "secret.txt"}  # the pause: it asks
     assert [r.decision async for r in store.audit()] == ["approved"]
+
+
+async def test_each_refusal_names_the_request_the_tool_and_who_to_ask() -> None:
+    """What a person reads when an answer is refused: the request and tool it is about, who
+    answered, what the tool needs, and that nothing was used up."""
+    files = Files(approvers=("ops", "sre"), distinct_approver=True)
+    client = FunctionInvokingChatClient(model(call()))
+    options = ChatOptions(tools=[files.tool])
+    history, request = await paused(client, options)
+    request.requester = BOB
+    about = "the answer to 'approval_c1' (tool 'write_file')"
+    expected = {
+        None: f"{about} came from nobody: this call may only be answered by an identified "
+        "person; nothing was used up",
+        BOB: f"{about}: 'bob' asked for this call and may not answer it too (four eyes: "
+        "another person must); nothing was used up",
+        Principal("dave", roles=frozenset({"dev"})): f"{about}: 'dave' may not answer this "
+        "call (it needs one of the roles ops, sre); nothing was used up, so someone allowed "
+        "can still answer",
+    }
+    for who, message in expected.items():
+        with pytest.raises(ApproverNotAllowedError) as refused:
+            await answer(client, history, options, request.create_response(True, approver=who))
+        assert str(refused.value) == message
+        assert refused.value.request_ids == ("approval_c1",)
+    request.requester = None
+    with pytest.raises(ApproverNotAllowedError) as unknown:
+        await answer(client, history, options, request.create_response(True, approver=ALICE))
+    assert str(unknown.value) == (
+        f"{about}: who asked for this call is not known, so a second person's approval cannot "
+        "be shown (four eyes); nothing was used up"
+    )
+    assert files.written == []
+
+
+async def test_a_predicate_refusal_says_the_tools_rule_decided() -> None:
+    files = Files(approvers=lambda principal, call: False)
+    client = FunctionInvokingChatClient(model(call()))
+    options = ChatOptions(tools=[files.tool])
+    history, request = await paused(client, options)
+    with pytest.raises(
+        ApproverNotAllowedError, match="it needs the tool's approver rule to allow them"
+    ):
+        await answer(client, history, options, request.create_response(True, approver=ALICE))
+
+
+@pytest.mark.parametrize(
+    ("rules", "store", "conversation", "answer_of", "problem"),
+    [
+        (
+            {},
+            True,
+            "t1",
+            lambda r: replace(r.create_response(True), remember="thread"),
+            "this tool does not allow remembering an approval (allow_remember=False)",
+        ),
+        (
+            {"allow_remember": True},
+            False,
+            "t1",
+            lambda r: r.create_response(True, remember="thread"),
+            "nothing here keeps remembered approvals (give the tool loop an approval_store, "
+            "or use a store that keeps grants)",
+        ),
+        (
+            {"allow_remember": True},
+            True,
+            "t1",
+            lambda r: r.create_response(True, remember="principal"),
+            "remember 'principal' needs to know who answered, and nobody did",
+        ),
+        (
+            {"allow_remember": True},
+            True,
+            None,
+            lambda r: r.create_response(True, remember="thread"),
+            "remember 'thread' needs a conversation (ChatOptions.conversation_id)",
+        ),
+    ],
+)
+async def test_each_remember_refusal_says_why_with_its_code(
+    rules: dict[str, Any], store: bool, conversation: str | None, answer_of: Any, problem: str
+) -> None:
+    files = Files(**rules)
+    kept = InMemoryApprovalStore() if store else None
+    client = FunctionInvokingChatClient(model(call()), approval_store=kept)
+    options = ChatOptions(tools=[files.tool], conversation_id=conversation)
+    history, request = await paused(client, options)
+    with pytest.raises(InvalidResponseError) as refused:
+        await answer(client, history, options, answer_of(request))
+    assert str(refused.value) == (
+        f"approval request 'approval_c1': {problem}; nothing was run or remembered"
+    )
+    assert refused.value.code == "RESUME_INVALID_PAYLOAD"
+    assert refused.value.request_ids == ("approval_c1",)
+    assert files.written == []
+
+
+async def test_a_rejection_cannot_carry_a_remember_behind_create_responses_back() -> None:
+    files = Files(allow_remember=True)
+    store = InMemoryApprovalStore()
+    client = FunctionInvokingChatClient(model(call()), approval_store=store)
+    options = ChatOptions(tools=[files.tool], conversation_id="t1")
+    history, request = await paused(client, options)
+    with pytest.raises(ValueError, match="only an approval can be remembered"):
+        replace(request.create_response(False), remember="thread")
+    rejected = request.create_response(False)
+    rejected.remember = "thread"  # set after the content checked itself: the engine refuses
+    with pytest.raises(InvalidResponseError) as refused:
+        await answer(client, history, options, rejected)
+    assert str(refused.value) == (
+        "approval request 'approval_c1': only an approval can be remembered; nothing was run "
+        "or remembered"
+    )
+    assert await store.grants() == [] and [r async for r in store.audit()] == []
+
+
+async def test_a_tool_that_fails_is_recorded_failed_and_a_batch_records_each_call() -> None:
+    """Outcomes per call in a batch: a call nobody had to approve has no record, the covered
+    and the approved ones each get theirs (``failed`` when the tool raised)."""
+    store = InMemoryApprovalStore()
+    failures: list[str] = []
+
+    @approval_required
+    @ai_function
+    def fail_file(path: str) -> str:
+        """Fail to write a file."""
+        failures.append(path)
+        raise OSError("disk full")
+
+    @ai_function
+    def look(path: str) -> str:
+        """Look at a file."""
+        return "ok"
+
+    batch = ChatMessage(
+        "assistant",
+        [
+            FunctionCallContent("p1", "look", {"path": "a"}),
+            FunctionCallContent("f1", "fail_file", {"path": "b"}),
+        ],
+    )
+    client = FunctionInvokingChatClient(model(batch, "done"), approval_store=store)
+    options = ChatOptions(tools=[fail_file, look], conversation_id="t1")
+    history = [ChatMessage("user", "go")]
+    paused_on = await client.get_response(history, options)
+    [request] = requests_of(paused_on)
+    await answer(client, [*history, *paused_on.messages], options, request.create_response(True))
+    assert failures == ["b"]
+    [record] = [r async for r in store.audit()]
+    assert (record.call_id, record.decision, record.outcome) == ("f1", "approved", "failed")

@@ -8,10 +8,7 @@ authentication in (Starlette's ``AuthenticationMiddleware``; FastAPI with a depe
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from test_samples import run
 
 from agui_chat import (
     AuthenticationError,
@@ -65,15 +63,7 @@ def block_marked(marker: str) -> str:
 
 @pytest.fixture(scope="module")
 def printed() -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGUI_"))}
-    out = subprocess.run(
-        [sys.executable, str(SAMPLE)],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    out = run(SAMPLE.name, unset=("OPENAI_", "AGUI_"))
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
     return out.stdout.splitlines()

@@ -10,8 +10,11 @@ from pathlib import Path
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
-def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+def run(
+    name: str, *args: str, unset: tuple[str, ...] = ("OPENAI_",)
+) -> subprocess.CompletedProcess[str]:
+    """``python samples/NAME ARGS``, without the environment variables starting ``unset``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
     return subprocess.run(
         [sys.executable, str(SAMPLES / name), *args],
         capture_output=True,

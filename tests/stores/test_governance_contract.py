@@ -11,57 +11,14 @@ import asyncio
 import hashlib
 import itertools
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
+from governance_support import ALICE, BOB, draft, grant
 
-from agui_chat import Principal
 from agui_chat.consent._audit import AuditDraft
-from agui_chat.stores import ApprovalStore, Grant
+from agui_chat.stores import ApprovalStore
 from fake_clock import FakeClock
-
-ALICE = Principal("alice", name="Alice", roles=frozenset({"ops"}))
-BOB = Principal("bob")
-
-
-def draft(
-    call_id: str = "c1",
-    *,
-    decision: str = "approved",
-    thread: str = "t1",
-    arguments: dict[str, object] | None = None,
-    approver: Principal | None = ALICE,
-) -> AuditDraft:
-    return AuditDraft(
-        decision,  # type: ignore[arg-type]
-        "aud",
-        thread,
-        "r1",
-        call_id,
-        "write_file",
-        {"path": "notes.txt"} if arguments is None else arguments,
-        reason=None if decision != "rejected" else "not today",
-        approver=approver,
-        requester=BOB,
-    )
-
-
-def grant(
-    clock: FakeClock, gid: str, *, thread: str | None = "t1", principal: str | None = None
-) -> Grant:
-    now = datetime.fromtimestamp(clock.now, tz=timezone.utc)
-    return Grant(
-        id=gid,
-        audience="aud",
-        tool="write_file",
-        arguments_sha256=None,
-        scope="thread" if principal is None else "principal",
-        thread_id=thread if principal is None else None,
-        principal_id=principal,
-        granted_by=ALICE,
-        created=now,
-        expires=now + timedelta(minutes=10),
-    )
 
 
 async def test_a_decision_started_with_its_claim_is_one_record_with_its_outcome(
@@ -246,3 +203,16 @@ async def test_verify_names_a_record_inserted_out_of_turn(
     with pytest.raises(HeadMoved):
         await store._append(stale)
     assert await store.verify_audit() == 1
+
+
+async def test_the_head_names_the_last_entry_outcomes_included(
+    make_store: Callable[[], ApprovalStore],
+) -> None:
+    store = make_store()
+    assert await store.audit_head() is None
+    seq = await store.append_audit(draft("c1"))
+    [record] = [r async for r in store.audit()]
+    assert await store.audit_head() == (seq, record.hash)
+    await store.record_outcome(seq, "ran", "ok")
+    head = await store.audit_head()
+    assert head is not None and head[0] == seq + 1 and head[1] != record.hash

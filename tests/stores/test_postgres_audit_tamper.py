@@ -12,52 +12,17 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
 import pytest
+from governance_support import chain_error, draft, grant
 
-from agui_chat import ApprovalStoreUnavailableError, AuditChainError, Principal
-from agui_chat.consent._audit import AuditDraft, seal
-from agui_chat.stores import Grant, PostgresApprovalStore
+from agui_chat import ApprovalStoreUnavailableError, AuditChainError
+from agui_chat.consent._audit import seal
+from agui_chat.stores import PostgresApprovalStore
 from fake_clock import FakeClock
 from postgres_server import PostgresServer
-
-ALICE = Principal("alice", name="Alice")
-BOB = Principal("bob")
-
-
-def draft(call_id: str, *, thread: str = "t1", approver: Principal = ALICE) -> AuditDraft:
-    return AuditDraft(
-        "approved",
-        "aud",
-        thread,
-        "r1",
-        call_id,
-        "write_file",
-        {"path": f"{call_id}.txt"},
-        approver=approver,
-        requester=BOB,
-    )
-
-
-def grant(
-    clock: FakeClock, gid: str, *, thread: str | None = None, principal: str | None = None
-) -> Grant:
-    now = datetime.fromtimestamp(clock.now, tz=timezone.utc)
-    return Grant(
-        id=gid,
-        audience="aud",
-        tool="write_file",
-        arguments_sha256=None,
-        scope="thread" if thread is not None else "principal",
-        thread_id=thread,
-        principal_id=principal,
-        granted_by=ALICE,
-        created=now,
-        expires=now + timedelta(minutes=10),
-    )
 
 
 @pytest.fixture
@@ -91,14 +56,8 @@ async def raw(server: PostgresServer, query: str, *args: object) -> list[tuple[A
 
 async def trail_of(store: PostgresApprovalStore, decisions: int) -> None:
     for i in range(1, decisions + 1):
-        assert await store.append_audit(draft(f"c{i}")) == i
+        assert await store.append_audit(draft(f"c{i}", arguments={"path": f"c{i}.txt"})) == i
     assert await store.verify_audit() == decisions
-
-
-async def chain_error(store: PostgresApprovalStore) -> AuditChainError:
-    with pytest.raises(AuditChainError) as broken:
-        await store.verify_audit()
-    return broken.value
 
 
 # -- the audit trail ----------------------------------------------------------------------------

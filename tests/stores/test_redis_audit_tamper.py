@@ -12,68 +12,28 @@ on its keys."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import redis.asyncio as redis_asyncio
+from governance_support import chain_error, draft, grant
 
 from agui_chat import (
     ApprovalStoreMisconfiguredError,
     ApprovalStoreUnavailableError,
     ApprovalStoreValueError,
     AuditChainError,
-    Principal,
 )
-from agui_chat.consent._audit import AuditDraft, seal
-from agui_chat.stores import Grant, RedisApprovalStore
+from agui_chat.consent._audit import seal
+from agui_chat.stores import RedisApprovalStore
 from fake_clock import FakeClock
-from real_components import require
-from redis_server import HOW, RedisServer
+from redis_server import RedisServer, redis_without
 
 PREFIX = "agui_chat:approval:"  # the store's default
 ENTRIES = PREFIX + "audit:entries"
 HEAD = PREFIX + "audit:head"
-ALICE = Principal("alice", name="Alice")
-BOB = Principal("bob")
-
-
-def draft(call_id: str, *, arguments: dict[str, object] | None = None) -> AuditDraft:
-    return AuditDraft(
-        "approved",
-        "aud",
-        "t1",
-        "r1",
-        call_id,
-        "write_file",
-        {"path": "notes.txt"} if arguments is None else arguments,
-        approver=ALICE,
-        requester=BOB,
-    )
-
-
-def grant(
-    clock: FakeClock, gid: str, *, thread: str | None = "t1", principal: str | None = None
-) -> Grant:
-    now = datetime.fromtimestamp(clock.now, tz=timezone.utc)
-    return Grant(
-        id=gid,
-        audience="aud",
-        tool="write_file",
-        arguments_sha256=None,
-        scope="thread" if principal is None else "principal",
-        thread_id=thread if principal is None else None,
-        principal_id=principal,
-        granted_by=ALICE,
-        created=now,
-        expires=now + timedelta(minutes=10),
-    )
 
 
 @pytest.fixture
@@ -109,12 +69,6 @@ async def replace(raw: Any, seq: int, prev_hash: str, sealed: str, body: str) ->
     await raw.zadd(ENTRIES, {f"{prev_hash}:{sealed}:{body}": seq})
 
 
-async def verify_fails_at(store: RedisApprovalStore) -> int:
-    with pytest.raises(AuditChainError) as broken:
-        await store.verify_audit()
-    return broken.value.seq
-
-
 @pytest.mark.parametrize(
     "tamper",
     [
@@ -131,7 +85,7 @@ async def test_an_altered_body_is_named_by_its_seq(
     altered = json.dumps(tamper(json.loads(body)), sort_keys=True, separators=(",", ":"))
     assert altered != body
     await replace(raw, 2, prev_hash, sealed, altered)
-    assert await verify_fails_at(store) == 2
+    assert (await chain_error(store)).seq == 2
 
 
 async def test_an_entry_deleted_in_the_middle_is_named_as_missing(
@@ -139,7 +93,7 @@ async def test_an_entry_deleted_in_the_middle_is_named_as_missing(
 ) -> None:
     await three_decisions(store)
     assert await raw.zremrangebyscore(ENTRIES, 2, 2) == 1
-    assert await verify_fails_at(store) == 2
+    assert (await chain_error(store)).seq == 2
 
 
 async def test_the_last_entry_deleted_with_the_head_left_as_is_is_found(
@@ -147,7 +101,7 @@ async def test_the_last_entry_deleted_with_the_head_left_as_is_is_found(
 ) -> None:
     await three_decisions(store)
     assert await raw.zremrangebyscore(ENTRIES, 3, 3) == 1
-    assert await verify_fails_at(store) == 3
+    assert (await chain_error(store)).seq == 3
 
 
 async def test_a_resealed_entry_breaks_the_link_to_the_next(
@@ -158,7 +112,7 @@ async def test_a_resealed_entry_breaks_the_link_to_the_next(
     altered = body.replace('"id":"alice"', '"id":"mallory"')
     assert altered != body
     await replace(raw, 2, prev_hash, seal(2, prev_hash, altered), altered)
-    assert await verify_fails_at(store) == 3
+    assert (await chain_error(store)).seq == 3
 
 
 async def test_a_head_moved_back_by_hand_refuses_appends_instead_of_forking(
@@ -295,34 +249,8 @@ async def test_an_audit_record_over_the_bulk_limit_is_refused_and_writes_nothing
 
 @pytest.fixture
 def url_of_a_redis_without_scripts(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = subprocess.Popen(
-        [
-            require("redis-server", HOW),
-            "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(tmp_path),
-            "--rename-command", "EVAL", "", "--rename-command", "EVALSHA", "",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(host="127.0.0.1", port=port)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert server.poll() is None, "redis-server exited at start"
-                assert time.monotonic() < deadline, "redis-server did not start listening"
-                time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        server.terminate()
-        server.wait(timeout=10)
+    with redis_without(tmp_path, "EVAL", "EVALSHA") as url:
+        yield url
 
 
 async def test_a_redis_without_scripting_refuses_the_governance_calls(

@@ -7,52 +7,20 @@ outage to retry; a ``CONFIG`` it may not run is said in the warning instead. Aga
 from __future__ import annotations
 
 import logging
-import socket
-import subprocess
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from agui_chat import ApprovalStoreMisconfiguredError
 from agui_chat.stores import RedisApprovalStore
-from real_components import require
-from redis_server import HOW
+from redis_server import redis_without
 
 
 @pytest.fixture
 def url_of_a_redis_without_scripts_or_config(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = subprocess.Popen(
-        [
-            require("redis-server", HOW),
-            "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--dir", str(tmp_path),
-            "--rename-command", "EVAL", "", "--rename-command", "EVALSHA", "",
-            "--rename-command", "CONFIG", "",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(host="127.0.0.1", port=port)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert server.poll() is None, "redis-server exited at start"
-                assert time.monotonic() < deadline, "redis-server did not start listening"
-                time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        client.close()
-        server.terminate()
-        server.wait(timeout=10)
+    with redis_without(tmp_path, "EVAL", "EVALSHA", "CONFIG") as url:
+        yield url
 
 
 async def test_every_call_that_needs_a_script_is_refused_as_misconfigured(

@@ -8,46 +8,26 @@ entry. Against real SQLite files, opened raw beside the store as an attacker wou
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from governance_support import chain_error, draft, grant
 
 from agui_chat import (
     ApprovalStoreMisconfiguredError,
     ApprovalStoreUnavailableError,
     AuditChainError,
-    Principal,
 )
-from agui_chat.consent._audit import AuditDraft, entry_after, seal
-from agui_chat.stores import Grant, SQLiteApprovalStore
+from agui_chat.consent._audit import entry_after, seal
+from agui_chat.stores import SQLiteApprovalStore
 from agui_chat.stores._base import HeadMoved
 from fake_clock import FakeClock
 from file_faults import read_only
-
-ALICE = Principal("alice", name="Alice", roles=frozenset({"ops"}))
-BOB = Principal("bob")
-
-
-def draft(
-    call_id: str, *, decision: str = "approved", arguments: dict[str, Any] | None = None
-) -> AuditDraft:
-    return AuditDraft(
-        decision,  # type: ignore[arg-type]
-        "aud",
-        "t1",
-        "r1",
-        call_id,
-        "write_file",
-        {"path": "notes.txt"} if arguments is None else arguments,
-        reason="not today" if decision == "rejected" else None,
-        approver=ALICE,
-        requester=BOB,
-    )
 
 
 @contextmanager
@@ -93,10 +73,30 @@ def body_of(path: Path, seq: int) -> str:
     return body
 
 
-async def chain_error(store: SQLiteApprovalStore) -> AuditChainError:
-    with pytest.raises(AuditChainError) as broken:
-        await store.verify_audit()
-    return broken.value
+async def broken_by(
+    store: SQLiteApprovalStore, path: Path, sql: str, *args: object
+) -> AuditChainError:
+    """The five entries written, then ``sql`` run on the file beside the store: what
+    ``verify_audit()`` raises."""
+    await five_entries(store)
+    with raw(path) as db:
+        db.execute(sql, args)
+    return await chain_error(store)
+
+
+def alter_and_seal_again(path: Path, seq: int, was: str, becomes: str) -> None:
+    """Entry ``seq``'s body with ``was`` made ``becomes``, and its own hash computed anew on
+    it (the sealing is public)."""
+    with raw(path) as db:
+        prev, body = db.execute(
+            "SELECT prev_hash, body FROM agui_chat_audit WHERE seq = ?", (seq,)
+        ).fetchone()
+        forged = body.replace(was, becomes)
+        assert forged != body
+        db.execute(
+            "UPDATE agui_chat_audit SET body = ?, hash = ? WHERE seq = ?",
+            (forged, seal(seq, prev, forged), seq),
+        )
 
 
 # -- (a) an entry's body altered ------------------------------------------------------------
@@ -125,20 +125,17 @@ async def test_an_entry_whose_body_was_altered_is_named(
     assert (await chain_error(store)).seq == seq
     # Another worker, opening the file afresh, finds it too.
     other = SQLiteApprovalStore(path)
-    with pytest.raises(AuditChainError) as broken:
-        await other.verify_audit()
+    broken = await chain_error(other)
     await other.aclose()
-    assert broken.value.seq == seq
+    assert broken.seq == seq
 
 
 @pytest.mark.parametrize("column", ["hash", "prev_hash"])
 async def test_an_entry_whose_hashes_were_altered_is_named(
     store: SQLiteApprovalStore, path: Path, column: str
 ) -> None:
-    await five_entries(store)
-    with raw(path) as db:
-        db.execute(f"UPDATE agui_chat_audit SET {column} = ? WHERE seq = 2", ("f" * 64,))
-    assert (await chain_error(store)).seq == 2
+    sql = f"UPDATE agui_chat_audit SET {column} = ? WHERE seq = 2"
+    assert (await broken_by(store, path, sql, "f" * 64)).seq == 2
 
 
 async def test_the_body_is_kept_as_it_was_sealed_byte_for_byte(
@@ -161,10 +158,8 @@ async def test_the_body_is_kept_as_it_was_sealed_byte_for_byte(
 async def test_an_entry_deleted_before_the_end_is_named(
     store: SQLiteApprovalStore, path: Path, seq: int
 ) -> None:
-    await five_entries(store)
-    with raw(path) as db:
-        db.execute("DELETE FROM agui_chat_audit WHERE seq = ?", (seq,))
-    assert (await chain_error(store)).seq == seq
+    broken = await broken_by(store, path, "DELETE FROM agui_chat_audit WHERE seq = ?", seq)
+    assert broken.seq == seq
 
 
 async def test_the_last_entry_deleted_is_found_through_the_head_kept_apart(
@@ -178,25 +173,15 @@ async def test_the_last_entry_deleted_is_found_through_the_head_kept_apart(
 
 
 async def test_the_last_entries_deleted_are_found(store: SQLiteApprovalStore, path: Path) -> None:
-    await five_entries(store)
-    with raw(path) as db:
-        db.execute("DELETE FROM agui_chat_audit WHERE seq >= 3")
-    assert (await chain_error(store)).seq == 3
+    assert (await broken_by(store, path, "DELETE FROM agui_chat_audit WHERE seq >= 3")).seq == 3
 
 
 async def test_the_whole_trail_deleted_is_found(store: SQLiteApprovalStore, path: Path) -> None:
-    await five_entries(store)
-    with raw(path) as db:
-        db.execute("DELETE FROM agui_chat_audit")
-    assert (await chain_error(store)).seq == 1
+    assert (await broken_by(store, path, "DELETE FROM agui_chat_audit")).seq == 1
 
 
 async def test_the_head_deleted_is_found(store: SQLiteApprovalStore, path: Path) -> None:
-    await five_entries(store)
-    with raw(path) as db:
-        db.execute("DELETE FROM agui_chat_audit_head")
-    with pytest.raises(AuditChainError):
-        await store.verify_audit()
+    await broken_by(store, path, "DELETE FROM agui_chat_audit_head")
 
 
 # -- (d) an altered entry sealed again --------------------------------------------------------
@@ -206,16 +191,7 @@ async def test_an_altered_entry_sealed_again_is_found_at_the_next_one(
     store: SQLiteApprovalStore, path: Path
 ) -> None:
     await five_entries(store)
-    with raw(path) as db:
-        prev, body = db.execute(
-            "SELECT prev_hash, body FROM agui_chat_audit WHERE seq = 3"
-        ).fetchone()
-        forged = body.replace('"path":"b.txt"', '"path":"/etc/passwd"')
-        assert forged != body
-        db.execute(
-            "UPDATE agui_chat_audit SET body = ?, hash = ? WHERE seq = 3",
-            (forged, seal(3, prev, forged)),
-        )
+    alter_and_seal_again(path, 3, '"path":"b.txt"', '"path":"/etc/passwd"')
     assert (await chain_error(store)).seq == 4
 
 
@@ -223,15 +199,7 @@ async def test_the_last_entry_altered_and_sealed_again_is_found_through_the_head
     store: SQLiteApprovalStore, path: Path
 ) -> None:
     await five_entries(store)
-    with raw(path) as db:
-        prev, body = db.execute(
-            "SELECT prev_hash, body FROM agui_chat_audit WHERE seq = 5"
-        ).fetchone()
-        forged = body.replace('"outcome":"failed"', '"outcome":"ran"')
-        db.execute(
-            "UPDATE agui_chat_audit SET body = ?, hash = ? WHERE seq = 5",
-            (forged, seal(5, prev, forged)),
-        )
+    alter_and_seal_again(path, 5, '"outcome":"failed"', '"outcome":"ran"')
     assert (await chain_error(store)).seq == 6  # the chain ends where its head does not
 
 
@@ -287,31 +255,16 @@ async def test_an_entry_that_does_not_follow_the_head_is_refused_by_every_primit
 # -- (e) grants -------------------------------------------------------------------------------
 
 
-def grant(gid: str, *, scope: str, thread: str | None, principal: str | None) -> Grant:
-    now = datetime.fromtimestamp(FakeClock().now, tz=timezone.utc)
-    return Grant(
-        id=gid,
-        audience="aud",
-        tool="write_file",
-        arguments_sha256=None,
-        scope=scope,  # type: ignore[arg-type]
-        thread_id=thread,
-        principal_id=principal,
-        granted_by=ALICE,
-        created=now,
-        expires=now + timedelta(minutes=10),
-    )
-
-
 async def test_a_grant_is_listed_only_where_it_is_scoped(store: SQLiteApprovalStore) -> None:
     # A thread grant that also names who made it, and a principal grant that also names the
     # thread it was made in: each is listed by its own scope only, even where an id of the
     # other scope is spelled the same.
-    await store.add_grant(grant("g-thread", scope="thread", thread="t1", principal="alice"))
-    await store.add_grant(grant("g-alice", scope="principal", thread="t9", principal="alice"))
+    clock = FakeClock()
+    await store.add_grant(dataclasses.replace(grant(clock, "g-thread"), principal_id="alice"))
     await store.add_grant(
-        grant("g-t1-as-principal", scope="principal", thread=None, principal="t1")
+        dataclasses.replace(grant(clock, "g-alice", principal="alice"), thread_id="t9")
     )
+    await store.add_grant(grant(clock, "g-t1-as-principal", principal="t1"))
     assert [g.id for g in await store.grants(thread_id="t1")] == ["g-thread"]
     assert await store.grants(thread_id="t2") == []
     assert await store.grants(thread_id="t9") == []
@@ -331,7 +284,7 @@ async def test_a_grant_revoked_by_one_worker_is_gone_for_another_at_once(
     store: SQLiteApprovalStore, path: Path
 ) -> None:
     other = SQLiteApprovalStore(path, clock=FakeClock())
-    await store.add_grant(grant("g1", scope="thread", thread="t1", principal=None))
+    await store.add_grant(grant(FakeClock(), "g1"))
     assert [g.id for g in await other.grants(thread_id="t1")] == ["g1"]  # seen, then revoked
     assert await store.revoke_grant("g1") is True
     assert await other.grants(thread_id="t1") == []
@@ -347,7 +300,7 @@ async def test_a_grant_whose_scope_was_rewritten_by_hand_follows_its_row(
 ) -> None:
     """The listing filters on the indexed columns: a row moved to another thread by hand is
     listed there (what the file says), never in both."""
-    await store.add_grant(grant("g1", scope="thread", thread="t1", principal=None))
+    await store.add_grant(grant(FakeClock(), "g1"))
     with raw(path) as db:
         db.execute("UPDATE agui_chat_grants SET thread_id = 't2' WHERE id = 'g1'")
     assert await store.grants(thread_id="t1") == []
@@ -463,6 +416,6 @@ async def test_a_file_made_before_the_trail_gets_its_tables_and_keeps_its_claims
     assert not await store.claim("k", expires_at=None, owner="b")
     assert await store.start_audited("k", owner="a", audit=draft("c1")) == 1
     assert await store.verify_audit() == 1
-    await store.add_grant(grant("g1", scope="thread", thread="t1", principal=None))
+    await store.add_grant(grant(FakeClock(), "g1"))
     assert [g.id for g in await store.grants(thread_id="t1")] == ["g1"]
     await store.aclose()

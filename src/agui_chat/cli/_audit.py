@@ -24,7 +24,7 @@ from .._display import shown_call, shown_text
 from .._exceptions import AuditChainError
 from ..stores import AuditRecord
 from ._prompts import one_line
-from ._store_access import StoreFailure, opened_store, shown_store
+from ._store_access import StoreFailure, add_store_argument, opened_store, shown_store
 
 __all__ = ["add_audit_command", "audit_command", "record_json", "record_line"]
 
@@ -41,13 +41,7 @@ def add_audit_command(sub: Any) -> None:
             "from the store is shown with control and invisible characters escaped."
         ),
     )
-    audit.add_argument(
-        "--store",
-        required=True,
-        metavar="URL",
-        help="the server's store: sqlite:///file.db, redis://host:6379/0 or "
-        "postgresql://user:password@host:5432/dbname (its password is never printed)",
-    )
+    add_store_argument(audit)
     audit.add_argument("--thread", metavar="ID", help="only the records of this conversation")
     audit.add_argument(
         "--verify",

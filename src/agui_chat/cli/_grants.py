@@ -18,7 +18,7 @@ from typing import Any
 from .._display import shown_call
 from ..stores import Grant
 from ._prompts import one_line
-from ._store_access import StoreFailure, opened_store, shown_store
+from ._store_access import StoreFailure, add_store_argument, opened_store, shown_store
 
 __all__ = ["add_grants_command", "grant_line", "grants_command"]
 
@@ -35,13 +35,7 @@ def add_grants_command(sub: Any) -> None:
             "worker of the server."
         ),
     )
-    grants.add_argument(
-        "--store",
-        required=True,
-        metavar="URL",
-        help="the server's store: sqlite:///file.db, redis://host:6379/0 or "
-        "postgresql://user:password@host:5432/dbname (its password is never printed)",
-    )
+    add_store_argument(grants)
     grants.add_argument("--thread", metavar="ID", help="only the grants of this conversation")
     grants.add_argument(
         "--principal", metavar="ID", help="only the grants made for this principal (user id)"

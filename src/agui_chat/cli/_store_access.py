@@ -10,6 +10,7 @@ empty one, and say nothing of the mistyped path).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import os
@@ -24,7 +25,7 @@ from .._url_secrets import redact_url, without_url_secrets
 from ..stores import ApprovalStore, store_from_url
 from ._errors import CommandError
 
-__all__ = ["StoreFailure", "opened_store", "shown_store"]
+__all__ = ["StoreFailure", "add_store_argument", "opened_store", "shown_store"]
 
 #: Loggers of the store drivers that log each failed attempt to connect, several lines a
 #: time: a one-shot command reports the failure itself, once.
@@ -35,6 +36,17 @@ _SQLITE_TABLE = "agui_chat_approvals"
 
 class StoreFailure(CommandError):
     """The store could not be opened or read: one line naming it, its password hidden."""
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """The required ``--store URL`` option of ``audit`` and ``grants``."""
+    parser.add_argument(
+        "--store",
+        required=True,
+        metavar="URL",
+        help="the server's store: sqlite:///file.db, redis://host:6379/0 or "
+        "postgresql://user:password@host:5432/dbname (its password is never printed)",
+    )
 
 
 def shown_store(url: str) -> str:

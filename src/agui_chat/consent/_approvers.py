@@ -21,11 +21,11 @@ _log = logging.getLogger("agui_chat.consent")
 def check_approver(
     request_id: str,
     *,
-    tool: AITool | None,
+    tool: AITool,
     call: FunctionCallContent,
     approver: Principal | None,
     requester: Principal | None,
-    identity_required: bool = False,
+    identity_required: bool,
 ) -> None:
     """Refuse an answer ``approver`` may not give (``ApproverNotAllowedError``): nobody where
     somebody must answer (``APPROVER_UNKNOWN``: ``identity_required``, a tool with
@@ -34,8 +34,7 @@ def check_approver(
     ``APPROVER_UNKNOWN``), or an answerer without one of the roles, or whom the tool's
     predicate turns down (``APPROVER_NOT_ALLOWED``; a predicate that raises turns them
     down). Every approval wrapper of the tool is asked; each must let the answer through."""
-    wrappers = approval_wrappers(tool) if tool is not None else []
-    ruled = [w for w in wrappers if w.approvers is not None or w.distinct_approver]
+    ruled = [w for w in approval_wrappers(tool) if w.approvers is not None or w.distinct_approver]
     label = f"the answer to {request_id!r} (tool {call.name!r})"
     if approver is None and (identity_required or ruled):
         raise ApproverNotAllowedError(

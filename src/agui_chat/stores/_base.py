@@ -447,6 +447,13 @@ class ApprovalStore(abc.ABC):
                 continue
             yield record
 
+    async def audit_head(self) -> tuple[int, str] | None:
+        """The chain's head: the seq and hash of its last entry (``None``: nothing recorded).
+        Copy it somewhere the store's writers cannot reach: a later :meth:`verify_audit` that
+        passes, with the entry of that seq still of that hash, shows nothing up to it changed
+        (a writer able to rewrite every entry and the head could re-seal the chain)."""
+        return await self._audit_head()
+
     async def verify_audit(self) -> int:
         """Check the whole chain: the number of records checked; ``AuditChainError`` naming
         the first record altered, deleted or inserted, a trail cut short, or records past a

@@ -26,6 +26,7 @@ __all__ = [
     "Recorder",
     "RecordingModel",
     "ScriptedStreamServer",
+    "assert_nothing_raw",
     "open_page",
     "ready",
     "say",
@@ -206,6 +207,13 @@ class ScriptedStreamServer:
         headers = [(b"content-type", b"text/event-stream")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": stream})
+
+
+def assert_nothing_raw(page: Any, chars: str) -> None:
+    """None of ``chars`` is in the page's text as it is (each must be shown escaped)."""
+    text = page.locator("body").inner_text()
+    for char in chars:
+        assert char not in text, f"U+{ord(char):04X} reached the page raw"
 
 
 def shot(page: Any, folder: Path, name: str) -> None:

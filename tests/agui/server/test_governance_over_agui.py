@@ -110,6 +110,15 @@ def server(files: Files, model: Any, store: InMemoryApprovalStore, **options: An
     )
 
 
+def served(
+    clock: FakeClock, files: Files, *paths: str, **options: Any
+) -> tuple[AGUIServer, InMemoryApprovalStore]:
+    """``files`` served with a model writing each of ``paths`` in turn, over an in-memory
+    store on ``clock``: the server and its store."""
+    store = InMemoryApprovalStore(clock=clock)
+    return server(files, writes(*paths), store, **options), store
+
+
 async def pause(app: Any, who: str | None, thread: str = "t1") -> tuple[list[Any], dict[str, Any]]:
     first = [user("write notes.txt")]
     events = await post(app, run_input(*first, thread=thread), who)
@@ -127,8 +136,7 @@ async def test_four_eyes_refuses_the_requester_and_the_payload_cannot_name_anoth
     clock: FakeClock,
 ) -> None:
     files = Files(distinct_approver=True)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt"), store)
+    app, store = served(clock, files, "notes.txt")
     history, interrupt = await pause(app, "bob")
     for entry in (approve(interrupt), reject(interrupt, "mine")):
         refused = run_error(await resume(app, history, entry, "bob"))
@@ -152,8 +160,7 @@ async def test_four_eyes_refuses_the_requester_and_the_payload_cannot_name_anoth
 
 async def test_only_a_principal_with_the_role_answers_approve_or_reject(clock: FakeClock) -> None:
     files = Files(approvers={"ops"})
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt"), store)
+    app, store = served(clock, files, "notes.txt")
     history, interrupt = await pause(app, "bob")
     for entry in (approve(interrupt), reject(interrupt, "no")):
         assert run_error(await resume(app, history, entry, "bob"))["code"] == (
@@ -167,9 +174,7 @@ async def test_only_a_principal_with_the_role_answers_approve_or_reject(clock: F
 
 async def test_require_identity_refuses_an_answer_from_nobody(clock: FakeClock) -> None:
     files = Files()
-    app = server(
-        files, writes("notes.txt"), InMemoryApprovalStore(clock=clock), require_identity=True
-    )
+    app, _ = served(clock, files, "notes.txt", require_identity=True)
     history, interrupt = await pause(app, None)
     assert run_error(await resume(app, history, approve(interrupt), None))["code"] == (
         "APPROVER_UNKNOWN"
@@ -216,8 +221,7 @@ async def test_a_remembered_approval_runs_the_same_call_in_its_thread_only(
     clock: FakeClock,
 ) -> None:
     files = Files(allow_remember=True)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt", "notes.txt", "notes.txt"), store)
+    app, store = served(clock, files, "notes.txt", "notes.txt", "notes.txt")
     history, interrupt = await pause(app, "alice")
     assert "remember" in interrupt["responseSchema"]["properties"]
     remember = {"scope": "thread", "seconds": 600}
@@ -258,8 +262,7 @@ async def test_a_grant_revoked_on_another_worker_or_expired_asks_again(clock: Fa
 
 async def test_a_grant_never_outlives_max_remember(clock: FakeClock) -> None:
     files = Files(allow_remember=True)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt", "notes.txt"), store, max_remember=timedelta(minutes=1))
+    app, store = served(clock, files, "notes.txt", "notes.txt", max_remember=timedelta(minutes=1))
     history, interrupt = await pause(app, "alice")
     await resume(
         app, history, approve(interrupt, remember={"scope": "thread", "seconds": 86400}), "alice"
@@ -313,8 +316,7 @@ async def test_a_remember_that_cannot_be_honoured_is_refused_and_nothing_is_reme
     clock: FakeClock, rules: dict[str, Any], remember: dict[str, Any], who: str | None, code: str
 ) -> None:
     files = Files(**rules)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt"), store)
+    app, store = served(clock, files, "notes.txt")
     history, interrupt = await pause(app, "carol")
     refused = run_error(await resume(app, history, approve(interrupt, remember=remember), who))
     assert refused["code"] == code
@@ -326,8 +328,7 @@ async def test_a_remember_that_cannot_be_honoured_is_refused_and_nothing_is_reme
 
 async def test_a_rejection_is_recorded_with_its_reason_and_no_outcome(clock: FakeClock) -> None:
     files = Files()
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt"), store)
+    app, store = served(clock, files, "notes.txt")
     history, interrupt = await pause(app, "bob")
     await resume(app, history, reject(interrupt, "not /etc, please"), "alice")
     [record] = [r async for r in store.audit()]
@@ -342,8 +343,7 @@ async def test_a_rejection_is_recorded_with_its_reason_and_no_outcome(clock: Fak
 
 async def test_a_principal_grant_follows_its_principal_and_nobody_else(clock: FakeClock) -> None:
     files = Files(allow_remember=True)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt", "notes.txt", "notes.txt"), store)
+    app, store = served(clock, files, "notes.txt", "notes.txt", "notes.txt")
     history, interrupt = await pause(app, "alice")
     await resume(app, history, approve(interrupt, remember={"scope": "principal"}), "alice")
     [grant] = await store.grants(principal_id="alice")
@@ -368,8 +368,7 @@ async def test_the_grants_endpoint_lists_and_revokes_only_this_conversations_gra
     clock: FakeClock,
 ) -> None:
     files = Files(allow_remember=True)
-    store = InMemoryApprovalStore(clock=clock)
-    app = server(files, writes("notes.txt", "notes.txt", "notes.txt"), store)
+    app, store = served(clock, files, "notes.txt", "notes.txt", "notes.txt")
     for thread in ("t1", "t2"):
         history, interrupt = await pause(app, "alice", thread)
         await resume(

@@ -15,7 +15,16 @@ from typing import Any
 
 import pytest
 import regex
-from browser_support import RecordingModel, ScriptedStreamServer, open_page, ready, say, serve, shot
+from browser_support import (
+    RecordingModel,
+    ScriptedStreamServer,
+    assert_nothing_raw,
+    open_page,
+    ready,
+    say,
+    serve,
+    shot,
+)
 
 from agui_chat._display import visible
 from agui_server import agui_server
@@ -56,12 +65,6 @@ def hostile_run(data: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def _assert_nothing_raw(page: Any) -> None:
-    text = page.locator("body").inner_text()
-    for char in HIDDEN:
-        assert char not in text, f"U+{ord(char):04X} reached the page raw"
-
-
 def test_a_streamed_call_s_name_key_value_result_and_text_show_what_draws_as_nothing(
     tmp_path: Path,
 ) -> None:
@@ -76,7 +79,7 @@ def test_a_streamed_call_s_name_key_value_result_and_text_show_what_draws_as_not
         text = page.locator("article.msg.assistant .text:not([hidden])").inner_text()
         assert text == f"wrote notes.txt{SHOWN}"
         shot(page, tmp_path, "invisible-streamed-call.png")
-        _assert_nothing_raw(page)
+        assert_nothing_raw(page, HIDDEN)
 
 
 def _delete(effects: SideEffects, path: str) -> Any:
@@ -107,7 +110,7 @@ def test_an_approval_and_its_edit_form_show_what_draws_as_nothing_and_run_it_exa
             f"This value holds hidden characters, shown escaped: notes.txt{SHOWN}"
         )
         shot(page, tmp_path, "invisible-approval.png")
-        _assert_nothing_raw(page)
+        assert_nothing_raw(page, HIDDEN)
         card.get_by_role("button", name="Cancel editing").click()
         assert effects.count("delete_file") == 0
         card.get_by_role("button", name="Approve delete_file").click()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from browser_support import (
     Recorder,
     RecordingModel,
     ScriptedStreamServer,
+    assert_nothing_raw,
     open_page,
     ready,
     say,
@@ -27,7 +30,6 @@ from browser_support import (
     shot,
 )
 
-from agui_chat import ai_function, approval_required
 from agui_server import agui_server
 from agui_streams import SideEffects
 from invisible_characters import HIDDEN, SHOWN, VALUE
@@ -47,22 +49,11 @@ COUNT_CARDS = """() => {
 }"""
 
 
-def _delete_file(effects: SideEffects, *, allow_remember: bool) -> Any:
-    @approval_required(allow_remember=allow_remember)
-    @ai_function
-    def delete_file(path: str) -> str:
-        """Delete a file."""
-        effects.record("delete_file", path=path)
-        return f"deleted {path}"
-
-    return delete_file
-
-
 def _app(
     effects: SideEffects, path: str = "notes.txt", *, allow_remember: bool = True, **options: Any
 ) -> Recorder:
     model = RecordingModel({"tidy": [("delete_file", {"path": path})]})
-    tool = _delete_file(effects, allow_remember=allow_remember)
+    tool = effects.delete_file(allow_remember=allow_remember)
     return Recorder(agui_server(model.client, tools=[tool], ui=True, **options).app)
 
 
@@ -70,6 +61,15 @@ def _card(page: Any) -> Any:
     card = page.locator("section.card.approval:not(:has(.decided:not([hidden])))")
     card.wait_for()
     return card
+
+
+@contextmanager
+def _asked(tmp_path: Path, app: Any, prompt: str = "Please tidy up") -> Iterator[tuple[Any, Any]]:
+    """The page open on ``app``, ``prompt`` said: the page and the approval card it shows."""
+    with serve(app) as url, open_page(tmp_path) as page:
+        ready(page, url)
+        say(page, prompt)
+        yield page, _card(page)
 
 
 def _durations(card: Any) -> list[str]:
@@ -86,12 +86,6 @@ def _remember(card: Any, duration: str) -> None:
 
 def _panel(page: Any) -> Any:
     return page.get_by_role("region", name="Remembered approvals")
-
-
-def _assert_nothing_raw(page: Any, chars: str) -> None:
-    text = page.locator("body").inner_text()
-    for char in chars:
-        assert char not in text, f"U+{ord(char):04X} reached the page raw"
 
 
 def test_remembered_approval_runs_the_next_identical_call_and_revoking_it_asks_again(
@@ -160,10 +154,7 @@ def test_a_tool_without_allow_remember_never_offers_it_and_a_forced_remember_is_
 ) -> None:
     effects = SideEffects()
     app = _app(effects, allow_remember=False)
-    with serve(app) as url, open_page(tmp_path) as page:
-        ready(page, url)
-        say(page, "Please tidy up")
-        card = _card(page)
+    with _asked(tmp_path, app) as (page, card):
         assert card.locator("fieldset.remember").count() == 0
         assert card.get_by_text("don't ask again").count() == 0
         # A page made to send remember anyway: its resume carries it, the server refuses it.
@@ -213,12 +204,12 @@ def test_a_grant_s_call_is_shown_escaped_in_the_panel_as_the_card_showed_it(
         panel.locator("li.grant").wait_for()
         assert panel.locator(".grant-call").inner_text() == shown
         shot(page, tmp_path, "remembered-hostile-call.png")
-        _assert_nothing_raw(page, HIDDEN + "\u202e\x1b")
+        assert_nothing_raw(page, HIDDEN + "\u202e\x1b")
         # A reload lists it again, the same way.
         ready(page, url)
         _panel(page).locator("li.grant").wait_for()
         assert _panel(page).locator(".grant-call").inner_text() == shown
-        _assert_nothing_raw(page, HIDDEN + "\u202e\x1b")
+        assert_nothing_raw(page, HIDDEN + "\u202e\x1b")
     assert effects.runs["delete_file"] == [{"path": hostile}]
 
 
@@ -234,10 +225,7 @@ def test_the_durations_offered_stay_within_the_server_s_cap(
 ) -> None:
     effects = SideEffects()
     app = _app(effects, max_remember=cap)
-    with serve(app) as url, open_page(tmp_path) as page:
-        ready(page, url)
-        say(page, "Please tidy up")
-        card = _card(page)
+    with _asked(tmp_path, app) as (page, card):
         assert _durations(card) == offered
         _remember(card, offered[0])
         page.get_by_text("Done: deleted notes.txt").wait_for()
@@ -294,10 +282,7 @@ def _unreadable_remember(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_remember_the_page_cannot_read_is_not_offered(tmp_path: Path) -> None:
-    with serve(ScriptedStreamServer(_unreadable_remember)) as url, open_page(tmp_path) as page:
-        ready(page, url)
-        say(page, "tidy up")
-        card = _card(page)
+    with _asked(tmp_path, ScriptedStreamServer(_unreadable_remember), "tidy up") as (_, card):
         card.get_by_role("button", name="Approve delete_file", exact=True).wait_for()
         assert card.locator("fieldset.remember").count() == 0
         assert card.get_by_text("don't ask again").count() == 0
