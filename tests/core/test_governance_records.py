@@ -275,3 +275,15 @@ async def test_a_broken_trail_is_named_in_words() -> None:
     ) as cut:
         await store.verify_audit()
     assert cut.value.seq == 3
+
+
+def test_arguments_are_compared_by_the_digest_of_their_canonical_ascii_json() -> None:
+    """Key order and spacing do not change a digest; the JSON hashed is ASCII (``é`` as
+    ``\\u00e9``), so every store and every reader computes the same one."""
+    from agui_chat.consent._grants import arguments_sha256
+
+    canonical = '{"a":"\\u00e9","b":[1,2]}'
+    expected = hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    assert arguments_sha256({"b": [1, 2], "a": "é"}) == expected
+    assert arguments_sha256({"a": "é", "b": [1, 2]}) == expected
+    assert arguments_sha256(None) == hashlib.sha256(b"{}").hexdigest()

@@ -461,3 +461,26 @@ async def test_a_tool_that_fails_is_recorded_failed_and_a_batch_records_each_cal
     assert failures == ["b"]
     [record] = [r async for r in store.audit()]
     assert (record.call_id, record.decision, record.outcome) == ("f1", "approved", "failed")
+
+
+async def test_every_gate_of_a_tool_wrapped_twice_must_let_the_answer_through() -> None:
+    """Four eyes on the outer wrapper and a role on the inner one: someone who is not the
+    requester still needs the role; neither rule is read past."""
+    written: list[str] = []
+
+    @ai_function
+    def write_file(path: str) -> str:
+        """Write a file."""
+        written.append(path)
+        return "ok"
+
+    tool = approval_required(distinct_approver=True)(approval_required(approvers="ops")(write_file))
+    client = FunctionInvokingChatClient(model(call()))
+    options = ChatOptions(tools=[tool])
+    history, request = await paused(client, options)
+    request.requester = Principal("erin")
+    with pytest.raises(ApproverNotAllowedError) as refused:
+        await answer(client, history, options, request.create_response(True, approver=BOB))
+    assert refused.value.code == "APPROVER_NOT_ALLOWED"
+    await answer(client, history, options, request.create_response(True, approver=ALICE))
+    assert written == ["notes.txt"]

@@ -117,11 +117,9 @@ def result_text(result: Any) -> str:
 OVERSIGHT_KEY = "agui_chat.oversight"
 
 
-def with_oversight(options: ChatOptions | None, oversight: Oversight) -> ChatOptions:
-    """``options`` (new ones for ``None``) carrying ``oversight`` to the first tool loop below."""
-    carrying = options if options is not None else ChatOptions()
-    carrying.additional_properties[OVERSIGHT_KEY] = oversight
-    return carrying
+def with_oversight(options: ChatOptions, oversight: Oversight) -> None:
+    """Make ``options`` carry ``oversight`` to the first tool loop below."""
+    options.additional_properties[OVERSIGHT_KEY] = oversight
 
 
 def take_oversight(options: ChatOptions | None) -> Oversight | None:
