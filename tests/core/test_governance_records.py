@@ -287,3 +287,49 @@ def test_arguments_are_compared_by_the_digest_of_their_canonical_ascii_json() ->
     assert arguments_sha256({"b": [1, 2], "a": "é"}) == expected
     assert arguments_sha256({"a": "é", "b": [1, 2]}) == expected
     assert arguments_sha256(None) == hashlib.sha256(b"{}").hexdigest()
+
+
+async def test_each_call_of_a_batch_gets_its_own_outcome_and_a_tool_that_asks_again_ran(
+    clock: FakeClock,
+) -> None:
+    """A batch where a call nobody had to approve comes first: the covered call after it still
+    gets its outcome; an approved tool that asks a question ran (no result to digest)."""
+    from agui_chat import request_input
+
+    store = InMemoryApprovalStore(clock=clock)
+
+    @ai_function
+    def look(path: str) -> str:
+        """Look at a file."""
+        return "ok"
+
+    @approval_required(allow_remember=True)
+    @ai_function
+    def write_file(path: str) -> str:
+        """Write a file, asking which encoding."""
+        if path == "asks":
+            request_input("Which encoding?")
+        return "wrote"
+
+    replies: list[Any] = [
+        ChatMessage("assistant", [FunctionCallContent("c1", "write_file", {"path": "a"})]),
+        "done",
+        ChatMessage(
+            "assistant",
+            [
+                FunctionCallContent("p1", "look", {"path": "a"}),
+                FunctionCallContent("c2", "write_file", {"path": "a"}),
+            ],
+        ),
+        "done",
+        ChatMessage("assistant", [FunctionCallContent("c3", "write_file", {"path": "asks"})]),
+    ]
+    model = ScriptedChatClient(lambda messages, options: replies.pop(0))
+    client = FunctionInvokingChatClient(model, approval_store=store)
+    options = ChatOptions(tools=[write_file, look], conversation_id="t1")
+    await resume_with(client, options, lambda r: r.create_response(True, remember="thread"))
+    await client.get_response([ChatMessage("user", "again")], options)
+    await resume_with(client, options, lambda r: r.create_response(True))
+    records = {r.call_id: r async for r in store.audit()}
+    assert records["c2"].decision == "remembered" and records["c2"].outcome == "ran"
+    assert (records["c3"].outcome, records["c3"].result_sha256) == ("ran", None)

@@ -213,6 +213,7 @@ async def test_a_remembered_approval_lets_the_same_call_run_in_its_thread_and_no
     )
     [grant] = await store.grants(thread_id="t1")
     assert (grant.tool, grant.scope, grant.granted_by) == ("write_file", "thread", ALICE)
+    assert (grant.thread_id, grant.principal_id) == ("t1", None)  # the thread's, nobody's
     assert (grant.expires - grant.created) == timedelta(seconds=600)
 
     again = await client.get_response([ChatMessage("user", "again")], options)  # c2: covered
@@ -342,6 +343,7 @@ async def test_each_refusal_names_the_request_the_tool_and_who_to_ask() -> None:
         f"{about}: who asked for this call is not known, so a second person's approval cannot "
         "be shown (four eyes); nothing was used up"
     )
+    assert unknown.value.request_ids == ("approval_c1",)
     assert files.written == []
 
 

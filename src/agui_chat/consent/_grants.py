@@ -143,7 +143,7 @@ def check_remember(
     tool: AITool | None,
     thread_id: str | None,
     approver: Principal | None,
-    keeps_grants: bool = True,
+    keeps_grants: bool,
 ) -> None:
     """Refuse a ``remember`` that cannot be honoured, before anything is used
     (``InvalidResponseError``, ``RESUME_INVALID_PAYLOAD`` over AG-UI): on a rejection, on a
