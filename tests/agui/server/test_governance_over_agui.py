@@ -176,8 +176,11 @@ async def test_require_identity_refuses_an_answer_from_nobody(clock: FakeClock) 
     files = Files()
     app, _ = served(clock, files, "notes.txt", require_identity=True)
     history, interrupt = await pause(app, None)
-    assert run_error(await resume(app, history, approve(interrupt), None))["code"] == (
-        "APPROVER_UNKNOWN"
+    refused = run_error(await resume(app, history, approve(interrupt), None))
+    assert refused["code"] == "APPROVER_UNKNOWN"
+    assert refused["message"] == (
+        "resume[0]: this server takes answers only from an identified person "
+        "(require_identity), and this request names nobody; nothing was used up"
     )
     await resume(app, history, approve(interrupt), "bob")
     assert files.runs == 1
