@@ -36,12 +36,13 @@ class Principal:
     def __str__(self) -> str:
         return self.id if self.name is None else f"{self.name} ({self.id})"
 
-    def to_dict(self) -> dict[str, Any]:
-        """The principal as JSON (``roles`` sorted; ``name`` left out when ``None``)."""
+    def to_dict(self, *, roles: bool = True) -> dict[str, Any]:
+        """The principal as JSON (``roles`` sorted, or left out with ``roles=False``; ``name``
+        left out when ``None``)."""
         out: dict[str, Any] = {"id": self.id}
         if self.name is not None:
             out["name"] = self.name
-        if self.roles:
+        if roles and self.roles:
             out["roles"] = sorted(self.roles)
         return out
 

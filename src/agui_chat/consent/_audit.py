@@ -170,14 +170,10 @@ class AuditDraft:
             "approver": None if self.approver is None else self.approver.to_dict(),
             # Who asked, without roles (the token carries none); who answered, with the roles
             # that let them.
-            "requester": None if self.requester is None else _named(self.requester),
+            "requester": None if self.requester is None else self.requester.to_dict(roles=False),
             "grant_id": self.grant_id,
             "claim": self.claim,
         }
-
-
-def _named(who: Principal) -> dict[str, Any]:
-    return {"id": who.id} if who.name is None else {"id": who.id, "name": who.name}
 
 
 def outcome_body(

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import Protocol
 
 from .._contents import FunctionCallContent
 from .._options import ChatOptions
 from .._principal import Principal
-from .._schema import to_jsonable
 from . import _rules
 from ._audit import AuditDraft, Outcome, Verdict
 from ._grants import MAX_REMEMBER, Grant, covering, new_grant
@@ -102,15 +101,6 @@ class Oversight:
 
 def _now() -> datetime:
     return datetime.fromtimestamp(_rules.clock(), tz=timezone.utc)
-
-
-def result_text(result: Any) -> str:
-    """A result as the text its digest is taken of (a string as is, else its JSON)."""
-    if isinstance(result, str):
-        return result
-    import json
-
-    return json.dumps(to_jsonable(result), ensure_ascii=False, separators=(",", ":"))
 
 
 #: The key of ``ChatOptions.additional_properties`` the oversight travels under.

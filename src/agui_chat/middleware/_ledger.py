@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .._contents import FunctionCallContent, FunctionResultContent
+from .._schema import dump_json
 from ..consent._audit import Outcome, Verdict
-from ..consent._oversight import Oversight, result_text
+from ..consent._oversight import Oversight
 from ._invocation import InvocationOutcome
 from ._tool_tracing import ToolTracing
 
@@ -53,5 +54,5 @@ class Ledger:
             if seq is None:
                 continue
             outcome: Outcome = "failed" if o.failed else "ran"
-            text = None if o.result is None else result_text(o.result.result)
+            text = None if o.result is None else dump_json(o.result.result)
             await self.oversight.store.record_outcome(seq, outcome, text)

@@ -108,7 +108,9 @@ class InterruptIssuer:
             tool_name=call.name,
             arguments=dict(call.arguments or {}),
             allow_edits=allow_edits,
-            requester=self._requester(),
+            # Who made the call: the id four eyes compares, the name for the record (not the
+            # roles: what they were then decides nothing later).
+            requester=None if self.requester is None else self.requester.to_dict(roles=False),
             **common,
         )
         remember = self.remember_up_to if may_remember(function) else None
@@ -133,14 +135,6 @@ class InterruptIssuer:
             responseSchema=approval_response_schema(edits, remember_up_to=remember),
             metadata=self._shown({}, shown),
         )
-
-    def _requester(self) -> dict[str, Any] | None:
-        """Who made the call, as the token binds it: the id four eyes compares, and the name
-        for the record (not the roles: what they were then decides nothing later)."""
-        who = self.requester
-        if who is None:
-            return None
-        return {"id": who.id} if who.name is None else {"id": who.id, "name": who.name}
 
     def _question(
         self,
